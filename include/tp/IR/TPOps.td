@@ -1,0 +1,163 @@
+//===- TPOps.td - tensor-parallel dialect definition -------*- tablegen -*-===//
+//
+// The `tp` dialect carries what a tensor-parallel program needs beyond plain
+// linalg on tensors: how a full tensor is cut across ranks (`#tp.shard`) and
+// the collectives that move data between ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_IR_TPOPS_TD
+#define TP_IR_TPOPS_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TP_Dialect : Dialect {
+  let name = "tp";
+  let cppNamespace = "::mlir::tp";
+  let summary = "Tensor parallelism: shard descriptions and collectives";
+  let description = [{
+    A module in this dialect is the program that each of `tp.size` ranks runs
+    (SPMD). Values are rank-local tensors. Function arguments that hold a
+    shard of a full tensor carry `tp.shard` (how to cut the full tensor) and,
+    optionally, `tp.name` (the checkpoint name of the full tensor).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Argument attribute: how the full tensor is cut (`#tp.shard<...>`).
+    static constexpr llvm::StringLiteral getShardAttrName() { return "tp.shard"; }
+    /// Argument attribute: the checkpoint name of the full tensor.
+    static constexpr llvm::StringLiteral getNameAttrName() { return "tp.name"; }
+    /// Module attribute: the number of ranks the module is written for.
+    static constexpr llvm::StringLiteral getSizeAttrName() { return "tp.size"; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums and attributes
+//===----------------------------------------------------------------------===//
+
+def TP_ReductionKind : I32EnumAttr<"ReductionKind", "reduction of a collective",
+    [I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Max", 1, "max">,
+     I32EnumAttrCase<"Min", 2, "min">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tp";
+}
+def TP_ReductionKindAttr : EnumAttr<TP_Dialect, TP_ReductionKind, "reduction">;
+
+def TP_ShardKind : I32EnumAttr<"ShardKind", "how a full tensor is held",
+    [I32EnumAttrCase<"Replicated", 0, "replicated">,
+     I32EnumAttrCase<"Split", 1, "split">,
+     I32EnumAttrCase<"Partial", 2, "partial">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tp";
+}
+
+def TP_ShardAttr : AttrDef<TP_Dialect, "Shard"> {
+  let mnemonic = "shard";
+  let summary = "how a full tensor is held by the ranks";
+  let description = [{
+    One of three states:
+
+    * `#tp.shard<replicated>`: every rank holds the whole tensor.
+    * `#tp.shard<partial>`: every rank holds a tensor of the full shape; the
+      full value is the sum over ranks.
+    * `#tp.shard<split dim = D, factors = [f0, ..., fk], factor = I>`:
+      dimension `D` of the full tensor is read as the row-major product
+      `f0 x ... x fk` and factor `I` is cut into `tp.size` equal contiguous
+      parts; rank `r` holds part `r`. With a single factor this is a plain
+      contiguous block. A fused QKV weight `[d, 3*h*dh]` cut between heads is
+      `split dim = 1, factors = [3, h*dh], factor = 1`: each rank owns the
+      same heads of Q, of K and of V.
+  }];
+  let parameters = (ins "ShardKind":$kind,
+                        DefaultValuedParameter<"int64_t", "-1">:$dim,
+                        OptionalArrayRefParameter<"int64_t">:$factors,
+                        DefaultValuedParameter<"int64_t", "-1">:$factor);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "ShardKind":$kind), [{
+      return $_get($_ctxt, kind, -1, llvm::ArrayRef<int64_t>{}, -1);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    bool isSplit() const { return getKind() == ShardKind::Split; }
+    /// Number of blocks of the split dimension that are cut independently:
+    /// the product of the factors before the split one.
+    int64_t getOuter() const;
+    /// Shape of the local shard of a full tensor of `shape` on `numRanks`
+    /// ranks, or failure when the split factor does not divide evenly.
+    FailureOr<SmallVector<int64_t>> getLocalShape(ArrayRef<int64_t> shape,
+                                                  int64_t numRanks) const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class TP_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TP_Dialect, mnemonic, traits>;
+
+def TP_AllReduceOp : TP_Op<"all_reduce", [Pure, SameOperandsAndResultType]> {
+  let summary = "reduce a tensor across all ranks, every rank gets the result";
+  let description = [{
+    Every rank contributes a tensor of the same shape and receives the
+    elementwise reduction over all ranks. The sharding pass inserts one
+    `sum` all-reduce after each row-parallel (narrowing) contraction, turning
+    its partial sums into the full, replicated value.
+
+    ```mlir
+    %full = tp.all_reduce sum %partial : tensor<8x768xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, TP_ReductionKindAttr:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input)";
+}
+
+def TP_AllGatherOp : TP_Op<"all_gather", [Pure]> {
+  let summary = "concatenate the ranks' tensors along one dimension";
+  let description = [{
+    Rank `r`'s operand becomes part `r` of the result along `dim`; every
+    rank receives the whole result. The group size is the ratio of the
+    result to the operand extent along `dim` and must equal the module's
+    `tp.size` when the module records one.
+
+    ```mlir
+    %full = tp.all_gather %part dim 1 : tensor<8x384xf32> -> tensor<8x768xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$input `dim` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TP_ReduceScatterOp : TP_Op<"reduce_scatter", [Pure]> {
+  let summary = "reduce across ranks and keep this rank's part along a dimension";
+  let description = [{
+    The elementwise reduction of all ranks' operands, cut into equal
+    contiguous parts along `dim`; rank `r` receives part `r`.
+
+    ```mlir
+    %part = tp.reduce_scatter sum %partial dim 0 : tensor<8x768xf32> -> tensor<4x768xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, TP_ReductionKindAttr:$kind,
+                       I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // TP_IR_TPOPS_TD

@@ -1,0 +1,120 @@
+//===- Explain.cpp - print what each rank holds ---------------------------===//
+//
+// The trace the seed article tabulates: every op of the per-rank program,
+// what each rank holds after it, and what each collective moves.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Transforms/Explain.h"
+
+#include "tp/IR/TPDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+static int64_t bytesOf(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+}
+
+static void printCut(raw_ostream &os, DimCut cut, int64_t tpSize,
+                     RankedTensorType local) {
+  int64_t part = local.getDimSize(cut.dim) / cut.outer;
+  os << "split dim " << cut.dim << ": rank r holds [r*" << part << ", (r+1)*"
+     << part << ")";
+  if (cut.outer > 1)
+    os << " of each of " << cut.outer << " blocks of " << part * tpSize;
+  else
+    os << " of " << part * tpSize;
+}
+
+void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
+                           raw_ostream &os) {
+  DenseMap<Value, std::pair<unsigned, DimCut>> cutOf;
+  DenseMap<Operation *, unsigned> partialOf;
+  for (auto [index, region] : llvm::enumerate(plan.regions)) {
+    for (auto &[value, cut] : region.cuts)
+      cutOf[value] = {index + 1, cut};
+    for (const PlannedCollective &c : region.collectives)
+      if (c.kind == PlannedCollective::Kind::AllReduce)
+        partialOf[c.op] = index + 1;
+  }
+
+  os << "tp-shard explain: @" << func.getName() << " for " << plan.tpSize
+     << " ranks, " << plan.regions.size() << " column->row pairs\n";
+  for (auto [index, region] : llvm::enumerate(plan.regions)) {
+    os << "  pair " << index + 1 << ": seed '" << region.seed->getName()
+       << "' at " << region.seed->getLoc() << ", "
+       << region.collectives.size() << " collective(s)";
+    for (BlockArgument arg : func.getArguments())
+      if (auto it = cutOf.find(arg);
+          it != cutOf.end() && it->second.first == index + 1) {
+        os << "\n    weight arg " << arg.getArgNumber();
+        if (auto name = func.getArgAttrOfType<StringAttr>(
+                arg.getArgNumber(), TPDialect::getNameAttrName()))
+          os << " '" << name.getValue() << "'";
+        os << " -> " << arg.getType() << ", ";
+        printCut(os, it->second.second, plan.tpSize,
+                 cast<RankedTensorType>(arg.getType()));
+      }
+    os << "\n";
+  }
+
+  os << "  trace (rank-local types):\n";
+  int64_t allReduces = 0, gathers = 0, bytes = 0, tokens = 0;
+  func.getFunctionBody().walk([&](Operation *op) {
+    if (isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp,
+            linalg::YieldOp>(op) ||
+        op->getNumResults() != 1 ||
+        !isa<RankedTensorType>(op->getResult(0).getType()) ||
+        isa<linalg::LinalgOp>(op->getParentOp()))
+      return;
+    Value result = op->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    os << "    " << llvm::left_justify(op->getName().getStringRef(), 24)
+       << " " << llvm::left_justify(
+                     [&] {
+                       std::string s;
+                       llvm::raw_string_ostream ts(s);
+                       ts << type;
+                       return s;
+                     }(),
+                     28)
+       << " ";
+    if (isa<AllReduceOp, AllGatherOp>(op)) {
+      bool reduce = isa<AllReduceOp>(op);
+      (reduce ? allReduces : gathers)++;
+      bytes += bytesOf(type);
+      if (reduce && !tokens && type.getRank() > 0)
+        tokens = type.getNumElements() / type.getDimSize(type.getRank() - 1);
+      os << (reduce ? "ALL-REDUCE" : "ALL-GATHER") << " "
+         << type.getNumElements() << " elements, " << bytesOf(type)
+         << " bytes\n";
+      return;
+    }
+    if (auto it = cutOf.find(result); it != cutOf.end()) {
+      os << "pair " << it->second.first << ", ";
+      printCut(os, it->second.second, plan.tpSize, type);
+    } else if (auto it = partialOf.find(op); it != partialOf.end()) {
+      os << "pair " << it->second << ", partial sum (every rank, full shape)";
+    } else {
+      os << "replicated (redundant on every rank)";
+    }
+    os << "\n";
+  });
+  os << "  total: " << allReduces << " all-reduce(s), " << gathers
+     << " all-gather(s), " << bytes << " bytes per rank per forward pass";
+  if (!plan.regions.empty())
+    os << "; " << llvm::format("%.2f", double(allReduces + gathers) /
+                                           plan.regions.size())
+       << " collective(s) per pair";
+  if (tokens)
+    os << "; " << bytes / tokens << " bytes per token";
+  os << "\n";
+}

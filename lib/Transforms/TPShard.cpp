@@ -1,0 +1,240 @@
+//===- TPShard.cpp - rewrite a graph into its per-rank program ------------===//
+//
+// The rewrite half of `tp-shard`: given the plan of ShardingAnalysis, every
+// cut value takes its rank-local type, the ops whose attributes spell out
+// shapes (reshapes, slices, constants) follow, weight arguments shrink and
+// say how to cut the full tensor, and the planned collectives go in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Transforms/Explain.h"
+#include "tp/Transforms/Passes.h"
+#include "tp/Transforms/ShardingAnalysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPSHARD
+#include "tp/Transforms/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+/// Gives every use of a tensor.empty, a splat constant or a fill of either
+/// its own copy, so that one use can be cut while another is not.
+static void privatizeInitTensors(FunctionOpInterface func) {
+  SmallVector<Operation *> shared;
+  func->walk([&](Operation *op) {
+    if (op->getNumResults() != 1 || op->getResult(0).hasOneUse() ||
+        op->getResult(0).use_empty() ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      return;
+    if (isa<tensor::EmptyOp>(op) || matchPattern(op, m_Constant()) ||
+        isa<linalg::FillOp>(op))
+      shared.push_back(op);
+  });
+  // Walk order is producers first, so a fill's private init copies are made
+  // after the fill itself has been copied per use.
+  for (Operation *op : llvm::reverse(shared)) {
+    OpBuilder builder(op);
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      builder.setInsertionPoint(use->getOwner());
+      Operation *copy = builder.clone(*op);
+      use->set(copy->getResult(0));
+    }
+  }
+}
+
+static RankedTensorType localType(Type full, DimCut cut, int64_t tpSize) {
+  auto type = cast<RankedTensorType>(full);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[cut.dim] /= tpSize;
+  return type.clone(shape);
+}
+
+static ShardAttr splitAttr(MLIRContext *ctx, int64_t fullSize, DimCut cut) {
+  if (cut.outer == 1)
+    return ShardAttr::get(ctx, ShardKind::Split, cut.dim, {fullSize}, 0);
+  return ShardAttr::get(ctx, ShardKind::Split, cut.dim,
+                        {cut.outer, fullSize / cut.outer}, 1);
+}
+
+/// Updates the shape-carrying attributes of `op` after its operand and
+/// result types took their local shapes.
+static void localizeAttributes(Operation *op, const ShardRegion &region,
+                               int64_t tpSize) {
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    expand.setStaticOutputShape(expand.getResultType().getShape());
+    return;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    auto it = region.cuts.find(slice.getSource());
+    if (it == region.cuts.end())
+      return;
+    int64_t d = it->second.dim;
+    SmallVector<int64_t> offsets(slice.getStaticOffsets());
+    SmallVector<int64_t> sizes(slice.getStaticSizes());
+    // Whole blocks of the full dim map to whole local blocks.
+    offsets[d] /= tpSize;
+    sizes[d] /= tpSize;
+    slice.setStaticOffsets(offsets);
+    slice.setStaticSizes(sizes);
+    return;
+  }
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = cast<DenseElementsAttr>(constant.getValue());
+    constant.setValueAttr(DenseElementsAttr::get(
+        cast<ShapedType>(constant.getType()), dense.getSplatValue<Attribute>()));
+  }
+}
+
+static bool isZeroInit(Value init) {
+  if (matchPattern(init, m_AnyZeroFloat()) || matchPattern(init, m_Zero()))
+    return true;
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && (matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+                  matchPattern(fill.getInputs()[0], m_Zero()));
+}
+
+/// Sums the partial result of `op` over the ranks. An init that is not zero
+/// (a bias accumulated into the contraction) would be counted once per
+/// rank, so it is taken out and added once, after the sum.
+static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op) {
+  Location loc = op.getLoc();
+  OpOperand *init = op.getDpsInitOperand(0);
+  Value bias;
+  builder.setInsertionPoint(op);
+  if (!isZeroInit(init->get())) {
+    bias = init->get();
+    auto type = cast<RankedTensorType>(bias.getType());
+    Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                          type.getElementType());
+    Value zero = arith::ConstantOp::create(
+        builder, loc, builder.getZeroAttr(type.getElementType()));
+    init->set(linalg::FillOp::create(builder, loc, zero, empty).getResult(0));
+  }
+  builder.setInsertionPointAfter(op);
+  Value partial = op->getResult(0);
+  auto allReduce = AllReduceOp::create(builder, loc, partial.getType(),
+                                       partial, ReductionKind::Sum);
+  Value full = allReduce;
+  if (bias) {
+    auto type = cast<RankedTensorType>(bias.getType());
+    Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                          type.getElementType());
+    full = linalg::AddOp::create(builder, loc, ValueRange{full, bias},
+                                 ValueRange{empty})
+               .getResult(0);
+  }
+  partial.replaceAllUsesExcept(full, allReduce);
+}
+
+/// Gives `use` the full value of its cut operand.
+static void insertAllGather(OpBuilder &builder, OpOperand &use, DimCut cut,
+                            int64_t tpSize) {
+  Location loc = use.getOwner()->getLoc();
+  builder.setInsertionPoint(use.getOwner());
+  Value local = use.get();
+  auto localTy = cast<RankedTensorType>(local.getType());
+  SmallVector<int64_t> fullShape(localTy.getShape());
+  fullShape[cut.dim] *= tpSize;
+  if (cut.outer == 1) {
+    use.set(AllGatherOp::create(builder, loc, localTy.clone(fullShape), local,
+                                cut.dim));
+    return;
+  }
+  // Each of the `outer` blocks was cut on its own: gather within blocks.
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> blocked, gatheredShape;
+  for (int64_t d = 0, e = localTy.getRank(); d < e; ++d) {
+    if (d == cut.dim) {
+      groups.push_back({static_cast<int64_t>(blocked.size()),
+                        static_cast<int64_t>(blocked.size()) + 1});
+      blocked.append({cut.outer, localTy.getDimSize(d) / cut.outer});
+      gatheredShape.append(
+          {cut.outer, localTy.getDimSize(d) / cut.outer * tpSize});
+      continue;
+    }
+    groups.push_back({static_cast<int64_t>(blocked.size())});
+    blocked.push_back(localTy.getDimSize(d));
+    gatheredShape.push_back(localTy.getDimSize(d));
+  }
+  Value split = tensor::ExpandShapeOp::create(
+      builder, loc, localTy.clone(blocked), local, groups);
+  Value gathered = AllGatherOp::create(
+      builder, loc, localTy.clone(gatheredShape), split, cut.dim + 1);
+  use.set(tensor::CollapseShapeOp::create(
+      builder, loc, localTy.clone(fullShape), gathered, groups));
+}
+
+static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
+                        int64_t tpSize) {
+  MLIRContext *ctx = func->getContext();
+  OpBuilder builder(ctx);
+  // Gathers read the local value, so they go in once types are local; note
+  // the full types now.
+  for (auto [value, cut] : region.cuts) {
+    int64_t fullSize = cast<RankedTensorType>(value.getType()).getDimSize(
+        cut.dim);
+    value.setType(localType(value.getType(), cut, tpSize));
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      if (arg.getOwner()->getParentOp() == func.getOperation())
+        func.setArgAttr(arg.getArgNumber(), TPDialect::getShardAttrName(),
+                        splitAttr(ctx, fullSize, cut));
+  }
+  SetVector<Operation *> touched;
+  for (auto &[value, cut] : region.cuts)
+    if (Operation *def = value.getDefiningOp())
+      touched.insert(def);
+  for (Operation *op : touched)
+    localizeAttributes(op, region, tpSize);
+  for (const PlannedCollective &c : region.collectives) {
+    if (c.kind == PlannedCollective::Kind::AllReduce)
+      insertAllReduce(builder, cast<linalg::LinalgOp>(c.op));
+    else
+      insertAllGather(builder, *c.use, region.cuts.lookup(c.use->get()),
+                      tpSize);
+  }
+}
+
+namespace {
+struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
+  using TPShardBase::TPShardBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (tpSize < 1) {
+      module.emitError() << "tp-size must be at least 1, got " << tpSize;
+      return signalPassFailure();
+    }
+    bool anyFailed = false;
+    module.walk([&](FunctionOpInterface func) {
+      if (func.isExternal())
+        return;
+      privatizeInitTensors(func);
+      FailureOr<ShardPlan> plan =
+          analyzeSharding(func, tpSize, allowFallback);
+      if (succeeded(plan)) {
+        for (const ShardRegion &region : plan->regions)
+          applyRegion(func, region, tpSize);
+        auto argTypes = llvm::map_to_vector(
+            func.getArguments(), [](BlockArgument a) { return a.getType(); });
+        func.setType(FunctionType::get(&getContext(), argTypes,
+                                       func.getResultTypes()));
+        if (explain)
+          explainPlan(func, *plan, llvm::errs());
+      }
+      anyFailed |= failed(plan);
+    });
+    if (anyFailed)
+      return signalPassFailure();
+    module->setAttr(TPDialect::getSizeAttrName(),
+                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                     tpSize));
+  }
+};
+} // namespace

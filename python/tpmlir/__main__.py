@@ -1,0 +1,5 @@
+import sys
+
+from .build import main
+
+sys.exit(main())

@@ -1,0 +1,193 @@
+"""Transformer blocks -> one `func.func @forward` in linalg-on-tensors.
+
+The emitted idioms are the contract the sharding pass matches (design.md §3):
+projections are collapse -> linalg.matmul -> expand (+ bias generic), heads
+appear as an expand_shape to [..., h, dh] (or [..., 3, h, dh] when fused),
+attention runs as linalg.batch_matmul over [B*H, S, *].
+"""
+from __future__ import annotations
+
+import math
+
+from .config import ModelConfig
+from .ir import Emitter, Val
+from .params import arg_specs
+
+GELU_C = math.sqrt(2.0 / math.pi)
+MASK_VALUE = -1e9
+
+
+class _Builder:
+    def __init__(self, cfg: ModelConfig):
+        self.cfg = cfg
+        self.ir = Emitter()
+        self.args: dict[str, Val] = {}
+        for name, shape in arg_specs(cfg):
+            self.args[name] = Val(self.ir.fresh(name.replace(".", "_")), shape)
+
+    # -- building blocks ----------------------------------------------------
+    def project(self, x: Val, name: str, n: int, hint: str) -> Val:
+        """[B, S, *K] -> [B, S, n] through a 2-D linalg.matmul on [B*S, K]."""
+        cfg, ir = self.cfg, self.ir
+        b, s = x.shape[:2]
+        x2 = ir.collapse(x, [[0, 1], list(range(2, len(x.shape)))], hint + "_in")
+        w = self.args[f"{name}.weight"]
+        if cfg.weight_layout == "out_in":
+            w = ir.transpose(w, [1, 0], hint + "_wT")
+        y = ir.matmul(x2, w, hint + "_mm")
+        y = ir.expand(y, [[0, 1], [2]], (b, s, n), hint + "_nobias" if cfg.bias else hint)
+        if cfg.bias:
+            y = ir.pointwise(hint, [y, self.args[f"{name}.bias"]], lambda bd, a, c, o: bd.add(a, c))
+        return y
+
+    def norm(self, x: Val, name: str, hint: str) -> Val:
+        cfg, ir = self.cfg, self.ir
+        d, eps = float(cfg.d_model), cfg.eps
+        gamma = self.args[f"{name}.weight"]
+        row = (0, 1)  # a per-row statistic [B, S] read from the [B, S, D] loop
+        if cfg.norm == "rmsnorm":
+            sumsq = ir.reduce_last(hint + "_sumsq", [x], lambda b, v, acc: b.add(b.mul(v, v), acc), 0.0)
+
+            def rms(b, v, ss, g, o):
+                inv = b.math("rsqrt", b.add(b.div(ss, b.const(d)), b.const(eps)))
+                return b.mul(b.mul(v, inv), g)
+            return ir.pointwise(hint, [x, (sumsq, row), gamma], rms)
+
+        beta = self.args[f"{name}.bias"]
+        total = ir.reduce_last(hint + "_sum", [x], lambda b, v, acc: b.add(v, acc), 0.0)
+        mean = ir.pointwise(hint + "_mean", [total], lambda b, s, o: b.div(s, b.const(d)))
+
+        def sq_dev(b, v, m, acc):
+            dev = b.sub(v, m)
+            return b.add(b.mul(dev, dev), acc)
+        var_sum = ir.reduce_last(hint + "_varsum", [x, mean], sq_dev, 0.0)
+
+        def layernorm(b, v, m, vs, g, bt, o):
+            inv = b.math("rsqrt", b.add(b.div(vs, b.const(d)), b.const(eps)))
+            return b.add(b.mul(b.mul(b.sub(v, m), inv), g), bt)
+        return ir.pointwise(hint, [x, (mean, row), (var_sum, row), gamma, beta], layernorm)
+
+    def rope(self, x: Val, hint: str) -> Val:
+        """rotate_half RoPE on [B, S, NH, Dh]: x*cos + cat(-x2, x1)*sin."""
+        ir = self.ir
+        b, s, nh, dh = x.shape
+        half = [b, s, nh, dh // 2]
+        x1 = ir.extract_slice(x, [0, 0, 0, 0], half, half, hint + "_x1")
+        x2 = ir.extract_slice(x, [0, 0, 0, dh // 2], half, half, hint + "_x2")
+        neg = ir.pointwise(hint + "_negx2", [x2], lambda bd, a, o: bd.neg(a))
+        rot = ir.concat(3, [neg, x1], hint + "_rot")
+        table = (1, 3)  # cos/sin are [S, Dh]
+        cos, sin = (self.args["rope.cos"], table), (self.args["rope.sin"], table)
+        return ir.pointwise(hint, [x, rot, cos, sin],
+                            lambda bd, v, r, c, sn, o: bd.add(bd.mul(v, c), bd.mul(r, sn)))
+
+    def repeat_kv(self, x: Val, hint: str) -> Val:
+        """[B, S, KVH, Dh] -> [B, S, H, Dh]; kv head j feeds query heads j*g .. j*g+g-1."""
+        b, s, kvh, dh = x.shape
+        wide = self.ir.broadcast(x, (b, s, kvh, self.cfg.group, dh), [3], hint + "_bcast")
+        return self.ir.collapse(wide, [[0], [1], [2, 3], [4]], hint)
+
+    def to_heads(self, x: Val, hint: str) -> Val:
+        """[B, S, H, Dh] -> [B*H, S, Dh]."""
+        t = self.ir.transpose(x, [0, 2, 1, 3], hint + "_t")
+        return self.ir.collapse(t, [[0, 1], [2], [3]], hint)
+
+    def softmax(self, x: Val, hint: str) -> Val:
+        ir = self.ir
+        if self.cfg.softmax == "named":
+            return ir.softmax(x, len(x.shape) - 1, hint)
+        row = (0, 1)
+        mx = ir.reduce_last(hint + "_max", [x], lambda b, v, acc: b.max(v, acc), float("-inf"))
+        e = ir.pointwise(hint + "_exp", [x, (mx, row)], lambda b, v, m, o: b.math("exp", b.sub(v, m)))
+        total = ir.reduce_last(hint + "_sum", [e], lambda b, v, acc: b.add(v, acc), 0.0)
+        return ir.pointwise(hint, [e, (total, row)], lambda b, v, t, o: b.div(v, t))
+
+    # -- the block ------------------------------------------------------------
+    def attention(self, x: Val, i: int) -> Val:
+        cfg, ir = self.cfg, self.ir
+        B, S, H, KVH, Dh = cfg.batch, cfg.seq, cfg.heads, cfg.kv_heads, cfg.head_dim
+        p, a = f"l{i}", f"h.{i}.attn"
+        if cfg.qkv == "fused":
+            qkv = self.project(x, f"{a}.qkv", 3 * H * Dh, f"{p}_qkv")
+            qkv = ir.expand(qkv, [[0], [1], [2, 3, 4]], (B, S, 3, H, Dh), f"{p}_qkv_heads")
+            q, k, v = (ir.extract_slice(qkv, [0, 0, j, 0, 0], [B, S, 1, H, Dh], [B, S, H, Dh], f"{p}_{n}")
+                       for j, n in enumerate("qkv"))
+        else:
+            def heads(n, nh):
+                y = self.project(x, f"{a}.{n}", nh * Dh, f"{p}_{n}_proj")
+                return ir.expand(y, [[0], [1], [2, 3]], (B, S, nh, Dh), f"{p}_{n}")
+            q, k, v = heads("q", H), heads("k", KVH), heads("v", KVH)
+        if cfg.rope:
+            q, k = self.rope(q, f"{p}_q_rope"), self.rope(k, f"{p}_k_rope")
+        if KVH != H:
+            k, v = self.repeat_kv(k, f"{p}_k_rep"), self.repeat_kv(v, f"{p}_v_rep")
+        qh, kh, vh = (self.to_heads(t, f"{p}_{n}h") for t, n in ((q, "q"), (k, "k"), (v, "v")))
+        kt = ir.transpose(kh, [0, 2, 1], f"{p}_kT")
+        scores = ir.batch_matmul(qh, kt, f"{p}_scores")
+        scale = 1.0 / math.sqrt(Dh)
+        scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
+        if cfg.causal:
+            def mask(b, s, o):
+                row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
+                future = b(f"arith.cmpi ugt, {col}, {row} : index")
+                return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores], mask)
+        probs = self.softmax(scores, f"{p}_probs")
+        ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
+        ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, H, S, Dh), f"{p}_ctx_heads")
+        ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
+        return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
+
+    def mlp(self, x: Val, i: int) -> Val:
+        cfg, ir = self.cfg, self.ir
+        p, m = f"l{i}", f"h.{i}.mlp"
+        if cfg.activation == "swiglu":
+            gate = self.project(x, f"{m}.gate", cfg.ffn, f"{p}_gate")
+            up = self.project(x, f"{m}.up", cfg.ffn, f"{p}_up")
+
+            def swiglu(b, g, u, o):
+                one = b.const(1.0)
+                sigmoid = b.div(one, b.add(one, b.math("exp", b.neg(g))))
+                return b.mul(b.mul(g, sigmoid), u)
+            act = ir.pointwise(f"{p}_swiglu", [gate, up], swiglu)
+        else:
+            up = self.project(x, f"{m}.up", cfg.ffn, f"{p}_up")
+            def gelu(b, v, o):
+                inner = b.add(v, b.mul(b.mul(b.mul(v, v), v), b.const(0.044715)))
+                t = b.math("tanh", b.mul(inner, b.const(GELU_C)))
+                return b.mul(b.mul(v, b.const(0.5)), b.add(t, b.const(1.0)))
+            act = ir.pointwise(f"{p}_gelu", [up], gelu)
+        return self.project(act, f"{m}.down", cfg.d_model, f"{p}_mlp_out")
+
+    def residual(self, a: Val, b: Val, hint: str) -> Val:
+        return self.ir.pointwise(hint, [a, b], lambda bd, x, y, o: bd.add(x, y))
+
+    def block(self, x: Val, i: int) -> Val:
+        h = self.residual(x, self.attention(self.norm(x, f"h.{i}.ln_1", f"l{i}_ln1"), i), f"l{i}_h")
+        return self.residual(h, self.mlp(self.norm(h, f"h.{i}.ln_2", f"l{i}_ln2"), i), f"l{i}_out")
+
+    def build(self) -> str:
+        x = self.args["x"]
+        for i in range(self.cfg.layers):
+            x = self.block(x, i)
+        sig = ",\n".join(f"    {v.name}: {v.type} {{tp.name = \"{n}\"}}" for n, v in self.args.items())
+        out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in self.ir.maps.items())]
+        out += ["module {", f"  func.func @forward(\n{sig}) -> {x.type} {{"]
+        out += [f"    {line}" for line in self.ir.lines]
+        out += [f"    return {x.name} : {x.type}", "  }", "}", ""]
+        return "\n".join(out)
+
+
+def build_mlir(cfg: ModelConfig) -> str:
+    """The whole forward pass of `cfg.layers` blocks as MLIR text."""
+    cfg.validate()
+    return _Builder(cfg).build()
+
+
+def describe(cfg: ModelConfig) -> str:
+    """One-line summary used in generated file headers."""
+    fields = ", ".join(f"{k}={getattr(cfg, k)}" for k in cfg.__dataclass_fields__)
+    return f"// tpmlir ModelConfig({fields})"
+
+
+__all__ = ["build_mlir", "describe"]

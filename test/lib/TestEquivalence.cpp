@@ -1,0 +1,326 @@
+//===- TestEquivalence.cpp - emulate the ranks and compare ----------------===//
+//
+// The equivalence oracle. For each function @f of the module this pass
+//
+//  1. shards a copy with tp-shard (`@f` itself stays the reference),
+//  2. builds `@f_emulated` with @f's signature: it cuts each full weight into
+//     the N parts the shard attributes describe and runs the N per-rank
+//     bodies in lockstep, op by op, so that an all-reduce becomes the sum of
+//     the N ranks' operands and an all-gather their concatenation,
+//  3. builds `@main`, which fills every argument with the same deterministic
+//     pseudo-random values, calls both, and prints the largest difference and
+//     EQUIVALENT or MISMATCH.
+//
+// Lowered with upstream passes and run by mlir-runner, it is the numerical
+// evidence that the per-rank program computes what the original computes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/IR/TPDialect.h"
+#include "tp/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+namespace {
+
+/// Rank `rank`'s part of the full tensor `full`, as `shard` describes it.
+static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
+                        int64_t rank, int64_t numRanks) {
+  auto type = cast<RankedTensorType>(full.getType());
+  int64_t dim = shard.getDim(), outer = shard.getOuter();
+  // View the dim as [outer, block] and take part `rank` of every block.
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> blocked;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t at = blocked.size();
+    if (d == dim) {
+      groups.push_back({at, at + 1});
+      blocked.append({outer, type.getDimSize(d) / outer});
+    } else {
+      groups.push_back({at});
+      blocked.push_back(type.getDimSize(d));
+    }
+  }
+  Value view =
+      tensor::ExpandShapeOp::create(b, loc, type.clone(blocked), full, groups);
+  SmallVector<int64_t> offsets(blocked.size(), 0), sizes(blocked);
+  sizes[dim + 1] /= numRanks;
+  offsets[dim + 1] = rank * sizes[dim + 1];
+  SmallVector<int64_t> strides(blocked.size(), 1);
+  MLIRContext *ctx = b.getContext();
+  Value part = tensor::ExtractSliceOp::create(
+      b, loc, view, getAsIndexOpFoldResult(ctx, offsets),
+      getAsIndexOpFoldResult(ctx, sizes), getAsIndexOpFoldResult(ctx, strides));
+  SmallVector<int64_t> localShape(type.getShape());
+  localShape[dim] /= numRanks;
+  return tensor::CollapseShapeOp::create(b, loc, type.clone(localShape), part,
+                                         groups);
+}
+
+static Value sumValues(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value sum = values.front();
+  auto type = cast<RankedTensorType>(sum.getType());
+  for (Value v : values.drop_front()) {
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                          type.getElementType());
+    sum = linalg::AddOp::create(b, loc, ValueRange{sum, v}, ValueRange{empty})
+              .getResult(0);
+  }
+  return sum;
+}
+
+/// Builds the lockstep emulation of `sharded` with `original`'s signature.
+static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
+                            func::FuncOp sharded, int64_t numRanks) {
+  Location loc = original.getLoc();
+  auto emu = func::FuncOp::create(b, loc, original.getName().str() + "_emulated",
+                                  original.getFunctionType());
+  Block *entry = emu.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<IRMapping> ranks(numRanks);
+  for (BlockArgument arg : sharded.getArguments()) {
+    Value full = entry->getArgument(arg.getArgNumber());
+    auto shard = sharded.getArgAttrOfType<ShardAttr>(
+        arg.getArgNumber(), TPDialect::getShardAttrName());
+    for (int64_t r = 0; r < numRanks; ++r)
+      ranks[r].map(arg, shard && shard.isSplit()
+                            ? cutForRank(b, loc, full, shard, r, numRanks)
+                            : full);
+  }
+  for (Operation &op : sharded.getBody().front()) {
+    auto operands = [&](unsigned i) {
+      return llvm::map_to_vector(ranks, [&](IRMapping &m) {
+        return m.lookup(op.getOperand(i));
+      });
+    };
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Value> results = llvm::map_to_vector(
+          ret.getOperands(), [&](Value v) { return ranks[0].lookup(v); });
+      func::ReturnOp::create(b, loc, results);
+      continue;
+    }
+    if (isa<AllReduceOp>(op)) {
+      Value sum = sumValues(b, op.getLoc(), operands(0));
+      for (IRMapping &m : ranks)
+        m.map(op.getResult(0), sum);
+      continue;
+    }
+    if (auto gather = dyn_cast<AllGatherOp>(op)) {
+      Value all = tensor::ConcatOp::create(b, op.getLoc(), gather.getDim(),
+                                           operands(0));
+      for (IRMapping &m : ranks)
+        m.map(op.getResult(0), all);
+      continue;
+    }
+    if (isa<ReduceScatterOp>(op)) {
+      op.emitError("the emulation does not support reduce_scatter yet");
+      return nullptr;
+    }
+    for (IRMapping &m : ranks)
+      b.clone(op, m);
+  }
+  return emu;
+}
+
+/// Deterministic values in [-0.5, 0.5) that differ per element and per
+/// argument: fract(sin(i * 12.9898 + seed * 78.233) * 43758.5453) - 0.5.
+static Value pseudoRandom(OpBuilder &b, Location loc, RankedTensorType type,
+                          int64_t seed) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(type.getRank())};
+  SmallVector<utils::IteratorType> iters(type.getRank(),
+                                         utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value linear = arith::ConstantIndexOp::create(nb, nl, 0);
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          Value size =
+              arith::ConstantIndexOp::create(nb, nl, type.getDimSize(d));
+          Value idx = linalg::IndexOp::create(nb, nl, d);
+          linear = arith::AddIOp::create(
+              nb, nl, arith::MulIOp::create(nb, nl, linear, size), idx);
+        }
+        Type f32 = nb.getF32Type();
+        Value i = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), linear);
+        Value x = arith::SIToFPOp::create(nb, nl, f32, i);
+        auto cst = [&](double v) {
+          return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
+        };
+        x = arith::AddFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, x, cst(12.9898)),
+            cst(seed * 78.233));
+        x = arith::MulFOp::create(nb, nl, math::SinOp::create(nb, nl, x),
+                                  cst(43758.5453));
+        x = arith::SubFOp::create(nb, nl, x, math::FloorOp::create(nb, nl, x));
+        x = arith::SubFOp::create(nb, nl, x, cst(0.5));
+        linalg::YieldOp::create(nb, nl, x);
+      });
+  return generic.getResult(0);
+}
+
+/// max over all elements of |a - b| (or |a| without b), as an f32 scalar.
+static Value maxAbs(OpBuilder &b, Location loc, Value a, Value other) {
+  auto type = cast<RankedTensorType>(a.getType());
+  Type f32 = b.getF32Type();
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value init = linalg::FillOp::create(
+                   b, loc, zero,
+                   ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
+                                                      f32)})
+                   .getResult(0);
+  SmallVector<Value> ins{a};
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(type.getRank())};
+  if (other) {
+    ins.push_back(other);
+    maps.push_back(maps.front());
+  }
+  maps.push_back(AffineMap::get(type.getRank(), 0, b.getContext()));
+  SmallVector<utils::IteratorType> iters(type.getRank(),
+                                         utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value d = args[0];
+        if (other)
+          d = arith::SubFOp::create(nb, nl, args[0], args[1]);
+        d = math::AbsFOp::create(nb, nl, d);
+        Value max = arith::MaximumFOp::create(nb, nl, d, args.back());
+        linalg::YieldOp::create(nb, nl, max);
+      });
+  return tensor::ExtractOp::create(b, loc, generic.getResult(0), ValueRange{});
+}
+
+static void buildMain(OpBuilder &b, func::FuncOp ref, func::FuncOp emu,
+                      double tolerance) {
+  Location loc = ref.getLoc();
+  auto main = func::FuncOp::create(b, loc, "main", b.getFunctionType({}, {}));
+  b.setInsertionPointToStart(main.addEntryBlock());
+  SmallVector<Value> args;
+  for (auto [i, type] : llvm::enumerate(ref.getArgumentTypes()))
+    args.push_back(
+        pseudoRandom(b, loc, cast<RankedTensorType>(type), i + 1));
+  auto refCall = func::CallOp::create(b, loc, ref, args);
+  auto emuCall = func::CallOp::create(b, loc, emu, args);
+  Value diff = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value scale = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1));
+  for (auto [r, e] : llvm::zip(refCall.getResults(), emuCall.getResults())) {
+    diff = arith::MaximumFOp::create(b, loc, diff, maxAbs(b, loc, r, e));
+    scale = arith::MaximumFOp::create(b, loc, scale, maxAbs(b, loc, r, {}));
+  }
+  vector::PrintOp::create(b, loc, "tp-equivalence max_abs_diff = ");
+  vector::PrintOp::create(b, loc, diff);
+  vector::PrintOp::create(b, loc, "tp-equivalence max_abs_ref = ");
+  vector::PrintOp::create(b, loc, scale);
+  Value bound = arith::MulFOp::create(
+      b, loc, scale,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(tolerance)));
+  Value ok = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, diff,
+                                   bound);
+  scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location tl) {
+        vector::PrintOp::create(tb, tl, "EQUIVALENT\n");
+        scf::YieldOp::create(tb, tl);
+      },
+      [&](OpBuilder &eb, Location el) {
+        vector::PrintOp::create(eb, el, "MISMATCH\n");
+        scf::YieldOp::create(eb, el);
+      });
+  func::ReturnOp::create(b, loc);
+}
+
+/// linalg.softmax has no loop lowering; its decomposition does.
+static LogicalResult decomposeAggregates(Operation *root) {
+  SmallVector<linalg::AggregatedOpInterface> ops;
+  root->walk([&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
+  for (linalg::AggregatedOpInterface op : ops) {
+    OpBuilder b(op);
+    FailureOr<SmallVector<Value>> values = op.decomposeOperation(b);
+    if (failed(values))
+      return op->emitError("cannot decompose for the emulation");
+    op->replaceAllUsesWith(*values);
+    op->erase();
+  }
+  return success();
+}
+
+struct TestEquivalencePass
+    : public PassWrapper<TestEquivalencePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestEquivalencePass)
+
+  TestEquivalencePass() = default;
+  TestEquivalencePass(const TestEquivalencePass &other) : PassWrapper(other) {}
+
+  StringRef getArgument() const final { return "tp-test-equivalence"; }
+  StringRef getDescription() const final {
+    return "Shard each function, emulate its ranks in one function and "
+           "build a main that compares it with the original";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<TPDialect, arith::ArithDialect, func::FuncDialect,
+                    linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                    tensor::TensorDialect, vector::VectorDialect>();
+  }
+
+  Option<int64_t> tpSize{*this, "tp-size", llvm::cl::init(2),
+                         llvm::cl::desc("number of ranks to emulate")};
+  Option<bool> allowFallback{*this, "allow-fallback", llvm::cl::init(false),
+                             llvm::cl::desc("passed to tp-shard")};
+  Option<double> tolerance{*this, "tolerance", llvm::cl::init(1e-4),
+                           llvm::cl::desc("max |diff| / max(1, max |ref|)")};
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> originals(module.getOps<func::FuncOp>());
+    if (originals.size() != 1) {
+      module.emitError("expected exactly one function to check");
+      return signalPassFailure();
+    }
+    func::FuncOp original = originals.front();
+
+    // Shard a copy in a module of its own.
+    OpBuilder b(&getContext());
+    OwningOpRef<ModuleOp> scratch = ModuleOp::create(module.getLoc());
+    b.setInsertionPointToStart(scratch->getBody());
+    auto sharded = cast<func::FuncOp>(b.clone(*original));
+    PassManager pm(&getContext());
+    TPShardOptions options;
+    options.tpSize = tpSize;
+    options.allowFallback = allowFallback;
+    pm.addPass(createTPShard(options));
+    if (failed(pm.run(*scratch)))
+      return signalPassFailure();
+
+    b.setInsertionPointToEnd(module.getBody());
+    func::FuncOp emu = emulate(b, original, sharded, tpSize);
+    if (!emu)
+      return signalPassFailure();
+    b.setInsertionPointToEnd(module.getBody());
+    buildMain(b, original, emu, tolerance);
+    // Drop the tp argument attributes: the lowered module is plain upstream.
+    original.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    if (failed(decomposeAggregates(module)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+namespace mlir::tp::test {
+void registerTestPasses() { PassRegistration<TestEquivalencePass>(); }
+} // namespace mlir::tp::test

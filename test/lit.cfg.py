@@ -1,0 +1,45 @@
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tp_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lib", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+llvm_config.with_system_env_vars()
+llvm_config.use_default_substitutions()
+
+# Debian's python with numpy; the first python3 on PATH may lack it.
+python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+config.environment["PYTHONPATH"] = os.path.join(config.tp_src_root, "python")
+
+runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")
+# Lowers the oracle's output to LLVM and runs it: upstream passes only.
+lower = ("mlir-opt --one-shot-bufferize=bufferize-function-boundaries "
+         "--convert-linalg-to-loops --convert-scf-to-cf "
+         "--expand-strided-metadata --lower-affine "
+         "--finalize-memref-to-llvm --convert-math-to-llvm "
+         "--convert-math-to-libm --convert-vector-to-llvm "
+         "--convert-arith-to-llvm --convert-func-to-llvm "
+         "--convert-cf-to-llvm --reconcile-unrealized-casts")
+run = ("mlir-runner -e main -entry-point-result=void "
+       "-shared-libs=%s" % runner_utils)
+config.substitutions.append(("%tp-lower", lower))
+config.substitutions.append(("%tp-run", run))
+config.substitutions.append(("%python", python))
+
+tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
+tools = ["tp-opt", "mlir-opt", "mlir-runner"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")

@@ -1,0 +1,22 @@
+//===- tp-opt.cpp - the tp-mlir optimizer driver --------------------------===//
+
+#include "tp/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::tp::test {
+void registerTestPasses();
+} // namespace mlir::tp::test
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::tp::registerAllDialects(registry);
+  mlir::tp::registerAllPasses();
+  mlir::tp::test::registerTestPasses();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tp-mlir optimizer driver\n", registry));
+}
