@@ -137,7 +137,7 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (attr.getName() != getShardAttrName())
     return op->emitError() << "unknown tp argument attribute '"
-                           << attr.getName() << "'";
+                           << attr.getName().getValue() << "'";
   auto shard = dyn_cast<ShardAttr>(attr.getValue());
   if (!shard)
     return op->emitError() << "'" << getShardAttrName()
@@ -174,7 +174,7 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
 LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attr) {
   if (attr.getName() != getSizeAttrName())
-    return op->emitError() << "unknown tp attribute '" << attr.getName() << "'";
+    return op->emitError() << "unknown tp attribute '" << attr.getName().getValue() << "'";
   auto size = dyn_cast<IntegerAttr>(attr.getValue());
   if (!isa<ModuleOp>(op) || !size || size.getInt() < 1)
     return op->emitError() << "'" << getSizeAttrName()

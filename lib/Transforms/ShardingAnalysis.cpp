@@ -28,6 +28,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <deque>
+#include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tp;
@@ -139,6 +141,22 @@ static SmallVector<int64_t> cutsThatPass(ArrayRef<int64_t> sizes,
     before *= size;
   }
   return outers;
+}
+
+/// Why no factor of a reshaped dim can carry a cut.
+static std::string describeNoFactor(int64_t dim, ArrayRef<int64_t> sizes,
+                                    int64_t outer, int64_t numRanks,
+                                    StringRef verb) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << verb << " dimension " << dim << " as [";
+  llvm::interleave(sizes, os, " x ");
+  os << "]: a cut into " << numRanks << " parts";
+  if (outer > 1)
+    os << " of each of " << outer << " blocks";
+  os << " must fall on one whole factor (for attention: between heads), "
+        "and no factor fits";
+  return s;
 }
 
 namespace {
@@ -263,8 +281,9 @@ void CutPropagation::partialSum(linalg::LinalgOp op, unsigned loop) {
         isWeight(input->get()))
       c.narrowing = true;
   if (!c.narrowing)
-    c.reason = "the contraction sums over the cut dimension of two "
-               "activations, so its result is a partial sum before a "
+    c.reason = "it sums over the cut dimension of two activations (in "
+               "attention: the cut falls inside each head), so every rank "
+               "holds partial scores that must be summed before any "
                "nonlinear use";
   collectives.push_back(std::move(c));
 }
@@ -446,15 +465,9 @@ bool CutPropagation::visitExpand(tensor::ExpandShapeOp op) {
     for (int64_t outer : cutsThatPass(sizes, numRanks))
       hints.push_back({op.getSrc(), DimCut{cut->dim, outer}});
     auto refined = refineCut(sizes, cut->outer, numRanks);
-    if (!refined) {
-      std::string factors;
-      llvm::raw_string_ostream os(factors);
-      llvm::interleave(sizes, os, " x ");
-      return fail(op, llvm::formatv("cannot keep a cut of {0} blocks whole "
-                                    "when dimension {1} is reshaped into "
-                                    "[{2}] for {3} ranks",
-                                    cut->outer, cut->dim, factors, numRanks));
-    }
+    if (!refined)
+      return fail(op, describeNoFactor(cut->dim, sizes, cut->outer, numRanks,
+                                       "unfolds"));
     if (!mark(op.getResult(),
               DimCut{group[refined->first], refined->second}, op))
       return false;
@@ -499,11 +512,9 @@ bool CutPropagation::visitCollapse(tensor::CollapseShapeOp op) {
     for (int64_t outer : cutsThatPass(sizes, numRanks))
       hints.push_back({op.getResult(), DimCut{cut->dim, outer}});
     auto refined = refineCut(sizes, cut->outer, numRanks);
-    if (!refined) {
-      return fail(op, llvm::formatv("cannot keep a cut of {0} blocks whole "
-                                    "when its dimension {1} is unfolded",
-                                    cut->outer, cut->dim));
-    }
+    if (!refined)
+      return fail(op, describeNoFactor(cut->dim, sizes, cut->outer, numRanks,
+                                       "folds"));
     return mark(op.getSrc(), DimCut{group[refined->first], refined->second},
                 op);
   }
@@ -533,11 +544,16 @@ bool CutPropagation::visitExtractSlice(tensor::ExtractSliceOp op) {
     int64_t block = srcShape[d] / cut->outer;
     DimCut resCut{resultDim(d), cut->outer};
     if (offsets[d] != 0 || sizes[d] != srcShape[d]) {
-      if (offsets[d] % block != 0 || sizes[d] % block != 0)
+      if (offsets[d] % block != 0 || sizes[d] % block != 0) {
+        // Blocks as large as the slice's alignment would pass (q|k|v
+        // slices of a fused projection propose 3 blocks).
+        int64_t aligned = std::gcd(std::gcd(offsets[d], sizes[d]), srcShape[d]);
+        hints.push_back({op.getSource(), DimCut{d, srcShape[d] / aligned}});
         return fail(op, llvm::formatv("takes [{0}, {1}) of a dimension cut "
                                       "in blocks of {2}: not whole blocks",
                                       offsets[d], offsets[d] + sizes[d],
                                       block));
+      }
       resCut.outer = sizes[d] / block;
     }
     if (!mark(op.getResult(), resCut, op))
@@ -627,8 +643,11 @@ static std::optional<Seed> asSeed(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// Reports each collective `best` needs beyond the narrowing all-reduces,
+/// with the cheaper cuts that were rejected as notes.
 static void describeFallbacks(const Candidate &best, bool asError,
-                              int64_t tpSize) {
+                              int64_t tpSize,
+                              ArrayRef<CutPropagation::Failure> rejected) {
   for (const PlannedCollective &c : best.collectives) {
     if (c.narrowing)
       continue;
@@ -638,12 +657,18 @@ static void describeFallbacks(const Candidate &best, bool asError,
     Type type = c.kind == PlannedCollective::Kind::AllReduce
                     ? c.op->getResult(0).getType()
                     : c.use->get().getType();
-    auto diag = asError ? c.op->emitError() : c.op->emitRemark();
+    InFlightDiagnostic diag = asError ? c.op->emitError() : c.op->emitRemark();
     diag << "tensor-parallel cut for " << tpSize << " ranks needs " << what
          << " of " << type << " here (" << c.bytes
          << " bytes per rank per forward pass): " << c.reason;
     if (asError)
       diag << "; pass allow-fallback=true to accept it";
+    std::set<std::pair<Operation *, std::string>> said;
+    for (const CutPropagation::Failure &f : rejected)
+      if (said.insert({f.op, f.message}).second)
+        diag.attachNote(f.op->getLoc())
+            << "a cut without it was rejected: '" << f.op->getName() << "' "
+            << f.message;
   }
 }
 
@@ -704,10 +729,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                                 << "no tensor-parallel cut for " << tpSize
                                 << " ranks of output dimension "
                                 << seed.resultDim << " of "
-                                << result.getType();
+                                << result.getType()
+                                << " keeps the values after it local; each "
+                                   "cut tried fails (see notes)";
+      std::set<std::pair<Operation *, std::string>> said;
       for (const CutPropagation::Failure &f : failures)
-        diag.attachNote(f.op->getLoc()) << "'" << f.op->getName() << "' "
-                                        << f.message;
+        if (said.insert({f.op, f.message}).second)
+          diag.attachNote(f.op->getLoc())
+              << "'" << f.op->getName() << "' " << f.message;
       // Later seeds would only report the consequences of this one.
       return failure();
     }
@@ -722,19 +751,15 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       if (!allowFallback) {
         diag << "; the fallback gathers it (" << best->extra
              << " bytes per rank per forward pass)";
+        for (const PlannedCollective &c : best->collectives)
+          diag.attachNote(c.op->getLoc()) << c.reason;
         return failure();
       }
     }
     if (best->extra > 0) {
-      describeFallbacks(*best, !allowFallback, tpSize);
-      if (!allowFallback) {
-        for (const CutPropagation::Failure &f : failures)
-          seed.op->emitRemark()
-              << "a cut free of extra communication was rejected at '"
-              << f.op->getName() << "' (" << f.op->getLoc() << "): "
-              << f.message;
+      describeFallbacks(*best, !allowFallback, tpSize, failures);
+      if (!allowFallback)
         return failure();
-      }
     }
 
     ShardRegion region;

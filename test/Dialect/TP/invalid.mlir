@@ -1,0 +1,108 @@
+// RUN: tp-opt %s -split-input-file -verify-diagnostics
+
+func.func @gather_not_multiple(%x: tensor<8x3xf32>) -> tensor<8x4xf32> {
+  // expected-error @below {{extent 4 along dim 1 is not a multiple of 3}}
+  %0 = tp.all_gather %x dim 1 : tensor<8x3xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @gather_other_dim(%x: tensor<8x3xf32>) -> tensor<4x6xf32> {
+  // expected-error @below {{dimension 0 differs (8 vs 4) but only dim 1 may change}}
+  %0 = tp.all_gather %x dim 1 : tensor<8x3xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @gather_dim_range(%x: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  // expected-error @below {{dim 2 out of range for rank 2}}
+  %0 = tp.all_gather %x dim 2 : tensor<8x3xf32> -> tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @gather_element_type(%x: tensor<8x3xf32>) -> tensor<8x6xf16> {
+  // expected-error @below {{operand and result element types differ}}
+  %0 = tp.all_gather %x dim 1 : tensor<8x3xf32> -> tensor<8x6xf16>
+  return %0 : tensor<8x6xf16>
+}
+
+// -----
+
+module attributes {tp.size = 4 : i64} {
+  func.func @gather_group_size(%x: tensor<8x3xf32>) -> tensor<8x6xf32> {
+    // expected-error @below {{implies a group of 2 ranks (3 -> 6 along dim 1) but the module is for tp.size = 4}}
+    %0 = tp.all_gather %x dim 1 : tensor<8x3xf32> -> tensor<8x6xf32>
+    return %0 : tensor<8x6xf32>
+  }
+}
+
+// -----
+
+func.func @scatter_grows(%x: tensor<8x3xf32>) -> tensor<16x3xf32> {
+  // expected-error @below {{extent 8 along dim 0 is not a multiple of 16}}
+  %0 = tp.reduce_scatter sum %x dim 0 : tensor<8x3xf32> -> tensor<16x3xf32>
+  return %0 : tensor<16x3xf32>
+}
+
+// -----
+
+func.func @all_reduce_type(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @below {{requires the same type for all operands and results}}
+  %0 = "tp.all_reduce"(%x) {kind = #tp<reduction sum>} : (tensor<8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{split factor index 2 out of range for 2 factors}}
+func.func @bad_factor(%x: tensor<8xf32> {tp.shard = #tp.shard<split dim = 0, factors = [2, 8], factor = 2>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{argument 0 has no dimension 1 to split}}
+func.func @bad_dim(%x: tensor<8xf32> {tp.shard = #tp.shard<split dim = 1, factors = [8], factor = 0>}) {
+  return
+}
+
+// -----
+
+module attributes {tp.size = 2 : i64} {
+  // expected-error @below {{argument 0 holds 8 of dimension 0, but the full extent 8 over 2 ranks gives 4}}
+  func.func @wrong_local_size(%x: tensor<8xf32> {tp.shard = #tp.shard<split dim = 0, factors = [8], factor = 0>}) {
+    return
+  }
+}
+
+// -----
+
+// expected-error @below {{'tp.shard' must be a #tp.shard, on argument 0}}
+func.func @not_a_shard(%x: tensor<8xf32> {tp.shard = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown tp argument attribute 'tp.bogus'}}
+func.func @unknown_arg_attr(%x: tensor<8xf32> {tp.bogus = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.size' must be a positive integer on a module}}
+module attributes {tp.size = 0 : i64} {
+}
+
+// -----
+
+// expected-error @below {{expected 'replicated', 'split' or 'partial'}}
+func.func @bad_kind(%x: tensor<8xf32> {tp.shard = #tp.shard<halved>}) {
+  return
+}
+

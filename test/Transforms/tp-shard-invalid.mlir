@@ -1,0 +1,127 @@
+// RUN: tp-opt %s -split-input-file --tp-shard="tp-size=4" -verify-diagnostics
+// RUN: not tp-opt %s -split-input-file --tp-shard="tp-size=0" 2>&1 | FileCheck %s --check-prefix=SIZE
+// SIZE: tp-size must be at least 1, got 0
+
+// The hidden dimension 6 does not divide into 4 parts.
+
+func.func @ffn_not_divisible(%x: tensor<4x8xf32>, %up: tensor<8x6xf32>, %down: tensor<6x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  // expected-error @below {{no tensor-parallel cut for 4 ranks of output dimension 1 of 'tensor<4x6xf32>' keeps the values after it local}}
+  // expected-note @below {{'linalg.matmul' cannot cut dimension 1 of tensor<4x6xf32> (1 blocks of 6) into 4 equal parts}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x6xf32>) outs(%init : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %ye = tensor.empty() : tensor<4x8xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%ye : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%h, %down : tensor<4x6xf32>, tensor<6x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Two heads of 8 for 4 ranks: the only cut left falls inside each head and
+// needs the scores summed before softmax.
+
+#q = affine_map<(h, s, t, e) -> (s, h, e)>
+#k = affine_map<(h, s, t, e) -> (t, h, e)>
+#sc = affine_map<(h, s, t, e) -> (h, s, t)>
+#v = affine_map<(h, s, t, e) -> (t, h, e)>
+#o = affine_map<(h, s, t, e) -> (s, h, e)>
+func.func @heads_not_divisible(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %wo: tensor<16x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x48xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x48xf32>) -> tensor<4x48xf32>
+  %qkv = linalg.matmul ins(%x, %wqkv : tensor<4x16xf32>, tensor<16x48xf32>) outs(%init : tensor<4x48xf32>) -> tensor<4x48xf32>
+  %q2 = tensor.extract_slice %qkv[0, 0] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+  %k2 = tensor.extract_slice %qkv[0, 16] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+  // expected-note @below {{a cut without it was rejected: 'tensor.extract_slice' takes [32, 48) of a dimension cut in blocks of 48: not whole blocks}}
+  %v2 = tensor.extract_slice %qkv[0, 32] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+  %q = tensor.expand_shape %q2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %k = tensor.expand_shape %k2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  // expected-note @below {{a cut without it was rejected: 'tensor.expand_shape' unfolds dimension 1 as [2 x 8]: a cut into 4 parts must fall on one whole factor (for attention: between heads), and no factor fits}}
+  %v = tensor.expand_shape %v2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %se = tensor.empty() : tensor<2x4x4xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  // expected-error @below {{tensor-parallel cut for 4 ranks needs an all-reduce of partial sums of 'tensor<2x4x4xf32>' here (128 bytes per rank per forward pass)}}
+  %scores = linalg.generic {indexing_maps = [#q, #k, #sc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<4x2x8xf32>, tensor<4x2x8xf32>) outs(%sinit : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  %probs = linalg.softmax dimension(2) ins(%scores : tensor<2x4x4xf32>) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %oe = tensor.empty() : tensor<4x2x8xf32>
+  %oinit = linalg.fill ins(%zero : f32) outs(%oe : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  %ctx = linalg.generic {indexing_maps = [#sc, #v, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%probs, %v : tensor<2x4x4xf32>, tensor<4x2x8xf32>) outs(%oinit : tensor<4x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x8xf32>
+  %ctx2 = tensor.collapse_shape %ctx [[0], [1, 2]] : tensor<4x2x8xf32> into tensor<4x16xf32>
+  %ye = tensor.empty() : tensor<4x16xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%ye : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%ctx2, %wo : tensor<4x16xf32>, tensor<16x16xf32>) outs(%yinit : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// An op the analysis cannot place sits between the two matmuls.
+
+func.func private @opaque(tensor<4x8xf32>) -> tensor<4x8xf32>
+
+func.func @unplaceable(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @below {{widening contraction has no narrowing partner: its cut output dimension 1 of 'tensor<4x8xf32>' is never summed over by a contraction with a weight; the fallback gathers it (128 bytes per rank per forward pass)}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @below {{'func.call' needs the full value: the analysis cannot place it on a part}}
+  %a = func.call @opaque(%h) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%a, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A widening matmul whose output leaves the function.
+
+func.func @no_partner(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // expected-error @below {{widening contraction has no narrowing partner: its cut output dimension 1 of 'tensor<4x16xf32>' is never summed over by a contraction with a weight; the fallback gathers it (256 bytes per rank per forward pass)}}
+  %h = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // expected-note @below {{'func.return' needs the full value: the analysis cannot place it on a part}}
+  return %h : tensor<4x16xf32>
+}
+
+// -----
+
+// The glue reads the index of the cut loop: its value differs per rank.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @index_of_cut_loop(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @below {{no tensor-parallel cut for 4 ranks}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @below {{'linalg.generic' reads the index of cut loop 1, which differs between ranks}}
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %r = arith.addf %v, %jf : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%a, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

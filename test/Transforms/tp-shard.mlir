@@ -1,0 +1,142 @@
+// RUN: tp-opt %s -split-input-file --tp-shard="tp-size=2" | FileCheck %s --enable-var-scope
+
+// A column -> row MLP pair whose narrowing matmul accumulates into its bias:
+// the bias must be added once, after the all-reduce, not once per rank.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// CHECK: module attributes {tp.size = 2 : i64}
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: %[[X:.*]]: tensor<4x16xf32>,
+// CHECK-SAME: %[[UP:.*]]: tensor<16x32xf32> {tp.name = "up", tp.shard = #tp.shard<split dim = 1, factors = [64], factor = 0>},
+// CHECK-SAME: %[[UPB:.*]]: tensor<32xf32> {tp.shard = #tp.shard<split dim = 0, factors = [64], factor = 0>},
+// CHECK-SAME: %[[DOWN:.*]]: tensor<32x16xf32> {tp.name = "down", tp.shard = #tp.shard<split dim = 0, factors = [64], factor = 0>},
+// CHECK-SAME: %[[DOWNB:.*]]: tensor<4x16xf32>) -> tensor<4x16xf32>
+func.func @mlp(%x: tensor<4x16xf32>, %up: tensor<16x64xf32> {tp.name = "up"},
+               %up_b: tensor<64xf32>, %down: tensor<64x16xf32> {tp.name = "down"},
+               %down_b: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+  // CHECK: %[[H:.*]] = linalg.matmul ins(%[[X]], %[[UP]] : tensor<4x16xf32>, tensor<16x32xf32>) {{.*}} -> tensor<4x32xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x16xf32>, tensor<16x64xf32>) outs(%init : tensor<4x64xf32>) -> tensor<4x64xf32>
+  // CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[UPB]] : tensor<4x32xf32>, tensor<32xf32>)
+  %a = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %up_b : tensor<4x64xf32>, tensor<64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x64xf32>
+  // The bias init is replaced by zeros for the partial sums ...
+  // CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x16xf32>)
+  // CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[DOWN]] : tensor<4x32xf32>, tensor<32x16xf32>) outs(%[[Z]] : tensor<4x16xf32>)
+  // CHECK: %[[S:.*]] = tp.all_reduce sum %[[P]] : tensor<4x16xf32>
+  // ... and added once after the reduction.
+  // CHECK: %[[Y:.*]] = linalg.add ins(%[[S]], %[[DOWNB]] : tensor<4x16xf32>, tensor<4x16xf32>)
+  // CHECK: return %[[Y]]
+  %y = linalg.matmul ins(%a, %down : tensor<4x64xf32>, tensor<64x16xf32>) outs(%down_b : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Fused QKV [d, 3*h*dh] sliced into q|k|v on the 2-D result, heads as a
+// loop dimension of the attention generics: the cut must be between heads
+// inside each of q, k and v (3 blocks), never the contiguous column block.
+
+#q = affine_map<(h, s, t, e) -> (s, h, e)>
+#k = affine_map<(h, s, t, e) -> (t, h, e)>
+#sc = affine_map<(h, s, t, e) -> (h, s, t)>
+#p = affine_map<(h, s, t, e) -> (h, s, t)>
+#v = affine_map<(h, s, t, e) -> (t, h, e)>
+#o = affine_map<(h, s, t, e) -> (s, h, e)>
+// CHECK-LABEL: func.func @fused_qkv
+// CHECK-SAME: tensor<16x24xf32> {tp.shard = #tp.shard<split dim = 1, factors = [3, 16], factor = 1>}
+// CHECK-SAME: tensor<8x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [16], factor = 0>}
+func.func @fused_qkv(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %wo: tensor<16x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x48xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x48xf32>) -> tensor<4x48xf32>
+  // CHECK: linalg.matmul {{.*}} -> tensor<4x24xf32>
+  %qkv = linalg.matmul ins(%x, %wqkv : tensor<4x16xf32>, tensor<16x48xf32>) outs(%init : tensor<4x48xf32>) -> tensor<4x48xf32>
+  // Each rank's q, k and v are 8 wide, at offsets 0, 8 and 16 of its 24.
+  // CHECK: tensor.extract_slice %{{.*}}[0, 0] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[0, 8] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[0, 16] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+  %q2 = tensor.extract_slice %qkv[0, 0] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+  %k2 = tensor.extract_slice %qkv[0, 16] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+  %v2 = tensor.extract_slice %qkv[0, 32] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
+  // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [4, 1, 8] : tensor<4x8xf32> into tensor<4x1x8xf32>
+  %q = tensor.expand_shape %q2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %k = tensor.expand_shape %k2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %v = tensor.expand_shape %v2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %se = tensor.empty() : tensor<2x4x4xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  // CHECK: linalg.generic
+  // CHECK: } -> tensor<1x4x4xf32>
+  %scores = linalg.generic {indexing_maps = [#q, #k, #sc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<4x2x8xf32>, tensor<4x2x8xf32>) outs(%sinit : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  // CHECK: linalg.softmax dimension(2) {{.*}} -> tensor<1x4x4xf32>
+  %probs = linalg.softmax dimension(2) ins(%scores : tensor<2x4x4xf32>) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %oe = tensor.empty() : tensor<4x2x8xf32>
+  %oinit = linalg.fill ins(%zero : f32) outs(%oe : tensor<4x2x8xf32>) -> tensor<4x2x8xf32>
+  %ctx = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%probs, %v : tensor<2x4x4xf32>, tensor<4x2x8xf32>) outs(%oinit : tensor<4x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x8xf32>
+  // CHECK: tensor.collapse_shape {{.*}} : tensor<4x1x8xf32> into tensor<4x8xf32>
+  %ctx2 = tensor.collapse_shape %ctx [[0], [1, 2]] : tensor<4x2x8xf32> into tensor<4x16xf32>
+  %ye = tensor.empty() : tensor<4x16xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%ye : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // CHECK: %[[P:.*]] = linalg.matmul ins({{.*}} : tensor<4x8xf32>, tensor<8x16xf32>) {{.*}} -> tensor<4x16xf32>
+  // CHECK-NEXT: %[[S:.*]] = tp.all_reduce sum %[[P]] : tensor<4x16xf32>
+  // CHECK-NEXT: return %[[S]]
+  %y = linalg.matmul ins(%ctx2, %wo : tensor<4x16xf32>, tensor<16x16xf32>) outs(%yinit : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// SwiGLU: two widening matmuls meet in an elementwise product; one pair,
+// one all-reduce. Weights are torch-style [out, in], used through a
+// transposed indexing map.
+
+#mT = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: %arg1: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
+// CHECK-SAME: %arg2: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
+// CHECK-SAME: %arg3: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 1, factors = [32], factor = 0>}
+// CHECK-COUNT-1: tp.all_reduce
+// CHECK-NOT: tp.all_reduce
+func.func @swiglu(%x: tensor<4x16xf32>, %gate: tensor<32x16xf32>, %up: tensor<32x16xf32>, %down: tensor<16x32xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %g = linalg.matmul indexing_maps = #mT ins(%x, %gate : tensor<4x16xf32>, tensor<32x16xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %u = linalg.matmul indexing_maps = #mT ins(%x, %up : tensor<4x16xf32>, tensor<32x16xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %u : tensor<4x32xf32>, tensor<4x32xf32>) outs(%e : tensor<4x32xf32>) {
+  ^bb0(%gv: f32, %uv: f32, %o: f32):
+    %n = arith.negf %gv : f32
+    %ex = math.exp %n : f32
+    %one = arith.constant 1.0 : f32
+    %den = arith.addf %one, %ex : f32
+    %silu = arith.divf %gv, %den : f32
+    %r = arith.mulf %silu, %uv : f32
+    linalg.yield %r : f32
+  } -> tensor<4x32xf32>
+  %ye = tensor.empty() : tensor<4x16xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%ye : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul indexing_maps = #mT ins(%a, %down : tensor<4x32xf32>, tensor<16x32xf32>) outs(%yinit : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
