@@ -15,7 +15,6 @@ config.excludes = ["CMakeLists.txt", "lib", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-llvm_config.with_system_env_vars()
 llvm_config.use_default_substitutions()
 
 # Debian's python with numpy; the first python3 on PATH may lack it.
@@ -38,7 +37,7 @@ config.substitutions.append(("%tp-run", run))
 config.substitutions.append(("%python", python))
 
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
-tools = ["tp-opt", "mlir-opt", "mlir-runner"]
+tools = ["tp-opt", "mlir-opt", "mlir-runner", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if shutil.which("mpirun"):

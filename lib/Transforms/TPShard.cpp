@@ -208,7 +208,8 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (tpSize < 1) {
-      module.emitError() << "tp-size must be at least 1, got " << tpSize;
+      module.emitError() << "tp-size must be at least 1, got "
+                         << static_cast<int64_t>(tpSize);
       return signalPassFailure();
     }
     bool anyFailed = false;
