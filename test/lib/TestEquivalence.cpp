@@ -84,7 +84,8 @@ static Value sumValues(OpBuilder &b, Location loc, ArrayRef<Value> values) {
 
 /// Builds the lockstep emulation of `sharded` with `original`'s signature.
 static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
-                            func::FuncOp sharded, int64_t numRanks) {
+                            func::FuncOp sharded, int64_t numRanks,
+                            bool dropAllReduce) {
   Location loc = original.getLoc();
   auto emu = func::FuncOp::create(b, loc, original.getName().str() + "_emulated",
                                   original.getFunctionType());
@@ -113,7 +114,10 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
       continue;
     }
     if (isa<AllReduceOp>(op)) {
-      Value sum = sumValues(b, op.getLoc(), operands(0));
+      // `dropAllReduce` keeps rank 0's partial sum: the oracle must see it.
+      SmallVector<Value> partials = operands(0);
+      Value sum = dropAllReduce ? partials.front()
+                                : sumValues(b, op.getLoc(), partials);
       for (IRMapping &m : ranks)
         m.map(op.getResult(0), sum);
       continue;
@@ -281,6 +285,9 @@ struct TestEquivalencePass
                          llvm::cl::desc("number of ranks to emulate")};
   Option<bool> allowFallback{*this, "allow-fallback", llvm::cl::init(false),
                              llvm::cl::desc("passed to tp-shard")};
+  Option<bool> dropAllReduce{
+      *this, "drop-all-reduce", llvm::cl::init(false),
+      llvm::cl::desc("emulate a broken all-reduce (checks the oracle fails)")};
   Option<double> tolerance{*this, "tolerance", llvm::cl::init(1e-4),
                            llvm::cl::desc("max |diff| / max(1, max |ref|)")};
 
@@ -307,7 +314,7 @@ struct TestEquivalencePass
       return signalPassFailure();
 
     b.setInsertionPointToEnd(module.getBody());
-    func::FuncOp emu = emulate(b, original, sharded, tpSize);
+    func::FuncOp emu = emulate(b, original, sharded, tpSize, dropAllReduce);
     if (!emu)
       return signalPassFailure();
     b.setInsertionPointToEnd(module.getBody());
