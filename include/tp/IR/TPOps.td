@@ -46,10 +46,8 @@ def TP_Dialect : Dialect {
 def TP_ReductionKind : I32EnumAttr<"ReductionKind", "reduction of a collective",
     [I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Max", 1, "max">,
      I32EnumAttrCase<"Min", 2, "min">]> {
-  let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tp";
 }
-def TP_ReductionKindAttr : EnumAttr<TP_Dialect, TP_ReductionKind, "reduction">;
 
 def TP_ShardKind : I32EnumAttr<"ShardKind", "how a full tensor is held",
     [I32EnumAttrCase<"Replicated", 0, "replicated">,
@@ -118,7 +116,7 @@ def TP_AllReduceOp : TP_Op<"all_reduce", [Pure, SameOperandsAndResultType]> {
     %full = tp.all_reduce sum %partial : tensor<8x768xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, TP_ReductionKindAttr:$kind);
+  let arguments = (ins AnyRankedTensor:$input, TP_ReductionKind:$kind);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input)";
 }
@@ -152,7 +150,7 @@ def TP_ReduceScatterOp : TP_Op<"reduce_scatter", [Pure]> {
     %part = tp.reduce_scatter sum %partial dim 0 : tensor<8x768xf32> -> tensor<4x768xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, TP_ReductionKindAttr:$kind,
+  let arguments = (ins AnyRankedTensor:$input, TP_ReductionKind:$kind,
                        I64Attr:$dim);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat =

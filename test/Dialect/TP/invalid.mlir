@@ -52,7 +52,7 @@ func.func @scatter_grows(%x: tensor<8x3xf32>) -> tensor<16x3xf32> {
 
 func.func @all_reduce_type(%x: tensor<8xf32>) -> tensor<4xf32> {
   // expected-error @below {{requires the same type for all operands and results}}
-  %0 = "tp.all_reduce"(%x) {kind = #tp<reduction sum>} : (tensor<8xf32>) -> tensor<4xf32>
+  %0 = "tp.all_reduce"(%x) {kind = 0 : i32} : (tensor<8xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The one test command: set-up + build, then three suites
+#   lit       /usr/lib/llvm-22/bin/lit -sv build/test
+#   pytest    python/tests
+#   consumer  install to a temporary prefix, build examples/consumer against
+#             it with find_package(TPMLIR), run it
+# and a final line "N passed, M failed" over the suites. Exit 0 iff all pass.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+passed=() failed=()
+step() { echo; echo "=== $* ==="; }
+summary() {
+  echo
+  echo "=== summary ==="
+  ((${#passed[@]})) && echo "passed: ${passed[*]}"
+  ((${#failed[@]})) && echo "failed: ${failed[*]}"
+  echo "${#passed[@]} passed, ${#failed[@]} failed"
+  ((${#failed[@]} == 0))
+}
+
+step "setup + build"
+if ! BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/setup.sh || ! ninja -C "$BUILD_DIR" -j "$JOBS"; then
+  echo "test: set-up or build failed; no suite can run" >&2
+  failed=(lit pytest consumer)
+  summary; exit 1
+fi
+
+step "lit"
+if /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test"; then passed+=(lit); else failed+=(lit); fi
+
+step "pytest"
+if PYTHONPATH=python /usr/bin/python3 -m pytest -q python/tests; then
+  passed+=(pytest); else failed+=(pytest); fi
+
+step "install + consumer"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/tp-mlir-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+consumer() {
+  cmake --install "$BUILD_DIR" --prefix "$TMP/prefix" >"$TMP/install.log" ||
+    { cat "$TMP/install.log"; return 1; }
+  echo "installed to $TMP/prefix"
+  cmake -G Ninja -S examples/consumer -B "$TMP/consumer" \
+    -DCMAKE_PREFIX_PATH="$TMP/prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld &&
+    ninja -C "$TMP/consumer" -j "$JOBS" &&
+    "$TMP/consumer/tp-consumer"
+}
+if consumer; then passed+=(consumer); else failed+=(consumer); fi
+
+summary
