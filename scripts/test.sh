@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The one test command: set-up + build, then three suites
+# The one test command: set-up + build, then four suites
 #   lit       /usr/lib/llvm-22/bin/lit -sv build/test
+#   docs      docs/generated/ matches what ODS generates
 #   pytest    python/tests
 #   consumer  install to a temporary prefix, build examples/consumer against
 #             it with find_package(TPMLIR), run it
@@ -25,12 +26,15 @@ summary() {
 step "setup + build"
 if ! BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/setup.sh || ! ninja -C "$BUILD_DIR" -j "$JOBS"; then
   echo "test: set-up or build failed; no suite can run" >&2
-  failed=(lit pytest consumer)
+  failed=(lit docs pytest consumer)
   summary; exit 1
 fi
 
 step "lit"
 if /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test"; then passed+=(lit); else failed+=(lit); fi
+
+step "docs"
+if scripts/gen-docs.sh --check; then passed+=(docs); else failed+=(docs); fi
 
 step "pytest"
 if PYTHONPATH=python /usr/bin/python3 -m pytest -q python/tests; then
