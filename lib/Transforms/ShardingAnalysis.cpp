@@ -79,6 +79,10 @@ static bool isWeight(Value value) {
       value = def->getOperand(0);
       continue;
     }
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
+      value = transpose.getInput();
+      continue;
+    }
     auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
     if (!linalgOp || linalgOp.getNumDpsInputs() != 1 ||
         linalgOp.getNumReductionLoops() != 0)
@@ -348,6 +352,11 @@ bool CutPropagation::visitSameShape(Operation *op) {
 }
 
 bool CutPropagation::visitLinalg(linalg::LinalgOp op) {
+  // Indexing maps are rebuilt on each query for some ops; fetch them once.
+  // They are in operand order (inputs, then inits); result i uses init i's.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned numInputs = op.getNumDpsInputs();
+  auto resultMap = [&](OpResult r) { return maps[numInputs + r.getResultNumber()]; };
   // The cut loop, from whichever operand or result is cut already.
   std::optional<std::pair<unsigned, int64_t>> loop;
   auto consider = [&](Value v, AffineMap map) {
@@ -368,10 +377,10 @@ bool CutPropagation::visitLinalg(linalg::LinalgOp op) {
     return true;
   };
   for (OpOperand &operand : op->getOpOperands())
-    if (!consider(operand.get(), op.getMatchingIndexingMap(&operand)))
+    if (!consider(operand.get(), maps[operand.getOperandNumber()]))
       return false;
   for (OpResult result : op->getResults())
-    if (!consider(result, op.getIndexingMapMatchingResult(result)))
+    if (!consider(result, resultMap(result)))
       return false;
   if (!loop)
     return true;
@@ -417,9 +426,12 @@ bool CutPropagation::visitLinalg(linalg::LinalgOp op) {
     return true;
   };
   for (OpOperand &operand : op->getOpOperands())
-    if (!markIndexed(operand.get(), op.getMatchingIndexingMap(&operand)))
+    if (!markIndexed(operand.get(), maps[operand.getOperandNumber()]))
       return false;
   if (reduction) {
+    if (op->getNumResults() != 1)
+      return fail(op, "sums several results over the cut loop; only single "
+                      "result reductions get an all-reduce");
     for (OpResult result : op->getResults())
       if (lookup(result))
         return fail(op, "sums over the cut loop but its result is needed "
@@ -428,7 +440,7 @@ bool CutPropagation::visitLinalg(linalg::LinalgOp op) {
     return true;
   }
   for (OpResult result : op->getResults())
-    if (!markIndexed(result, op.getIndexingMapMatchingResult(result)))
+    if (!markIndexed(result, resultMap(result)))
       return false;
   return true;
 }
@@ -620,22 +632,21 @@ static std::optional<Seed> asSeed(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
       !isSumReduction(op))
     return std::nullopt;
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap outMap = maps.back();
+  ArrayRef<AffineMap> inputMaps = ArrayRef(maps).drop_back();
   // The weight is a right operand (`x @ W`); the first input is the data,
   // even when it is itself a function argument.
-  for (OpOperand *weight : llvm::drop_begin(op.getDpsInputOperands())) {
-    if (!isWeight(weight->get()))
+  for (unsigned w = 1, e = inputMaps.size(); w < e; ++w) {
+    if (!isWeight(op.getDpsInputs()[w]))
       continue;
-    AffineMap wMap = op.getMatchingIndexingMap(weight);
     for (auto [pos, expr] : llvm::enumerate(outMap.getResults())) {
       auto dim = dyn_cast<AffineDimExpr>(expr);
-      if (!dim || !wMap.isFunctionOfDim(dim.getPosition()))
+      if (!dim || !inputMaps[w].isFunctionOfDim(dim.getPosition()))
         continue;
-      bool onlyWeight = llvm::none_of(
-          op.getDpsInputOperands(), [&](OpOperand *other) {
-            return other != weight && op.getMatchingIndexingMap(other)
-                                          .isFunctionOfDim(dim.getPosition());
-          });
+      bool onlyWeight = llvm::all_of(llvm::seq<unsigned>(0, e), [&](unsigned i) {
+        return i == w || !inputMaps[i].isFunctionOfDim(dim.getPosition());
+      });
       if (onlyWeight)
         return Seed{op, static_cast<int64_t>(pos)};
     }

@@ -171,8 +171,12 @@ static void insertAllGather(OpBuilder &builder, OpOperand &use, DimCut cut,
       builder, loc, localTy.clone(fullShape), gathered, groups));
 }
 
+/// Applies one region. The shard attributes of the weight arguments it cuts
+/// go to `argShards`: setting them one by one would rebuild the function's
+/// argument attribute array once per argument.
 static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
-                        int64_t tpSize) {
+                        int64_t tpSize,
+                        DenseMap<unsigned, ShardAttr> &argShards) {
   MLIRContext *ctx = func->getContext();
   OpBuilder builder(ctx);
   // Gathers read the local value, so they go in once types are local; note
@@ -183,8 +187,7 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
     value.setType(localType(value.getType(), cut, tpSize));
     if (auto arg = dyn_cast<BlockArgument>(value))
       if (arg.getOwner()->getParentOp() == func.getOperation())
-        func.setArgAttr(arg.getArgNumber(), TPDialect::getShardAttrName(),
-                        splitAttr(ctx, fullSize, cut));
+        argShards[arg.getArgNumber()] = splitAttr(ctx, fullSize, cut);
   }
   SetVector<Operation *> touched;
   for (auto &[value, cut] : region.cuts)
@@ -199,6 +202,23 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
       insertAllGather(builder, *c.use, region.cuts.lookup(c.use->get()),
                       tpSize);
   }
+}
+
+/// Gives `func` its local argument types and the shard attributes.
+static void updateSignature(FunctionOpInterface func,
+                            const DenseMap<unsigned, ShardAttr> &argShards) {
+  MLIRContext *ctx = func->getContext();
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  for (BlockArgument arg : func.getArguments()) {
+    argTypes.push_back(arg.getType());
+    NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
+    if (ShardAttr shard = argShards.lookup(arg.getArgNumber()))
+      attrs.set(TPDialect::getShardAttrName(), shard);
+    argAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+  func.setAllArgAttrs(argAttrs);
 }
 
 namespace {
@@ -220,12 +240,10 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
       FailureOr<ShardPlan> plan =
           analyzeSharding(func, tpSize, allowFallback);
       if (succeeded(plan)) {
+        DenseMap<unsigned, ShardAttr> argShards;
         for (const ShardRegion &region : plan->regions)
-          applyRegion(func, region, tpSize);
-        auto argTypes = llvm::map_to_vector(
-            func.getArguments(), [](BlockArgument a) { return a.getType(); });
-        func.setType(FunctionType::get(&getContext(), argTypes,
-                                       func.getResultTypes()));
+          applyRegion(func, region, tpSize, argShards);
+        updateSignature(func, argShards);
         if (explain)
           explainPlan(func, *plan, llvm::errs());
       }
