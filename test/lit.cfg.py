@@ -37,8 +37,16 @@ config.substitutions.append(("%tp-run", run))
 config.substitutions.append(("%python", python))
 
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
-tools = ["tp-opt", "mlir-opt", "mlir-runner", "not", "count"]
+tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Runtime tests (test/Runtime): tp-run, and the unit tests, MPI test and fake
+# models built in runtime/test.
+llvm_config.add_tool_substitutions(["tp-run"], tool_dirs)
+tprt_test_dir = os.path.join(config.tp_obj_root, "runtime", "test")
+config.substitutions.append(("%tprt_test_dir", tprt_test_dir))
+config.substitutions.append(
+    ("%tprt_unittests", os.path.join(tprt_test_dir, "tprt-unittests")))
 
 if shutil.which("mpirun"):
     config.available_features.add("mpi")

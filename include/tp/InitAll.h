@@ -23,7 +23,13 @@ namespace mlir::tp {
 /// (func, arith, math, tensor, linalg).
 void registerAllDialects(DialectRegistry &registry);
 
-/// Registers the tp passes with the global pass registry.
+/// Adds what the CPU lowering (`tp-lower-cpu`, tp-compile) needs on top:
+/// bufferization (with the external models of arith, func, linalg and
+/// tensor), memref, scf, cf and llvm.
+void registerLoweringDialects(DialectRegistry &registry);
+
+/// Registers the tp passes and the `tp-lower-cpu` pipeline with the global
+/// pass registry.
 void registerAllPasses();
 
 } // namespace mlir::tp

@@ -147,8 +147,12 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
   auto fn = dyn_cast<FunctionOpInterface>(op);
   if (!fn || regionIndex != 0)
     return success();
-  auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[argIndex]);
-  if (!type || shard.getDim() >= type.getRank())
+  // After lowering the argument may be a memref or an LLVM descriptor; the
+  // checks apply while it is still shaped.
+  auto type = dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex]);
+  if (!type || !type.hasRank())
+    return success();
+  if (shard.getDim() >= type.getRank())
     return op->emitError() << "argument " << argIndex
                            << " has no dimension " << shard.getDim()
                            << " to split";

@@ -2,14 +2,24 @@
 
 #include "tp/InitAll.h"
 
+#include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 #include "tp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 
 void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   registry.insert<TPDialect, arith::ArithDialect, func::FuncDialect,
@@ -17,4 +27,20 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
                   tensor::TensorDialect>();
 }
 
-void mlir::tp::registerAllPasses() { registerTPPasses(); }
+void mlir::tp::registerLoweringDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registry.insert<bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  LLVM::LLVMDialect, memref::MemRefDialect, scf::SCFDialect>();
+  // One-shot bufferization of the ops the per-rank programs use.
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void mlir::tp::registerAllPasses() {
+  registerTPPasses();
+  registerTPConversionPasses();
+  registerCpuLoweringPipeline();
+}

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 #include "tp/Transforms/Passes.h"
 
@@ -248,21 +249,6 @@ static void compareInMain(OpBuilder &b, func::FuncOp ref, func::FuncOp emu,
       });
 }
 
-/// linalg.softmax has no loop lowering; its decomposition does.
-static LogicalResult decomposeAggregates(Operation *root) {
-  SmallVector<linalg::AggregatedOpInterface> ops;
-  root->walk([&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
-  for (linalg::AggregatedOpInterface op : ops) {
-    OpBuilder b(op);
-    FailureOr<SmallVector<Value>> values = op.decomposeOperation(b);
-    if (failed(values))
-      return op->emitError("cannot decompose for the emulation");
-    op->replaceAllUsesWith(*values);
-    op->erase();
-  }
-  return success();
-}
-
 struct TestEquivalencePass
     : public PassWrapper<TestEquivalencePass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestEquivalencePass)
@@ -328,7 +314,8 @@ struct TestEquivalencePass
     }
     b.setInsertionPointToEnd(mainBody);
     func::ReturnOp::create(b, module.getLoc());
-    if (failed(decomposeAggregates(module)))
+    // linalg.softmax has no loop lowering; its decomposition does.
+    if (failed(decomposeAggregatedOps(module)))
       return signalPassFailure();
   }
 };

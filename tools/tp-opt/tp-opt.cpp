@@ -12,7 +12,7 @@ void registerTestPasses();
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  mlir::tp::registerAllDialects(registry);
+  mlir::tp::registerLoweringDialects(registry);
   mlir::tp::registerAllPasses();
   mlir::tp::test::registerTestPasses();
   mlir::registerCanonicalizerPass();

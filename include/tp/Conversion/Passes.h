@@ -1,0 +1,40 @@
+//===- Passes.h - lowering of per-rank programs -----------------*- C++ -*-===//
+
+#ifndef TP_CONVERSION_PASSES_H
+#define TP_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::tp {
+
+#define GEN_PASS_DECL
+#include "tp/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tp/Conversion/Passes.h.inc"
+
+/// Replaces every aggregated linalg op (linalg.softmax) under `root` by its
+/// decomposition into generics; fails at the first that cannot be.
+LogicalResult decomposeAggregatedOps(Operation *root);
+
+/// The CPU lowering of a per-rank program down to the LLVM dialect:
+/// decompose aggregates, collectives to runtime calls, one-shot
+/// bufferization, results to out-parameters, GEMMs to runtime calls, the
+/// rest through loops, deallocation, then LLVM. The entry function gets a
+/// C interface (`_mlir_ciface_<name>`).
+void buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Registers buildCpuLoweringPipeline as `tp-lower-cpu`.
+void registerCpuLoweringPipeline();
+
+} // namespace mlir::tp
+
+#endif // TP_CONVERSION_PASSES_H

@@ -1,0 +1,46 @@
+//===- Passes.td - lowering of per-rank programs -----------*- tablegen -*-===//
+
+#ifndef TP_CONVERSION_PASSES_TD
+#define TP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TPDecomposeAggregates : Pass<"tp-decompose-aggregates"> {
+  let summary = "Decompose aggregated linalg ops (linalg.softmax) into "
+                "generics";
+  let description = [{
+    `linalg.softmax` has no loop lowering; its decomposition (max, sub+exp,
+    sum, div generics) does. Runs before bufferization.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "math::MathDialect", "tensor::TensorDialect"];
+}
+
+def TPCollectivesToRuntime : Pass<"tp-collectives-to-runtime", "ModuleOp"> {
+  let summary = "Turn tp collectives into calls of the tprt runtime";
+  let description = [{
+    On tensors, before bufferization: each `tp.all_reduce sum` and
+    `tp.all_gather` on f32 becomes a fresh buffer that the runtime fills
+    in place (`tprt_all_reduce_sum_f32`, `tprt_all_gather_f32`, see
+    runtime/include/tprt/tprt.h), wrapped back into a tensor. The runtime
+    functions are declared with `llvm.emit_c_interface`.
+  }];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "func::FuncDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
+def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
+  let summary = "Turn f32 linalg.matmul / batch_matmul on buffers into "
+                "calls of the runtime's GEMM";
+  let description = [{
+    After bufferization: `linalg.matmul` and `linalg.batch_matmul` on f32
+    memrefs, with plain or transposed operand maps, become calls of
+    `tprt_matmul_f32` / `tprt_batch_matmul_f32` (c += op(a) op(b)). Other
+    contractions are left to the loop lowering.
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
+#endif // TP_CONVERSION_PASSES_TD

@@ -1,0 +1,100 @@
+//===- CollectivesToRuntime.cpp - tp collectives as runtime calls ---------===//
+//
+// The runtime works in place on contiguous buffers, so each collective gets
+// a fresh buffer: the operand is copied in (all-reduce) or the result is
+// allocated (all-gather), the runtime fills it, and it becomes the result
+// tensor again. One-shot bufferization then sees plain buffer code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+#include "tp/IR/TPDialect.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPCOLLECTIVESTORUNTIME
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+/// Declares `name(argTypes)` with a C interface, once per module.
+static func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
+                                       TypeRange argTypes) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto fn = func::FuncOp::create(builder, module.getLoc(), name,
+                                 builder.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  return fn;
+}
+
+static Value toUnranked(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+}
+
+static LogicalResult lowerCollective(Operation *op, ModuleOp module) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!inType.getElementType().isF32() || !inType.hasStaticShape() ||
+      !outType.hasStaticShape())
+    return op->emitError("the cpu runtime supports static f32 collectives "
+                         "only, got ")
+           << inType;
+  auto inBuf = MemRefType::get(inType.getShape(), inType.getElementType());
+  auto outBuf = MemRefType::get(outType.getShape(), outType.getElementType());
+  Value in = bufferization::ToBufferOp::create(b, loc, inBuf,
+                                               op->getOperand(0),
+                                               /*read_only=*/true);
+  Value out = memref::AllocOp::create(b, loc, outBuf);
+  Type unranked = UnrankedMemRefType::get(inType.getElementType(), 0);
+  if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    if (reduce.getKind() != ReductionKind::Sum)
+      return op->emitError("the cpu runtime implements sum all-reduces only");
+    memref::CopyOp::create(b, loc, in, out);
+    func::FuncOp fn =
+        declareRuntimeFunc(module, "tprt_all_reduce_sum_f32", {unranked});
+    func::CallOp::create(b, loc, fn, ValueRange{toUnranked(b, loc, out)});
+  } else {
+    auto gather = cast<AllGatherOp>(op);
+    func::FuncOp fn = declareRuntimeFunc(
+        module, "tprt_all_gather_f32", {unranked, unranked, b.getI64Type()});
+    Value dim = arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(gather.getDim()));
+    func::CallOp::create(
+        b, loc, fn,
+        ValueRange{toUnranked(b, loc, in), toUnranked(b, loc, out), dim});
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, outType, out, /*restrict=*/true, /*writable=*/true);
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+  return success();
+}
+
+namespace {
+struct TPCollectivesToRuntimePass
+    : public tp::impl::TPCollectivesToRuntimeBase<TPCollectivesToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> collectives;
+    module.walk([&](Operation *op) {
+      if (isa<ReduceScatterOp>(op)) {
+        op->emitError("the cpu runtime has no reduce_scatter yet");
+        return signalPassFailure();
+      }
+      if (isa<AllReduceOp, AllGatherOp>(op))
+        collectives.push_back(op);
+    });
+    for (Operation *op : collectives)
+      if (failed(lowerCollective(op, module)))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,120 @@
+/*===- tprt.h - the C ABI between compiled models and libtprt -----*- C -*-===*
+ *
+ * Compiled code (from tp-compile) calls the `_mlir_ciface_tprt_*` entry
+ * points; launchers (tp-run) call the `tprt_*` functions. One rank per
+ * process. Every buffer argument is an MLIR memref descriptor, passed by
+ * pointer: for rank R,
+ *
+ *   struct { T *allocated; T *aligned; int64_t offset;
+ *            int64_t sizes[R]; int64_t strides[R]; }
+ *
+ * and an unranked memref is `struct { int64_t rank; void *descriptor; }`.
+ *
+ * Compiled code cannot handle a status in the middle of a forward pass, so
+ * a failing `_mlir_ciface_*` call records the error (readable with
+ * tprt_last_error), prints it naming the rank and the call, and ends every
+ * rank (MPI_Abort with exit code 1). Launcher calls return a tprt_status.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TPRT_TPRT_H
+#define TPRT_TPRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this ABI; compiled models record the version they were built
+ * for in their manifest and tp-run refuses a mismatch. */
+#define TPRT_ABI_VERSION 1
+
+typedef enum tprt_status {
+  TPRT_OK = 0,
+  TPRT_ERR_INVALID_ARGUMENT = 1, /* bad shape, stride, dtype or pointer */
+  TPRT_ERR_BLAS = 2,             /* the BLAS backend refused a call */
+  TPRT_ERR_COMM = 3,             /* MPI/NCCL failure or timeout */
+  TPRT_ERR_IO = 4,               /* file missing, truncated or corrupt */
+  TPRT_ERR_STATE = 5,            /* called before tprt_init / after finalize */
+  TPRT_ERR_NO_DEVICE = 6         /* the backend needs a device there is none */
+} tprt_status;
+
+typedef struct tprt_memref2d_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} tprt_memref2d_f32;
+
+typedef struct tprt_memref3d_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[3];
+  int64_t strides[3];
+} tprt_memref3d_f32;
+
+typedef struct tprt_unranked_memref {
+  int64_t rank;
+  void *descriptor; /* points to a ranked descriptor of that rank */
+} tprt_unranked_memref;
+
+/*--- launcher side --------------------------------------------------------*/
+
+/* Starts the runtime on this process: MPI_Init (if not initialised yet),
+ * rank and world size, BLAS set to one thread unless TPRT_BLAS_THREADS is
+ * set. `argc`/`argv` may be NULL. */
+tprt_status tprt_init(int *argc, char ***argv);
+tprt_status tprt_finalize(void);
+int tprt_rank(void);
+int tprt_world_size(void);
+/* The message of the last failed call on this rank ("" if none). */
+const char *tprt_last_error(void);
+
+/* Collectives issued since tprt_init, for the run report. Bytes are what
+ * the rank contributes (elements * element size). */
+typedef struct tprt_counters {
+  int64_t all_reduce_calls, all_reduce_bytes;
+  int64_t all_gather_calls, all_gather_bytes;
+  int64_t reduce_scatter_calls, reduce_scatter_bytes;
+  int64_t gemm_calls;
+  double gemm_flops;   /* 2*m*n*k summed */
+  double gemm_seconds; /* wall time inside GEMM calls */
+  double comm_seconds; /* wall time inside collectives */
+} tprt_counters;
+void tprt_get_counters(tprt_counters *out);
+void tprt_reset_counters(void);
+
+/* Ends every rank with `message` (prefixed with the rank) and exit code 1. */
+void tprt_abort(const char *message);
+
+/*--- compiled-code side ---------------------------------------------------*/
+
+/* c += op(a) * op(b), fp32, row-major logical views given by the
+ * descriptors; op transposes when trans_* != 0. Any strides are accepted
+ * (a view whose inner stride is not 1 is handled by BLAS transposition or a
+ * copy). */
+void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a, tprt_memref2d_f32 *b,
+                                  tprt_memref2d_f32 *c, int64_t trans_a,
+                                  int64_t trans_b);
+/* The same for each batch index: c[i] += op(a[i]) * op(b[i]). */
+void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
+                                        tprt_memref3d_f32 *b,
+                                        tprt_memref3d_f32 *c, int64_t trans_a,
+                                        int64_t trans_b);
+/* In place, contiguous (identity layout) buffers of any rank: every rank
+ * ends with the elementwise sum over ranks. */
+void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);
+/* `out` (contiguous) receives the concatenation of every rank's `in`
+ * (contiguous) along `dim`, rank order. */
+void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *in,
+                                      tprt_unranked_memref *out, int64_t dim);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPRT_TPRT_H */

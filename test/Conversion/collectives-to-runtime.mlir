@@ -1,0 +1,30 @@
+// RUN: tp-opt %s -split-input-file --tp-collectives-to-runtime | FileCheck %s --enable-var-scope
+
+// CHECK: func.func private @tprt_all_reduce_sum_f32(memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK: %[[BUF:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK: memref.copy %[[IN]], %[[BUF]]
+// CHECK: %[[U:.*]] = memref.cast %[[BUF]] : memref<4x8xf32> to memref<*xf32>
+// CHECK: call @tprt_all_reduce_sum_f32(%[[U]])
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
+// CHECK: return %[[R]]
+func.func @all_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = tp.all_reduce sum %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK: func.func private @tprt_all_gather_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @all_gather
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK: %[[D:.*]] = arith.constant 1 : i64
+// CHECK: call @tprt_all_gather_f32(%{{.*}}, %{{.*}}, %[[D]])
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<4x8xf32> to tensor<4x8xf32>
+func.func @all_gather(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  %0 = tp.all_gather %x dim 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+

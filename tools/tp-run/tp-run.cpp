@@ -1,0 +1,630 @@
+//===- tp-run.cpp - SPMD launcher for compiled tp models ------------------===//
+//
+//   mpirun -np N tp-run model.so --weights model.safetensors --input x.npy
+//          --output y.npy [--warmup K] [--iters K] [--quiet]
+//          [--report-json FILE]
+//
+// Every rank loads the model, checks it against the checkpoint, the input
+// and the world size, and then all ranks agree (one MPI_Allreduce) before
+// any collective runs: if one rank failed, every rank prints its message and
+// exits 1. Then each rank slices its weights, runs the forward pass and rank
+// 0 writes the output and the report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tprt/loader.h"
+#include "tprt/manifest.h"
+#include "tprt/model.h"
+#include "tprt/tprt.h"
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace {
+
+using tprt::Expected;
+using tprt::Status;
+
+const char *kUsage =
+    "usage: mpirun -np N tp-run MODEL.so --weights FILE.safetensors\n"
+    "              --input X.npy [--output Y.npy] [--warmup K] [--iters K]\n"
+    "              [--quiet] [--report-json FILE]\n";
+
+int rank() { return tprt_rank(); }
+
+/// Prints "tp-run[rank R]: <line>" for every line of `message`.
+void printError(const std::string &message) {
+  std::istringstream lines(message);
+  std::string line;
+  std::ostringstream out;
+  while (std::getline(lines, line))
+    out << "tp-run[rank " << rank() << "]: " << line << "\n";
+  std::cerr << out.str() << std::flush;
+}
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+struct Options {
+  std::string model, weights, input, output, reportJson;
+  int warmup = 1;
+  int iters = 5;
+  bool quiet = false;
+  bool help = false;
+};
+
+Expected<int> parseCount(const std::string &flag, const std::string &text,
+                         int minimum) {
+  char *end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < minimum || value > 1000000)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  flag + " takes an integer >= " + std::to_string(minimum) +
+                      ", not '" + text + "'");
+  return static_cast<int>(value);
+}
+
+Expected<Options> parseOptions(int argc, char **argv) {
+  Options options;
+  auto bad = [](const std::string &what) {
+    return Status(TPRT_ERR_INVALID_ARGUMENT, what);
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string &into) -> Status {
+      if (i + 1 >= argc)
+        return bad(arg + " needs a value");
+      into = argv[++i];
+      return Status::success();
+    };
+    Status status;
+    std::string text;
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+    } else if (arg == "--weights") {
+      status = value(options.weights);
+    } else if (arg == "--input") {
+      status = value(options.input);
+    } else if (arg == "--output") {
+      status = value(options.output);
+    } else if (arg == "--report-json") {
+      status = value(options.reportJson);
+    } else if (arg == "--warmup" || arg == "--iters") {
+      status = value(text);
+      if (status) {
+        Expected<int> count = parseCount(arg, text, arg == "--iters" ? 1 : 0);
+        if (!count)
+          return count.status();
+        (arg == "--iters" ? options.iters : options.warmup) = *count;
+      }
+    } else if (arg == "--quiet") {
+      options.quiet = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad("unknown option '" + arg + "'");
+    } else if (options.model.empty()) {
+      options.model = arg;
+    } else {
+      return bad("unexpected argument '" + arg + "' (the model is '" +
+                 options.model + "')");
+    }
+    if (!status)
+      return status;
+  }
+  if (options.help)
+    return options;
+  if (options.model.empty())
+    return bad("no model .so given");
+  if (options.weights.empty())
+    return bad("no --weights given");
+  if (options.input.empty())
+    return bad("no --input given");
+  return options;
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+/// A dlopen'ed model; closed on destruction.
+class ModelLibrary {
+public:
+  using ManifestFn = const char *(*)();
+  using ForwardFn = void (*)(void **);
+
+  static Expected<ModelLibrary> open(const std::string &path) {
+    // A name without a slash would be searched on the library path.
+    std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+    dlerror();
+    void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      return Status(TPRT_ERR_IO,
+                    "cannot load model '" + path + "': " + dlerror());
+    ModelLibrary library(handle);
+    library.manifest = reinterpret_cast<ManifestFn>(
+        dlsym(handle, "tp_model_manifest"));
+    library.forward =
+        reinterpret_cast<ForwardFn>(dlsym(handle, "tp_model_forward"));
+    if (!library.manifest || !library.forward)
+      return Status(TPRT_ERR_IO,
+                    "'" + path +
+                        "' does not export tp_model_manifest and "
+                        "tp_model_forward (not built by tp-compile?)");
+    return library;
+  }
+
+  ModelLibrary(ModelLibrary &&other) noexcept
+      : manifest(other.manifest), forward(other.forward),
+        handle(other.handle) {
+    other.handle = nullptr;
+  }
+  ModelLibrary &operator=(ModelLibrary &&) = delete;
+  ModelLibrary(const ModelLibrary &) = delete;
+  ~ModelLibrary() {
+    if (handle)
+      dlclose(handle);
+  }
+
+  ManifestFn manifest = nullptr;
+  ForwardFn forward = nullptr;
+
+private:
+  explicit ModelLibrary(void *handle) : handle(handle) {}
+  void *handle;
+};
+
+/// Everything validated before the ranks agree to go on.
+struct Loaded {
+  std::optional<ModelLibrary> library;
+  tprt::Manifest manifest;
+  std::optional<tprt::SafetensorsFile> weights;
+  std::optional<tprt::NpyArray> input;
+};
+
+bool isWritableTarget(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty())
+    dir = "/";
+  return access(dir.c_str(), W_OK) == 0;
+}
+
+/// Loads and checks everything on this rank without communicating; returns
+/// the problems found (empty when all is well).
+std::vector<std::string> loadAndValidate(const Options &options,
+                                         Loaded &loaded) {
+  std::vector<std::string> errors;
+  const std::string &model = options.model;
+
+  Expected<ModelLibrary> library = ModelLibrary::open(model);
+  if (!library)
+    return {library.status().message()};
+  loaded.library.emplace(std::move(*library));
+  const char *text = loaded.library->manifest();
+  Expected<tprt::Manifest> parsed =
+      tprt::parseManifest(text ? text : "");
+  if (!parsed)
+    return {"'" + model + "': " + parsed.status().message()};
+  loaded.manifest = std::move(*parsed);
+  const tprt::Manifest &manifest = loaded.manifest;
+
+  // The model as a whole.
+  if (manifest.abiVersion != TPRT_ABI_VERSION)
+    return {model + " was built for tprt ABI version " +
+            std::to_string(manifest.abiVersion) +
+            ", this tp-run implements version " +
+            std::to_string(TPRT_ABI_VERSION)};
+  if (manifest.backend != "cpu")
+    return {model + " was built for backend '" + manifest.backend +
+            "', this tp-run runs 'cpu'"};
+  if (manifest.tpSize != tprt_world_size())
+    return {"world size " + std::to_string(tprt_world_size()) + " but " +
+            model + " was compiled for tp " + std::to_string(manifest.tpSize)};
+  if (manifest.args.empty() || manifest.args[0].role != "input")
+    return {"'" + model + "': manifest argument 0 must be the input"};
+  if (manifest.results.empty())
+    errors.push_back("'" + model + "': manifest has no results");
+  for (size_t i = 0; i < manifest.args.size(); ++i) {
+    const tprt::ManifestArg &arg = manifest.args[i];
+    std::string where = "'" + model + "': argument " + std::to_string(i) +
+                        " ('" + arg.name + "')";
+    if (i > 0 && arg.role != "weight")
+      errors.push_back(where + " has role '" + arg.role +
+                       "'; only argument 0 is the input");
+    if (arg.dtype != "f32")
+      errors.push_back(where + " has dtype '" + arg.dtype +
+                       "'; the cpu runtime takes f32");
+    Expected<std::vector<int64_t>> local =
+        tprt::shardShape(arg.shape, arg.shard, manifest.tpSize);
+    if (!local)
+      errors.push_back(where + ": " + local.status().message());
+    else if (*local != arg.localShape)
+      errors.push_back(where + ": local_shape " +
+                       tprt::formatShape(arg.localShape) + " is not the shard " +
+                       tprt::formatShape(*local) + " of " +
+                       tprt::formatShape(arg.shape));
+  }
+  for (const tprt::ManifestResult &result : manifest.results)
+    if (result.dtype != "f32")
+      errors.push_back("'" + model + "': result '" + result.name +
+                       "' has dtype '" + result.dtype +
+                       "'; the cpu runtime takes f32");
+  if (!errors.empty())
+    return errors;
+
+  // The checkpoint: every weight present, F32, with the full shape.
+  Expected<tprt::SafetensorsFile> weights =
+      tprt::SafetensorsFile::open(options.weights);
+  if (!weights)
+    return {"checkpoint " + weights.status().message()};
+  loaded.weights.emplace(std::move(*weights));
+  for (size_t i = 1; i < manifest.args.size(); ++i) {
+    const tprt::ManifestArg &arg = manifest.args[i];
+    const tprt::TensorInfo *tensor = loaded.weights->find(arg.name);
+    std::string where = "tensor '" + arg.name + "' (argument " +
+                        std::to_string(i) + ")";
+    if (!tensor) {
+      errors.push_back("checkpoint '" + options.weights + "' has no " + where);
+      continue;
+    }
+    if (tensor->dtype != "F32")
+      errors.push_back(where + " in '" + options.weights + "' is " +
+                       tensor->dtype + ", the model takes F32");
+    else if (tensor->shape != arg.shape)
+      errors.push_back(where + " in '" + options.weights + "' has shape " +
+                       tprt::formatShape(tensor->shape) +
+                       ", the model takes " + tprt::formatShape(arg.shape));
+  }
+
+  // The input.
+  Expected<tprt::NpyArray> input = tprt::readNpy(options.input);
+  if (!input) {
+    errors.push_back("input " + input.status().message());
+  } else {
+    const tprt::ManifestArg &arg = manifest.args[0];
+    if (input->shape != arg.shape)
+      errors.push_back("input '" + options.input + "' has shape " +
+                       tprt::formatShape(input->shape) + ", the model takes " +
+                       tprt::formatShape(arg.shape));
+    loaded.input.emplace(std::move(*input));
+  }
+
+  if (rank() == 0 && !options.output.empty() &&
+      !isWritableTarget(options.output))
+    errors.push_back("cannot write the output '" + options.output +
+                     "': its directory is missing or not writable");
+  if (rank() == 0 && !options.reportJson.empty() &&
+      !isWritableTarget(options.reportJson))
+    errors.push_back("cannot write the report '" + options.reportJson +
+                     "': its directory is missing or not writable");
+  return errors;
+}
+
+/// Every rank learns whether any rank failed, and the lowest such rank (-1
+/// if none). The only communication before the forward pass.
+Expected<int> agree(bool failed) {
+  struct {
+    int failed;
+    int rank;
+  } local{failed ? 1 : 0, rank()}, global{0, 0};
+  int rc = MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC,
+                         MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    return Status(TPRT_ERR_COMM, "MPI_Allreduce failed while the ranks "
+                                 "agreed on validation");
+  return global.failed ? global.rank : -1;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// A memref descriptor of any rank over a contiguous buffer:
+/// { allocated, aligned, offset, sizes[R], strides[R] }, all 8 bytes wide.
+std::vector<int64_t> makeDescriptor(void *data,
+                                    const std::vector<int64_t> &shape) {
+  static_assert(sizeof(void *) == sizeof(int64_t), "64-bit pointers");
+  size_t rank = shape.size();
+  std::vector<int64_t> descriptor(3 + 2 * rank);
+  std::memcpy(&descriptor[0], &data, sizeof(void *));
+  std::memcpy(&descriptor[1], &data, sizeof(void *));
+  descriptor[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    descriptor[3 + i] = shape[i];
+    descriptor[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return descriptor;
+}
+
+/// A result file name: y.npy for result 0, y.1.npy for result 1, ...
+std::string resultPath(const std::string &output, size_t index) {
+  if (index == 0)
+    return output;
+  std::string stem = output, suffix;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) {
+    stem.resize(stem.size() - 4);
+    suffix = ".npy";
+  }
+  return stem + "." + std::to_string(index) + suffix;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+struct Timings {
+  double loadSeconds = 0, sliceSeconds = 0;
+  std::vector<double> forwardSeconds; // per iteration, slowest rank
+  tprt_counters counters{};           // rank 0, timed iterations
+};
+
+nlohmann::json makeReport(const Options &options, const Loaded &loaded,
+                          const Timings &timings) {
+  const tprt::Manifest &manifest = loaded.manifest;
+  const std::vector<int64_t> &inputShape = manifest.args[0].shape;
+  int64_t tokens = 1;
+  for (size_t i = 0; i + 1 < inputShape.size(); ++i)
+    tokens *= inputShape[i];
+  double iters = static_cast<double>(timings.forwardSeconds.size());
+  double fwdMin = *std::min_element(timings.forwardSeconds.begin(),
+                                    timings.forwardSeconds.end());
+  double fwdMedian = median(timings.forwardSeconds);
+  double fwdTotal = 0;
+  for (double t : timings.forwardSeconds)
+    fwdTotal += t;
+  const tprt_counters &c = timings.counters;
+  auto perForward = [&](int64_t value) {
+    return static_cast<double>(value) / iters;
+  };
+  nlohmann::json report = {
+      {"model", options.model},
+      {"backend", manifest.backend},
+      {"tp_size", manifest.tpSize},
+      {"world_size", tprt_world_size()},
+      {"input_shape", inputShape},
+      {"tokens", tokens},
+      {"warmup", options.warmup},
+      {"iterations", options.iters},
+      {"load_validate_s", timings.loadSeconds},
+      {"slice_s", timings.sliceSeconds},
+      {"forward_s",
+       {{"min", fwdMin},
+        {"median", fwdMedian},
+        {"mean", fwdTotal / iters},
+        {"all", timings.forwardSeconds}}},
+      {"tokens_per_s", fwdMedian > 0 ? tokens / fwdMedian : 0.0},
+      {"collectives_per_forward",
+       {{"all_reduce",
+         {{"calls", perForward(c.all_reduce_calls)},
+          {"bytes", perForward(c.all_reduce_bytes)}}},
+        {"all_gather",
+         {{"calls", perForward(c.all_gather_calls)},
+          {"bytes", perForward(c.all_gather_bytes)}}},
+        {"reduce_scatter",
+         {{"calls", perForward(c.reduce_scatter_calls)},
+          {"bytes", perForward(c.reduce_scatter_bytes)}}}}},
+      {"comm_s_per_forward", c.comm_seconds / iters},
+      {"comm_share", fwdTotal > 0 ? c.comm_seconds / fwdTotal : 0.0},
+      {"gemm",
+       {{"calls_per_forward", perForward(c.gemm_calls)},
+        {"flops_per_forward", c.gemm_flops / iters},
+        {"s_per_forward", c.gemm_seconds / iters},
+        {"share_of_forward", fwdTotal > 0 ? c.gemm_seconds / fwdTotal : 0.0},
+        {"gflops", c.gemm_seconds > 0 ? c.gemm_flops / c.gemm_seconds / 1e9
+                                      : 0.0}}},
+  };
+  return report;
+}
+
+void printReport(const nlohmann::json &r) {
+  const nlohmann::json &fwd = r["forward_s"];
+  const nlohmann::json &coll = r["collectives_per_forward"];
+  const nlohmann::json &gemm = r["gemm"];
+  auto ms = [](const nlohmann::json &seconds) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f ms",
+                  seconds.get<double>() * 1e3);
+    return std::string(text);
+  };
+  auto collective = [&](const char *name) {
+    std::ostringstream os;
+    os << name << " " << coll[name]["calls"].get<double>() << " ("
+       << static_cast<int64_t>(coll[name]["bytes"].get<double>()) << " B)";
+    return os.str();
+  };
+  char line[256];
+  std::ostringstream os;
+  os << "tp-run: " << r["model"].get<std::string>() << ", backend "
+     << r["backend"].get<std::string>() << ", tp " << r["tp_size"]
+     << ", input " << r["input_shape"].dump() << " (" << r["tokens"]
+     << " tokens)\n";
+  os << "  load+validate  " << ms(r["load_validate_s"]) << "\n";
+  os << "  slice          " << ms(r["slice_s"]) << "\n";
+  os << "  forward        min " << ms(fwd["min"]) << ", median "
+     << ms(fwd["median"]) << " (" << r["iterations"] << " iterations after "
+     << r["warmup"] << " warmup; slowest rank)\n";
+  std::snprintf(line, sizeof(line), "  tokens/s       %.1f\n",
+                r["tokens_per_s"].get<double>());
+  os << line;
+  os << "  collectives    per forward: " << collective("all_reduce") << ", "
+     << collective("all_gather") << ", " << collective("reduce_scatter")
+     << "; " << ms(r["comm_s_per_forward"]) << "\n";
+  std::snprintf(line, sizeof(line),
+                "  gemm           per forward: %.0f calls, %.3f GFLOP, "
+                "%.1f%% of forward, %.2f GFLOP/s (rank 0)\n",
+                gemm["calls_per_forward"].get<double>(),
+                gemm["flops_per_forward"].get<double>() / 1e9,
+                gemm["share_of_forward"].get<double>() * 100,
+                gemm["gflops"].get<double>());
+  os << line;
+  std::cout << os.str() << std::flush;
+}
+
+/// Slices, runs and reports; every rank reaches the same collectives.
+int run(const Options &options, Loaded &loaded, double loadSeconds) {
+  const tprt::Manifest &manifest = loaded.manifest;
+  int worldSize = tprt_world_size();
+  Timings timings;
+  timings.loadSeconds = loadSeconds;
+
+  // Slice: the input is a tensor like the weights.
+  double sliceStart = now();
+  std::vector<tprt::AlignedBuffer> buffers;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<std::string> errors;
+  tprt::TensorInfo inputTensor;
+  inputTensor.name = manifest.args[0].name;
+  inputTensor.dtype = "F32";
+  inputTensor.shape = loaded.input->shape;
+  inputTensor.elementSize = sizeof(float);
+  inputTensor.data =
+      reinterpret_cast<const uint8_t *>(loaded.input->buffer.data());
+  inputTensor.byteSize = loaded.input->buffer.size();
+  for (size_t i = 0; i < manifest.args.size(); ++i) {
+    const tprt::ManifestArg &arg = manifest.args[i];
+    const tprt::TensorInfo &tensor =
+        i == 0 ? inputTensor : *loaded.weights->find(arg.name);
+    Expected<tprt::SlicedTensor> slice =
+        tprt::sliceTensor(tensor, arg.shard, rank(), worldSize);
+    if (!slice) {
+      errors.push_back(slice.status().message());
+      continue;
+    }
+    descriptors.push_back(makeDescriptor(slice->buffer.data(), slice->shape));
+    buffers.push_back(std::move(slice->buffer));
+  }
+  // Validation checked every shard, so this cannot differ between ranks.
+  if (!errors.empty()) {
+    for (const std::string &error : errors)
+      printError(error);
+    tprt_abort("slicing failed after validation");
+  }
+  for (const tprt::ManifestResult &result : manifest.results) {
+    tprt::AlignedBuffer buffer(
+        size_t(tprt::numElements(result.localShape)) * sizeof(float),
+        /*zero=*/true);
+    descriptors.push_back(makeDescriptor(buffer.data(), result.localShape));
+    buffers.push_back(std::move(buffer));
+  }
+  std::vector<void *> args;
+  for (std::vector<int64_t> &descriptor : descriptors)
+    args.push_back(descriptor.data());
+  timings.sliceSeconds = now() - sliceStart;
+
+  // Forward.
+  for (int i = 0; i < options.warmup; ++i)
+    loaded.library->forward(args.data());
+  tprt_reset_counters();
+  std::vector<double> local;
+  for (int i = 0; i < options.iters; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = now();
+    loaded.library->forward(args.data());
+    local.push_back(now() - start);
+  }
+  tprt_get_counters(&timings.counters);
+
+  // Slowest rank per iteration and per phase.
+  timings.forwardSeconds.resize(local.size());
+  MPI_Allreduce(local.data(), timings.forwardSeconds.data(),
+                static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
+                MPI_COMM_WORLD);
+  double phases[2] = {timings.loadSeconds, timings.sliceSeconds};
+  MPI_Allreduce(MPI_IN_PLACE, phases, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  timings.loadSeconds = phases[0];
+  timings.sliceSeconds = phases[1];
+
+  if (rank() != 0)
+    return 0;
+  int status = 0;
+  if (!options.output.empty()) {
+    size_t firstResult = manifest.args.size();
+    for (size_t j = 0; j < manifest.results.size(); ++j) {
+      Status written = tprt::writeNpy(
+          resultPath(options.output, j),
+          buffers[firstResult + j].as<float>(), manifest.results[j].localShape);
+      if (!written) {
+        printError(written.message());
+        status = 1;
+      }
+    }
+  }
+  nlohmann::json report = makeReport(options, loaded, timings);
+  if (!options.quiet)
+    printReport(report);
+  if (!options.reportJson.empty()) {
+    std::ofstream file(options.reportJson);
+    file << report.dump(2) << "\n";
+    if (!file) {
+      printError("cannot write the report '" + options.reportJson + "'");
+      status = 1;
+    }
+  }
+  return status;
+}
+
+int launch(int argc, char **argv) {
+  double start = now();
+  Expected<Options> options = parseOptions(argc, argv);
+  if (!options) {
+    printError(options.status().message());
+    if (rank() == 0)
+      std::cerr << kUsage;
+    return 1;
+  }
+  if (options->help) {
+    if (rank() == 0)
+      std::cout << kUsage;
+    return 0;
+  }
+
+  Loaded loaded;
+  std::vector<std::string> errors = loadAndValidate(*options, loaded);
+  Expected<int> failedRank = agree(!errors.empty());
+  if (!failedRank) {
+    printError(failedRank.status().message());
+    return 1;
+  }
+  if (*failedRank >= 0) {
+    for (const std::string &error : errors)
+      printError(error);
+    if (errors.empty())
+      printError("stopping: rank " + std::to_string(*failedRank) +
+                 " failed validation");
+    return 1;
+  }
+  return run(*options, loaded, now() - start);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (tprt_init(&argc, &argv) != TPRT_OK) {
+    std::cerr << "tp-run: " << tprt_last_error() << "\n";
+    return 1;
+  }
+  int status = launch(argc, argv);
+  tprt_finalize();
+  return status;
+}
