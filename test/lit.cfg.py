@@ -40,6 +40,10 @@ tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
 tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# A compiler-only build (-DTP_ENABLE_RUNTIME=OFF) has no runtime to test.
+if not config.tp_enable_runtime:
+    config.excludes.append("Runtime")
+
 # Runtime tests (test/Runtime): tp-run, and the unit tests, MPI test and fake
 # models built in runtime/test.
 llvm_config.add_tool_substitutions(["tp-run"], tool_dirs)
