@@ -43,6 +43,8 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # A compiler-only build (-DTP_ENABLE_RUNTIME=OFF) has no runtime to test.
 if not config.tp_enable_runtime:
     config.excludes.append("Runtime")
+else:
+    config.available_features.add("runtime")
 
 # Runtime tests (test/Runtime): tp-run, and the unit tests, MPI test and fake
 # models built in runtime/test.
@@ -52,5 +54,9 @@ config.substitutions.append(("%tprt_test_dir", tprt_test_dir))
 config.substitutions.append(
     ("%tprt_unittests", os.path.join(tprt_test_dir, "tprt-unittests")))
 
-if shutil.which("mpirun"):
+# MPI runs: root needs --allow-run-as-root, more ranks than cores need
+# --oversubscribe; the timeout turns a hang into a failure.
+if shutil.which("mpirun") and config.tp_enable_runtime:
     config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "timeout 120 mpirun --allow-run-as-root --oversubscribe"))

@@ -32,8 +32,8 @@ def _parser() -> argparse.ArgumentParser:
             ap.add_argument(flag, dest=field.name, type=int)
     ap.add_argument("-o", "--output", help="write the MLIR here (default: stdout)")
     ap.add_argument("--weights", help="also write random weights (safetensors) named like tp.name")
-    ap.add_argument("--input", help="also write a random input x (safetensors, key 'x')")
-    ap.add_argument("--expected", help="also write the numpy reference output (safetensors, key 'y')")
+    ap.add_argument("--input", help="also write a random input x (.npy, else safetensors with key 'x')")
+    ap.add_argument("--expected", help="also write the numpy reference output (.npy, else safetensors with key 'y')")
     ap.add_argument("--seed", type=int, default=0)
     return ap
 
@@ -65,10 +65,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.weights:
             save_safetensors(args.weights, weights, {"config": describe(cfg)})
         if args.input:
-            save_safetensors(args.input, {"x": x})
+            _save_array(args.input, "x", x)
         if args.expected:
-            save_safetensors(args.expected, {"y": reference.forward(cfg, weights, x)})
+            _save_array(args.expected, "y", reference.forward(cfg, weights, x))
     return 0
+
+
+def _save_array(path: str, key: str, array) -> None:
+    """A .npy file (what tp-run reads), else safetensors with one tensor."""
+    if path.endswith(".npy"):
+        import numpy as np
+        np.save(path, np.ascontiguousarray(array, dtype=np.float32))
+    else:
+        from .checkpoint import save_safetensors
+        save_safetensors(path, {key: array})
 
 
 if __name__ == "__main__":
