@@ -28,8 +28,12 @@ void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // Callers (tp-run) own the result buffers.
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass());
+  // Callers (tp-run) own the result buffers: results become trailing
+  // out-parameters, written in place when the result was a fresh buffer.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createTPLinalgToRuntime());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Free every temporary: tp-run calls the forward pass many times.
