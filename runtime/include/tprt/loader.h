@@ -1,0 +1,190 @@
+//===- loader.h - checkpoint, array and buffer helpers ----------*- C++ -*-===//
+//
+// The C++ side of the runtime that launchers and tests use (library
+// tprt_loader): 64-byte-aligned buffers, read-only file mappings, a
+// safetensors reader, slicing a tensor for one rank, and .npy input/output.
+// Nothing here throws; failures come back as a Status whose message names the
+// file and the tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_LOADER_H
+#define TPRT_LOADER_H
+
+#include "tprt/tprt.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tprt {
+
+/// A status code and its message (empty when ok).
+class Status {
+public:
+  Status() = default;
+  Status(tprt_status code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+  static Status success() { return Status(); }
+
+  bool ok() const { return code_ == TPRT_OK; }
+  explicit operator bool() const { return ok(); }
+  tprt_status code() const { return code_; }
+  const std::string &message() const { return message_; }
+
+private:
+  tprt_status code_ = TPRT_OK;
+  std::string message_;
+};
+
+/// A value or the Status saying why there is none.
+template <typename T> class Expected {
+public:
+  Expected(T value) : storage(std::move(value)) {}
+  Expected(Status error) : storage(std::move(error)) {}
+
+  bool ok() const { return storage.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T &operator*() { return std::get<0>(storage); }
+  const T &operator*() const { return std::get<0>(storage); }
+  T *operator->() { return &std::get<0>(storage); }
+  const T *operator->() const { return &std::get<0>(storage); }
+  const Status &status() const { return std::get<1>(storage); }
+
+private:
+  std::variant<T, Status> storage;
+};
+
+/// Heap memory aligned to 64 bytes, freed on destruction; move-only.
+class AlignedBuffer {
+public:
+  static constexpr size_t kAlignment = 64;
+
+  AlignedBuffer() = default;
+  /// `bytes` bytes (at least one cache line is allocated), zero-filled when
+  /// `zero`.
+  explicit AlignedBuffer(size_t bytes, bool zero = false);
+  ~AlignedBuffer();
+  AlignedBuffer(AlignedBuffer &&other) noexcept;
+  AlignedBuffer &operator=(AlignedBuffer &&other) noexcept;
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+
+  void *data() const { return data_; }
+  template <typename T> T *as() const { return static_cast<T *>(data_); }
+  size_t size() const { return size_; }
+
+private:
+  void *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// A whole file mapped read-only; unmapped on destruction; move-only.
+class MappedFile {
+public:
+  static Expected<MappedFile> open(const std::string &path);
+  ~MappedFile();
+  MappedFile(MappedFile &&other) noexcept;
+  MappedFile &operator=(MappedFile &&other) noexcept;
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  const uint8_t *data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string &path() const { return path_; }
+
+private:
+  MappedFile() = default;
+  const uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+/// Bytes per element of a safetensors dtype ("F32" -> 4), none if unknown.
+std::optional<size_t> dtypeSize(const std::string &dtype);
+
+/// "[2, 3]".
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Product of the sizes (1 for a scalar).
+int64_t numElements(const std::vector<int64_t> &shape);
+
+/// One tensor of a safetensors file.
+struct TensorInfo {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  size_t elementSize = 0;
+  /// The tensor's bytes inside the mapping (begin .. begin + byteSize).
+  const uint8_t *data = nullptr;
+  size_t byteSize = 0;
+};
+
+/// A safetensors file (8-byte little-endian header length, JSON header,
+/// data) mapped read-only; tensors point into the mapping.
+class SafetensorsFile {
+public:
+  /// Maps and validates `path`: header length inside the file, JSON object,
+  /// every tensor with a known dtype, a shape and data_offsets inside the
+  /// data area whose length is numel * dtype size. `__metadata__` is
+  /// skipped.
+  static Expected<SafetensorsFile> open(const std::string &path);
+
+  const std::string &path() const { return file.path(); }
+  /// Null if there is no tensor of that name.
+  const TensorInfo *find(const std::string &name) const;
+  const std::map<std::string, TensorInfo> &tensors() const { return table; }
+
+private:
+  explicit SafetensorsFile(MappedFile file) : file(std::move(file)) {}
+  MappedFile file;
+  std::map<std::string, TensorInfo> table;
+};
+
+/// How a full tensor is cut (model.h): dimension `dim` read as
+/// [outer, D / outer]; rank r of N takes part r of N of every outer block.
+struct Shard {
+  int64_t dim = 0;
+  int64_t outer = 1;
+};
+
+/// The shape rank `r` of `worldSize` holds, or why `shard` does not apply to
+/// `shape` (dimension out of range, size not divisible by outer * N).
+Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
+                                          const std::optional<Shard> &shard,
+                                          int64_t worldSize);
+
+/// A tensor slice in its own buffer.
+struct SlicedTensor {
+  std::vector<int64_t> shape;
+  AlignedBuffer buffer;
+};
+
+/// Copies rank `rank`'s part of `tensor` (all of it without a shard) into a
+/// fresh aligned buffer, reading only that part of the file.
+Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
+                                   const std::optional<Shard> &shard,
+                                   int64_t rank, int64_t worldSize);
+
+/// A float32 array read from a .npy file.
+struct NpyArray {
+  std::vector<int64_t> shape;
+  AlignedBuffer buffer;
+  const float *data() const { return buffer.as<float>(); }
+};
+
+/// Reads a version 1.0/2.0/3.0 .npy file of dtype '<f4' in C order.
+Expected<NpyArray> readNpy(const std::string &path);
+
+/// Writes `data` (C order) as a version 1.0 .npy file of dtype '<f4'.
+Status writeNpy(const std::string &path, const float *data,
+                const std::vector<int64_t> &shape);
+
+} // namespace tprt
+
+#endif // TPRT_LOADER_H

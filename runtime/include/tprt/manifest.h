@@ -1,0 +1,51 @@
+//===- manifest.h - the manifest a compiled model exports -------*- C++ -*-===//
+//
+// Parses the JSON that tp_model_manifest() returns (model.h) into structs and
+// checks its shape: every field present with the right type. Checks against
+// a checkpoint or a world size are the launcher's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_MANIFEST_H
+#define TPRT_MANIFEST_H
+
+#include "tprt/loader.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tprt {
+
+struct ManifestArg {
+  std::string name;
+  std::string role; // "input" or "weight"
+  std::string dtype;
+  std::vector<int64_t> shape;      // the full tensor
+  std::vector<int64_t> localShape; // what this rank's program takes
+  std::optional<Shard> shard;
+};
+
+struct ManifestResult {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  /// `local_shape` when the manifest gives one, else `shape`.
+  std::vector<int64_t> localShape;
+};
+
+struct Manifest {
+  int64_t abiVersion = 0;
+  std::string backend;
+  int64_t tpSize = 0;
+  std::string function;
+  std::vector<ManifestArg> args;
+  std::vector<ManifestResult> results;
+};
+
+/// Parses `json`; errors say "manifest: <where>: <what>".
+Expected<Manifest> parseManifest(const std::string &json);
+
+} // namespace tprt
+
+#endif // TPRT_MANIFEST_H

@@ -1,0 +1,136 @@
+//===- Buffers.cpp - aligned buffers and read-only file mappings ----------===//
+
+#include "tprt/loader.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tprt {
+
+//===----------------------------------------------------------------------===//
+// AlignedBuffer
+//===----------------------------------------------------------------------===//
+
+AlignedBuffer::AlignedBuffer(size_t bytes, bool zero) : size_(bytes) {
+  // aligned_alloc wants a multiple of the alignment.
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0)
+    rounded = kAlignment;
+  data_ = std::aligned_alloc(kAlignment, rounded);
+  if (!data_)
+    throw std::bad_alloc();
+  if (zero)
+    std::memset(data_, 0, rounded);
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
+    : data_(other.data_), size_(other.size_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = other.data_;
+    size_ = other.size_;
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+//===----------------------------------------------------------------------===//
+// MappedFile
+//===----------------------------------------------------------------------===//
+
+Expected<MappedFile> MappedFile::open(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status(TPRT_ERR_IO,
+                  "'" + path + "': cannot open: " + std::strerror(errno));
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return Status(TPRT_ERR_IO,
+                  "'" + path + "': cannot stat: " + std::strerror(error));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return Status(TPRT_ERR_IO, "'" + path + "' is not a regular file");
+  }
+  MappedFile file;
+  file.path_ = path;
+  file.size_ = static_cast<size_t>(info.st_size);
+  if (file.size_ > 0) {
+    void *address =
+        ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (address == MAP_FAILED) {
+      int error = errno;
+      ::close(fd);
+      return Status(TPRT_ERR_IO,
+                    "'" + path + "': cannot map: " + std::strerror(error));
+    }
+    file.data_ = static_cast<const uint8_t *>(address);
+  }
+  // The mapping stays valid after the descriptor is closed.
+  ::close(fd);
+  return file;
+}
+
+MappedFile::~MappedFile() {
+  if (data_)
+    ::munmap(const_cast<uint8_t *>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile &&other) noexcept
+    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
+  if (this != &other) {
+    if (data_)
+      ::munmap(const_cast<uint8_t *>(data_), size_);
+    data_ = other.data_;
+    size_ = other.size_;
+    path_ = std::move(other.path_);
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << ']';
+  return os.str();
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+} // namespace tprt

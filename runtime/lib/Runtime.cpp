@@ -1,0 +1,177 @@
+//===- Runtime.cpp - libtprt start-up, errors and counters ----------------===//
+//
+// tprt_init/tprt_finalize own the MPI set-up of one rank: MPI_Init when the
+// launcher has not done it, a duplicated world communicator (freed on
+// finalize), BLAS threads. Failures of the launcher-side calls return a
+// status and leave their message in tprt_last_error; compiled-code calls go
+// through fail(), which ends every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeState.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+extern "C" void openblas_set_num_threads(int numThreads);
+
+namespace tprt {
+namespace detail {
+
+std::unique_ptr<Communicator> Communicator::dupWorld(std::string &error) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (rc != MPI_SUCCESS) {
+    error = "MPI_Comm_dup failed: " + mpiErrorString(rc);
+    return nullptr;
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return std::unique_ptr<Communicator>(new Communicator(comm));
+}
+
+Communicator::~Communicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL)
+    MPI_Comm_free(&comm);
+}
+
+RuntimeState &state() {
+  static RuntimeState instance;
+  return instance;
+}
+
+tprt_status setError(tprt_status code, const char *call,
+                     const std::string &message) {
+  state().lastError = std::string(call) + ": " + message;
+  return code;
+}
+
+void fail(const char *call, const std::string &message) {
+  setError(TPRT_ERR_INVALID_ARGUMENT, call, message);
+  tprt_abort(state().lastError.c_str());
+  __builtin_unreachable(); // tprt_abort ends the process
+}
+
+std::string formatList(const int64_t *values, int64_t count) {
+  std::ostringstream os;
+  os << '[';
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", " : "") << values[i];
+  os << ']';
+  return os.str();
+}
+
+std::string mpiErrorString(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, length);
+}
+
+} // namespace detail
+} // namespace tprt
+
+using namespace tprt::detail;
+
+/// The rank to print before tprt_init has run (or after it failed): the one
+/// the launcher put in the environment, else 0.
+static int rankForMessages() {
+  if (state().initialized)
+    return state().rank;
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+static void setBlasThreads() {
+  int threads = 1;
+  if (const char *value = std::getenv("TPRT_BLAS_THREADS")) {
+    int requested = std::atoi(value);
+    if (requested > 0)
+      threads = requested;
+  }
+  openblas_set_num_threads(threads);
+}
+
+extern "C" tprt_status tprt_init(int *argc, char ***argv) {
+  RuntimeState &s = state();
+  if (s.initialized)
+    return TPRT_OK;
+  if (s.finalized)
+    return setError(TPRT_ERR_STATE, "tprt_init",
+                    "the runtime was finalized; it cannot start again");
+
+  int mpiInitialized = 0, mpiFinalized = 0;
+  MPI_Initialized(&mpiInitialized);
+  MPI_Finalized(&mpiFinalized);
+  if (mpiFinalized)
+    return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
+  if (!mpiInitialized) {
+    int rc = MPI_Init(argc, argv);
+    if (rc != MPI_SUCCESS)
+      return setError(TPRT_ERR_COMM, "tprt_init",
+                      "MPI_Init failed: " + mpiErrorString(rc));
+    s.ownsMpi = true;
+  }
+
+  std::string error;
+  s.comm = Communicator::dupWorld(error);
+  if (!s.comm)
+    return setError(TPRT_ERR_COMM, "tprt_init", error);
+  MPI_Comm_rank(s.comm->get(), &s.rank);
+  MPI_Comm_size(s.comm->get(), &s.worldSize);
+
+  setBlasThreads();
+  s.counters = tprt_counters{};
+  s.lastError.clear();
+  s.initialized = true;
+  return TPRT_OK;
+}
+
+extern "C" tprt_status tprt_finalize(void) {
+  RuntimeState &s = state();
+  if (!s.initialized)
+    return setError(TPRT_ERR_STATE, "tprt_finalize",
+                    "the runtime is not initialised");
+  s.comm.reset();
+  s.initialized = false;
+  s.finalized = true;
+  if (s.ownsMpi) {
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS)
+      return setError(TPRT_ERR_COMM, "tprt_finalize",
+                      "MPI_Finalize failed: " + mpiErrorString(rc));
+  }
+  return TPRT_OK;
+}
+
+extern "C" int tprt_rank(void) { return state().rank; }
+
+extern "C" int tprt_world_size(void) { return state().worldSize; }
+
+extern "C" const char *tprt_last_error(void) {
+  return state().lastError.c_str();
+}
+
+extern "C" void tprt_get_counters(tprt_counters *out) {
+  if (out)
+    *out = state().counters;
+}
+
+extern "C" void tprt_reset_counters(void) { state().counters = tprt_counters{}; }
+
+extern "C" void tprt_abort(const char *message) {
+  std::fprintf(stderr, "tprt[rank %d]: %s\n", rankForMessages(),
+               message ? message : "aborted");
+  std::fflush(stderr);
+  int mpiInitialized = 0, mpiFinalized = 0;
+  MPI_Initialized(&mpiInitialized);
+  MPI_Finalized(&mpiFinalized);
+  if (mpiInitialized && !mpiFinalized)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}

@@ -1,0 +1,221 @@
+//===- Safetensors.cpp - safetensors reader and per-rank slicing ----------===//
+//
+// Format: an 8-byte little-endian header length N, N bytes of JSON mapping
+// tensor names to {"dtype", "shape", "data_offsets": [begin, end]} (offsets
+// relative to the data area right after the header), then the data area.
+// The file is mapped, never read whole; a slice copies only its own bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tprt/loader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+namespace tprt {
+
+std::optional<size_t> dtypeSize(const std::string &dtype) {
+  static const std::map<std::string, size_t> sizes = {
+      {"F64", 8},     {"F32", 4},     {"F16", 2},      {"BF16", 2},
+      {"I64", 8},     {"I32", 4},     {"I16", 2},      {"I8", 1},
+      {"U64", 8},     {"U32", 4},     {"U16", 2},      {"U8", 1},
+      {"BOOL", 1},    {"F8_E4M3", 1}, {"F8_E5M2", 1},
+  };
+  auto it = sizes.find(dtype);
+  if (it == sizes.end())
+    return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+/// Reads one tensor entry of the header; `dataSize` is the data area's
+/// length. Errors name the file and the tensor.
+Expected<TensorInfo> readEntry(const std::string &path, const std::string &name,
+                               const nlohmann::json &entry,
+                               const uint8_t *dataArea, size_t dataSize) {
+  auto error = [&](const std::string &what) {
+    return Status(TPRT_ERR_IO, "'" + path + "': tensor '" + name + "': " + what);
+  };
+  if (!entry.is_object())
+    return error("entry is not a JSON object");
+
+  TensorInfo info;
+  info.name = name;
+  auto dtype = entry.find("dtype");
+  if (dtype == entry.end() || !dtype->is_string())
+    return error("missing string 'dtype'");
+  info.dtype = dtype->get<std::string>();
+  std::optional<size_t> elementSize = dtypeSize(info.dtype);
+  if (!elementSize)
+    return error("unknown dtype '" + info.dtype + "'");
+  info.elementSize = *elementSize;
+
+  auto shape = entry.find("shape");
+  if (shape == entry.end() || !shape->is_array())
+    return error("missing array 'shape'");
+  uint64_t count = 1;
+  for (const nlohmann::json &size : *shape) {
+    if (!size.is_number_unsigned())
+      return error("'shape' " + shape->dump() +
+                   " is not a list of non-negative integers");
+    uint64_t value = size.get<uint64_t>();
+    if (value > uint64_t(INT64_MAX) ||
+        __builtin_mul_overflow(count, value, &count))
+      return error("'shape' " + shape->dump() + " is too large");
+    info.shape.push_back(static_cast<int64_t>(value));
+  }
+
+  auto offsets = entry.find("data_offsets");
+  if (offsets == entry.end() || !offsets->is_array() || offsets->size() != 2 ||
+      !(*offsets)[0].is_number_unsigned() ||
+      !(*offsets)[1].is_number_unsigned())
+    return error("missing 'data_offsets' [begin, end]");
+  uint64_t begin = (*offsets)[0].get<uint64_t>();
+  uint64_t end = (*offsets)[1].get<uint64_t>();
+  if (begin > end || end > dataSize)
+    return error("data_offsets [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + "] are outside the data area of " +
+                 std::to_string(dataSize) + " bytes");
+  uint64_t bytes;
+  if (__builtin_mul_overflow(count, uint64_t(info.elementSize), &bytes) ||
+      end - begin != bytes)
+    return error("data_offsets [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + "] hold " +
+                 std::to_string(end - begin) + " bytes but " + info.dtype +
+                 " " + formatShape(info.shape) + " needs " +
+                 std::to_string(count * info.elementSize));
+  info.data = dataArea + begin;
+  info.byteSize = static_cast<size_t>(bytes);
+  return info;
+}
+
+} // namespace
+
+Expected<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
+  Expected<MappedFile> mapped = MappedFile::open(path);
+  if (!mapped)
+    return mapped.status();
+  SafetensorsFile file(std::move(*mapped));
+  const uint8_t *bytes = file.file.data();
+  size_t size = file.file.size();
+  auto error = [&](const std::string &what) {
+    return Status(TPRT_ERR_IO, "'" + path + "': " + what);
+  };
+
+  if (size < 8)
+    return error("file of " + std::to_string(size) +
+                 " bytes is too short for a safetensors header length");
+  uint64_t headerLength = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLength = (headerLength << 8) | bytes[i];
+  if (headerLength > size - 8)
+    return error("header length " + std::to_string(headerLength) +
+                 " goes beyond the end of the file (" + std::to_string(size) +
+                 " bytes)");
+
+  nlohmann::json header = nlohmann::json::parse(
+      bytes + 8, bytes + 8 + headerLength, /*cb=*/nullptr,
+      /*allow_exceptions=*/false);
+  if (header.is_discarded())
+    return error("header is not valid JSON");
+  if (!header.is_object())
+    return error("header is not a JSON object");
+
+  const uint8_t *dataArea = bytes + 8 + headerLength;
+  size_t dataSize = size - 8 - headerLength;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__")
+      continue;
+    Expected<TensorInfo> info =
+        readEntry(path, it.key(), it.value(), dataArea, dataSize);
+    if (!info)
+      return info.status();
+    file.table.emplace(it.key(), std::move(*info));
+  }
+  return file;
+}
+
+const TensorInfo *SafetensorsFile::find(const std::string &name) const {
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Slicing
+//===----------------------------------------------------------------------===//
+
+Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
+                                          const std::optional<Shard> &shard,
+                                          int64_t worldSize) {
+  if (!shard)
+    return shape;
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (shard->dim < 0 || shard->dim >= rank)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "shard dimension " + std::to_string(shard->dim) +
+                      " is out of range for shape " + formatShape(shape));
+  if (shard->outer < 1 || worldSize < 1)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "shard outer " + std::to_string(shard->outer) +
+                      " and world size " + std::to_string(worldSize) +
+                      " must be positive");
+  int64_t size = shape[shard->dim];
+  if (size % (shard->outer * worldSize) != 0)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "dimension " + std::to_string(shard->dim) + " of " +
+                      formatShape(shape) + " (" + std::to_string(size) +
+                      ") does not split into " + std::to_string(shard->outer) +
+                      " blocks of " + std::to_string(worldSize) + " parts");
+  std::vector<int64_t> local = shape;
+  local[shard->dim] = size / worldSize;
+  return local;
+}
+
+Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
+                                   const std::optional<Shard> &shard,
+                                   int64_t rank, int64_t worldSize) {
+  Expected<std::vector<int64_t>> local =
+      shardShape(tensor.shape, shard, worldSize);
+  if (!local)
+    return Status(local.status().code(),
+                  "tensor '" + tensor.name + "': " + local.status().message());
+  if (rank < 0 || rank >= worldSize)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "rank " + std::to_string(rank) + " is not in a world of " +
+                      std::to_string(worldSize));
+
+  SlicedTensor slice;
+  slice.shape = *local;
+  size_t bytes = size_t(numElements(slice.shape)) * tensor.elementSize;
+  slice.buffer = AlignedBuffer(bytes);
+  if (!shard || worldSize == 1) {
+    std::memcpy(slice.buffer.data(), tensor.data, bytes);
+    return slice;
+  }
+
+  // View the tensor as [before, outer, worldSize, part, after]; copy
+  // [:, :, rank, :, :].
+  int64_t dim = shard->dim;
+  int64_t before = 1, after = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    before *= tensor.shape[i];
+  for (size_t i = dim + 1; i < tensor.shape.size(); ++i)
+    after *= tensor.shape[i];
+  int64_t outer = shard->outer;
+  int64_t part = tensor.shape[dim] / (outer * worldSize);
+  size_t chunk = size_t(part * after) * tensor.elementSize;
+  const uint8_t *source = tensor.data;
+  uint8_t *target = slice.buffer.as<uint8_t>();
+  for (int64_t b = 0; b < before; ++b)
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t sourceIndex = ((b * outer + o) * worldSize + rank) * part * after;
+      std::memcpy(target, source + size_t(sourceIndex) * tensor.elementSize,
+                  chunk);
+      target += chunk;
+    }
+  return slice;
+}
+
+} // namespace tprt

@@ -1,0 +1,221 @@
+//===- GemmTest.cpp - matmul entry points against a naive loop ------------===//
+
+#include "tprt/tprt.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace {
+
+enum class Layout { RowMajor, ColumnMajor, Strided };
+
+const char *name(Layout layout) {
+  switch (layout) {
+  case Layout::RowMajor:
+    return "row-major";
+  case Layout::ColumnMajor:
+    return "column-major";
+  case Layout::Strided:
+    return "strided";
+  }
+  return "?";
+}
+
+/// A logical rows x cols matrix stored with `layout`, at an offset and with
+/// padding, so that ld != cols is exercised.
+struct Matrix {
+  Matrix(int64_t rows, int64_t cols, Layout layout, std::mt19937 &rng)
+      : rows(rows), cols(cols) {
+    offset = 3;
+    switch (layout) {
+    case Layout::RowMajor:
+      strides[0] = cols + 1;
+      strides[1] = 1;
+      break;
+    case Layout::ColumnMajor:
+      strides[0] = 1;
+      strides[1] = rows + 2;
+      break;
+    case Layout::Strided:
+      strides[0] = 2 * cols + 1;
+      strides[1] = 2;
+      break;
+    }
+    storage.assign(offset + rows * strides[0] + cols * strides[1] + 1, -1e9f);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        at(i, j) = dist(rng);
+  }
+
+  float &at(int64_t i, int64_t j) {
+    return storage[offset + i * strides[0] + j * strides[1]];
+  }
+
+  tprt_memref2d_f32 descriptor() {
+    return {storage.data(), storage.data(), offset, {rows, cols},
+            {strides[0], strides[1]}};
+  }
+
+  int64_t rows, cols, offset;
+  int64_t strides[2];
+  std::vector<float> storage;
+};
+
+/// The logical values of a matrix, row-major.
+std::vector<float> values(Matrix &m) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j)
+      out.push_back(m.at(i, j));
+  return out;
+}
+
+/// c + op(a) op(b) by the definition.
+std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta,
+                             bool tb) {
+  std::vector<float> out = values(c);
+  int64_t k = ta ? a.rows : a.cols;
+  for (int64_t i = 0; i < c.rows; ++i)
+    for (int64_t j = 0; j < c.cols; ++j) {
+      double sum = 0;
+      for (int64_t l = 0; l < k; ++l)
+        sum += double(ta ? a.at(l, i) : a.at(i, l)) *
+               double(tb ? b.at(j, l) : b.at(l, j));
+      out[i * c.cols + j] += float(sum);
+    }
+  return out;
+}
+
+TEST(Gemm, EveryLayoutAndTransposition) {
+  std::mt19937 rng(42);
+  const int64_t m = 5, n = 7, k = 3;
+  const Layout layouts[] = {Layout::RowMajor, Layout::ColumnMajor,
+                            Layout::Strided};
+  for (Layout la : layouts)
+    for (Layout lb : layouts)
+      for (Layout lc : layouts)
+        for (int ta = 0; ta < 2; ++ta)
+          for (int tb = 0; tb < 2; ++tb) {
+            SCOPED_TRACE(testing::Message()
+                         << "a " << name(la) << ", b " << name(lb) << ", c "
+                         << name(lc) << ", trans_a " << ta << ", trans_b "
+                         << tb);
+            Matrix a(ta ? k : m, ta ? m : k, la, rng);
+            Matrix b(tb ? n : k, tb ? k : n, lb, rng);
+            Matrix c(m, n, lc, rng);
+            std::vector<float> expected = reference(a, b, c, ta, tb);
+            std::vector<float> before = c.storage;
+            auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
+            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb);
+            std::vector<float> got = values(c);
+            for (size_t i = 0; i < expected.size(); ++i)
+              ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
+            // Nothing outside the view of c changed.
+            for (size_t i = 0; i < before.size(); ++i)
+              if (before[i] == -1e9f)
+                ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+          }
+}
+
+TEST(Gemm, VectorShapesAndEmptyK) {
+  std::mt19937 rng(1);
+  // 1 x k times k x 1, where every stride of a size-1 dimension is odd.
+  Matrix a(1, 4, Layout::RowMajor, rng), b(4, 1, Layout::ColumnMajor, rng);
+  Matrix c(1, 1, Layout::Strided, rng);
+  std::vector<float> expected = reference(a, b, c, false, false);
+  auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0);
+  EXPECT_NEAR(c.at(0, 0), expected[0], 1e-5);
+
+  // k = 0 leaves c as it was.
+  Matrix e(3, 0, Layout::RowMajor, rng), f(0, 2, Layout::RowMajor, rng);
+  Matrix g(3, 2, Layout::RowMajor, rng);
+  std::vector<float> unchanged = values(g);
+  auto de = e.descriptor(), df = f.descriptor(), dg = g.descriptor();
+  _mlir_ciface_tprt_matmul_f32(&de, &df, &dg, 0, 0);
+  EXPECT_EQ(values(g), unchanged);
+}
+
+TEST(Gemm, BatchMatchesEachMatrix) {
+  std::mt19937 rng(7);
+  const int64_t batch = 3, m = 4, n = 6, k = 5;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      SCOPED_TRACE(testing::Message() << "trans_a " << ta << ", trans_b " << tb);
+      std::vector<Matrix> as, bs, cs;
+      for (int64_t i = 0; i < batch; ++i) {
+        as.emplace_back(ta ? k : m, ta ? m : k, Layout::RowMajor, rng);
+        bs.emplace_back(tb ? n : k, tb ? k : n, Layout::ColumnMajor, rng);
+        cs.emplace_back(m, n, Layout::RowMajor, rng);
+      }
+      // Pack each operand's batch into one buffer: batch stride = one
+      // matrix's storage.
+      auto pack = [](std::vector<Matrix> &ms, std::vector<float> &storage) {
+        int64_t size = static_cast<int64_t>(ms[0].storage.size());
+        storage.clear();
+        for (Matrix &mat : ms)
+          storage.insert(storage.end(), mat.storage.begin(), mat.storage.end());
+        return tprt_memref3d_f32{storage.data(),
+                                 storage.data(),
+                                 ms[0].offset,
+                                 {int64_t(ms.size()), ms[0].rows, ms[0].cols},
+                                 {size, ms[0].strides[0], ms[0].strides[1]}};
+      };
+      std::vector<float> sa, sb, sc;
+      tprt_memref3d_f32 da = pack(as, sa), db = pack(bs, sb), dc = pack(cs, sc);
+      std::vector<std::vector<float>> expected;
+      for (int64_t i = 0; i < batch; ++i)
+        expected.push_back(reference(as[i], bs[i], cs[i], ta, tb));
+
+      _mlir_ciface_tprt_batch_matmul_f32(&da, &db, &dc, ta, tb);
+      int64_t size = static_cast<int64_t>(cs[0].storage.size());
+      for (int64_t i = 0; i < batch; ++i)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t col = 0; col < n; ++col)
+            ASSERT_NEAR(sc[i * size + dc.offset + r * dc.strides[1] +
+                           col * dc.strides[2]],
+                        expected[i][r * n + col], 1e-5)
+                << "batch " << i << " [" << r << ", " << col << "]";
+    }
+}
+
+TEST(Gemm, CountsCallsAndFlops) {
+  std::mt19937 rng(3);
+  Matrix a(2, 3, Layout::RowMajor, rng), b(3, 4, Layout::RowMajor, rng),
+      c(2, 4, Layout::RowMajor, rng);
+  tprt_reset_counters();
+  auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0);
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0);
+  tprt_counters counters;
+  tprt_get_counters(&counters);
+  EXPECT_EQ(counters.gemm_calls, 2);
+  EXPECT_DOUBLE_EQ(counters.gemm_flops, 2 * 2.0 * 2 * 4 * 3);
+  EXPECT_GE(counters.gemm_seconds, 0.0);
+}
+
+TEST(GemmDeathTest, MismatchedShapesEndTheRankWithAMessage) {
+  std::mt19937 rng(5);
+  Matrix a(2, 3, Layout::RowMajor, rng), b(4, 5, Layout::RowMajor, rng),
+      c(2, 5, Layout::RowMajor, rng);
+  auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0),
+              testing::ExitedWithCode(1),
+              "tprt\\[rank 0\\]: matmul_f32: shapes do not agree: op\\(a\\) "
+              "is 2x3, op\\(b\\) is 4x5, c is 2x5");
+}
+
+TEST(GemmDeathTest, MismatchedBatchEndsTheRank) {
+  std::vector<float> storage(64, 0.f);
+  tprt_memref3d_f32 a{storage.data(), storage.data(), 0, {2, 2, 2}, {4, 2, 1}};
+  tprt_memref3d_f32 b{storage.data(), storage.data(), 0, {3, 2, 2}, {4, 2, 1}};
+  tprt_memref3d_f32 c{storage.data(), storage.data(), 0, {2, 2, 2}, {4, 2, 1}};
+  EXPECT_EXIT(_mlir_ciface_tprt_batch_matmul_f32(&a, &b, &c, 0, 0),
+              testing::ExitedWithCode(1),
+              "batch_matmul_f32: batch sizes do not agree");
+}
+
+} // namespace

@@ -1,0 +1,227 @@
+//===- SafetensorsTest.cpp - safetensors reader and slicing ---------------===//
+
+#include "TestUtil.h"
+
+#include "tprt/loader.h"
+
+namespace {
+
+using namespace tprt::test;
+
+/// Writes `header` + `data` and opens the result.
+tprt::Expected<tprt::SafetensorsFile> openBytes(const std::string &path,
+                                                const std::string &bytes) {
+  writeBytes(path, bytes);
+  return tprt::SafetensorsFile::open(path);
+}
+
+/// A valid file: "a" F32 [2, 3] = 0..5, "b" F16 [2] (4 bytes), metadata.
+std::string validFile() {
+  std::string header =
+      R"({"__metadata__": {"format": "pt"},)"
+      R"( "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},)"
+      R"( "b": {"dtype": "F16", "shape": [2], "data_offsets": [24, 28]}})";
+  return safetensorsBytes(header, floatBytes(iota(6)) + std::string(4, '\1'));
+}
+
+TEST(Safetensors, ReadsAValidFile) {
+  auto file = openBytes(tempPath("valid.safetensors"), validFile());
+  ASSERT_TRUE(file) << file.status().message();
+  EXPECT_EQ(file->tensors().size(), 2u);
+  const tprt::TensorInfo *a = file->find("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->dtype, "F32");
+  EXPECT_EQ(a->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(a->byteSize, 24u);
+  std::vector<float> values(6);
+  std::memcpy(values.data(), a->data, 24);
+  EXPECT_EQ(values, iota(6));
+  const tprt::TensorInfo *b = file->find("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->elementSize, 2u);
+  EXPECT_EQ(file->find("__metadata__"), nullptr);
+  EXPECT_EQ(file->find("c"), nullptr);
+}
+
+/// Opens `bytes` and expects a failure whose message contains `what`.
+void expectRejected(const std::string &path, const std::string &bytes,
+                    const std::string &what) {
+  auto file = openBytes(path, bytes);
+  ASSERT_FALSE(file) << "accepted " << path;
+  EXPECT_EQ(file.status().code(), TPRT_ERR_IO);
+  EXPECT_NE(file.status().message().find(path), std::string::npos)
+      << file.status().message();
+  EXPECT_NE(file.status().message().find(what), std::string::npos)
+      << file.status().message();
+}
+
+TEST(Safetensors, RejectsATruncatedFile) {
+  std::string bytes = validFile();
+  expectRejected(tempPath("truncated.safetensors"),
+                 bytes.substr(0, bytes.size() - 2),
+                 "tensor 'b': data_offsets [24, 28] are outside the data area "
+                 "of 26 bytes");
+  expectRejected(tempPath("short.safetensors"), bytes.substr(0, 5),
+                 "too short for a safetensors header length");
+  expectRejected(tempPath("empty.safetensors"), "",
+                 "too short for a safetensors header length");
+}
+
+TEST(Safetensors, RejectsAHeaderLengthBeyondTheFile) {
+  std::string bytes = validFile();
+  bytes[5] = 1; // header length += 2^40
+  expectRejected(tempPath("length.safetensors"), bytes,
+                 "goes beyond the end of the file");
+}
+
+TEST(Safetensors, RejectsBadJson) {
+  expectRejected(tempPath("json.safetensors"),
+                 safetensorsBytes(R"({"a": {"dtype": "F32", )", ""),
+                 "header is not valid JSON");
+  expectRejected(tempPath("array.safetensors"), safetensorsBytes("[1, 2]", ""),
+                 "header is not a JSON object");
+}
+
+TEST(Safetensors, RejectsBadEntries) {
+  auto one = [](const std::string &entry, const std::string &data) {
+    return safetensorsBytes(R"({"w": )" + entry + "}", data);
+  };
+  std::string data = floatBytes(iota(4));
+  expectRejected(tempPath("range.safetensors"),
+                 one(R"({"dtype": "F32", "shape": [4], "data_offsets": [0, 32]})",
+                     data),
+                 "tensor 'w': data_offsets [0, 32] are outside the data area "
+                 "of 16 bytes");
+  expectRejected(tempPath("size.safetensors"),
+                 one(R"({"dtype": "F32", "shape": [3], "data_offsets": [0, 16]})",
+                     data),
+                 "tensor 'w': data_offsets [0, 16] hold 16 bytes but F32 [3] "
+                 "needs 12");
+  expectRejected(tempPath("dtype.safetensors"),
+                 one(R"({"dtype": "Q4", "shape": [4], "data_offsets": [0, 16]})",
+                     data),
+                 "tensor 'w': unknown dtype 'Q4'");
+  expectRejected(tempPath("noshape.safetensors"),
+                 one(R"({"dtype": "F32", "data_offsets": [0, 16]})", data),
+                 "tensor 'w': missing array 'shape'");
+  expectRejected(tempPath("negative.safetensors"),
+                 one(R"({"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]})",
+                     data),
+                 "tensor 'w': 'shape' [-4] is not a list of non-negative");
+  expectRejected(tempPath("nooffsets.safetensors"),
+                 one(R"({"dtype": "F32", "shape": [4]})", data),
+                 "tensor 'w': missing 'data_offsets'");
+}
+
+TEST(Safetensors, NamesAMissingFile) {
+  auto file = tprt::SafetensorsFile::open(tempPath("absent.safetensors"));
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.status().message().find("cannot open"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Slicing
+//===----------------------------------------------------------------------===//
+
+/// A F32 tensor over `values`.
+tprt::TensorInfo tensorOf(const std::vector<float> &values,
+                          std::vector<int64_t> shape) {
+  tprt::TensorInfo info;
+  info.name = "t";
+  info.dtype = "F32";
+  info.shape = std::move(shape);
+  info.elementSize = 4;
+  info.data = reinterpret_cast<const uint8_t *>(values.data());
+  info.byteSize = values.size() * 4;
+  return info;
+}
+
+/// Rank r's slice by the definition in model.h, for a 2-D tensor.
+std::vector<float> expectedSlice(const std::vector<float> &values,
+                                 int64_t rows, int64_t cols, tprt::Shard shard,
+                                 int64_t rank, int64_t n) {
+  int64_t size = shard.dim == 0 ? rows : cols;
+  int64_t block = size / shard.outer, part = block / n;
+  auto kept = [&](int64_t index) {
+    return (index % block) / part == rank;
+  };
+  std::vector<float> out;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      if (kept(shard.dim == 0 ? i : j))
+        out.push_back(values[i * cols + j]);
+  return out;
+}
+
+TEST(Slice, MatchesTheDefinition) {
+  struct Case {
+    int64_t rows, cols;
+    tprt::Shard shard;
+    int64_t n;
+  } cases[] = {
+      {2, 4, {1, 1}, 2},  {2, 12, {1, 3}, 2}, {4, 3, {0, 1}, 2},
+      {6, 2, {0, 3}, 2},  {8, 24, {1, 3}, 4}, {4, 6, {1, 1}, 1},
+  };
+  for (const Case &c : cases)
+    for (int64_t rank = 0; rank < c.n; ++rank) {
+      SCOPED_TRACE(testing::Message()
+                   << "[" << c.rows << ", " << c.cols << "] dim "
+                   << c.shard.dim << " outer " << c.shard.outer << " rank "
+                   << rank << " of " << c.n);
+      std::vector<float> values = iota(size_t(c.rows * c.cols));
+      auto slice = tprt::sliceTensor(tensorOf(values, {c.rows, c.cols}),
+                                     c.shard, rank, c.n);
+      ASSERT_TRUE(slice) << slice.status().message();
+      std::vector<int64_t> shape = {c.rows, c.cols};
+      shape[c.shard.dim] /= c.n;
+      EXPECT_EQ(slice->shape, shape);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(slice->buffer.data()) % 64, 0u);
+      std::vector<float> got(slice->buffer.as<float>(),
+                             slice->buffer.as<float>() + c.rows * c.cols / c.n);
+      EXPECT_EQ(got, expectedSlice(values, c.rows, c.cols, c.shard, rank, c.n));
+    }
+}
+
+TEST(Slice, WithoutAShardCopiesTheWholeTensor) {
+  std::vector<float> values = iota(12);
+  auto slice = tprt::sliceTensor(tensorOf(values, {3, 4}), std::nullopt, 1, 2);
+  ASSERT_TRUE(slice);
+  EXPECT_EQ(slice->shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(std::memcmp(slice->buffer.data(), values.data(), 48), 0);
+}
+
+TEST(Slice, ThreeDimensionalMiddleDim) {
+  // [2, 6, 2] cut along dim 1 with outer 3 for 2 ranks: rank 1 keeps middle
+  // indices 1, 3, 5.
+  std::vector<float> values = iota(24);
+  auto slice =
+      tprt::sliceTensor(tensorOf(values, {2, 6, 2}), tprt::Shard{1, 3}, 1, 2);
+  ASSERT_TRUE(slice) << slice.status().message();
+  std::vector<float> got(slice->buffer.as<float>(),
+                         slice->buffer.as<float>() + 12);
+  std::vector<float> expected;
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t b : {1, 3, 5})
+      for (int64_t c = 0; c < 2; ++c)
+        expected.push_back(values[(a * 6 + b) * 2 + c]);
+  EXPECT_EQ(got, expected);
+}
+
+TEST(Slice, RefusesShardsThatDoNotFit) {
+  std::vector<float> values = iota(12);
+  auto indivisible =
+      tprt::sliceTensor(tensorOf(values, {3, 4}), tprt::Shard{1, 3}, 0, 2);
+  ASSERT_FALSE(indivisible);
+  EXPECT_NE(indivisible.status().message().find(
+                "tensor 't': dimension 1 of [3, 4] (4) does not split into 3 "
+                "blocks of 2 parts"),
+            std::string::npos)
+      << indivisible.status().message();
+  auto badDim =
+      tprt::sliceTensor(tensorOf(values, {3, 4}), tprt::Shard{2, 1}, 0, 2);
+  ASSERT_FALSE(badDim);
+  EXPECT_NE(badDim.status().message().find("shard dimension 2 is out of range"),
+            std::string::npos);
+}
+
+} // namespace
