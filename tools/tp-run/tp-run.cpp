@@ -281,7 +281,22 @@ std::vector<std::string> loadAndValidate(const Options &options,
     std::string where = "tensor '" + arg.name + "' (argument " +
                         std::to_string(i) + ")";
     if (!tensor) {
-      errors.push_back("checkpoint '" + options.weights + "' has no " + where);
+      // A renamed tensor usually keeps its shape: name the candidates.
+      std::string candidates;
+      for (const auto &entry : loaded.weights->tensors()) {
+        const std::string &name = entry.first;
+        bool used = std::any_of(
+            manifest.args.begin(), manifest.args.end(),
+            [&](const tprt::ManifestArg &a) { return a.name == name; });
+        if (!used && entry.second.shape == arg.shape)
+          candidates += (candidates.empty() ? "'" : ", '") + name + "'";
+      }
+      errors.push_back("checkpoint '" + options.weights + "' has no " + where +
+                       (candidates.empty()
+                            ? ""
+                            : "; unused tensors of shape " +
+                                  tprt::formatShape(arg.shape) + ": " +
+                                  candidates));
       continue;
     }
     if (tensor->dtype != "F32")
@@ -471,7 +486,7 @@ void printReport(const nlohmann::json &r) {
      << collective("all_gather") << ", " << collective("reduce_scatter")
      << "; " << ms(r["comm_s_per_forward"]) << "\n";
   std::snprintf(line, sizeof(line),
-                "  gemm           per forward: %.0f calls, %.3f GFLOP, "
+                "  gemm           per forward: %.0f calls, %.4g GFLOP, "
                 "%.1f%% of forward, %.2f GFLOP/s (rank 0)\n",
                 gemm["calls_per_forward"].get<double>(),
                 gemm["flops_per_forward"].get<double>() / 1e9,
