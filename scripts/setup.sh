@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
   ninja-build cmake python3-numpy python3-pytest nlohmann-json3-dev
-  libopenblas-dev libopenmpi-dev openmpi-bin
+  libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev liblld-22-dev
 )
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
