@@ -253,6 +253,9 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
   // DT_NEEDED on the runtime, so the model finds it wherever it is loaded.
   if (llvm::sys::fs::exists(libDir + "/libtprt.so"))
     args.append({libArg.c_str(), "-ltprt", rpath.c_str()});
+  // Strided memref copies (tensor.concat, say) call MLIR's memrefCopy.
+  args.append({"-L" TP_MLIR_LIB_DIR, "-lmlir_c_runner_utils",
+               "-rpath=" TP_MLIR_LIB_DIR});
   std::string messages;
   llvm::raw_string_ostream os(messages);
   lld::Result result =
