@@ -33,7 +33,7 @@ lower = ("mlir-opt --one-shot-bufferize=bufferize-function-boundaries "
 run = ("mlir-runner -e main -entry-point-result=void "
        "-shared-libs=%s" % runner_utils)
 config.substitutions.append(("%tp-lower", lower))
-config.substitutions.append(("%tp-run", run))
+config.substitutions.append(("%mlir-run", run))
 config.substitutions.append(("%python", python))
 
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]

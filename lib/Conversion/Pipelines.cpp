@@ -21,6 +21,7 @@ using namespace mlir;
 
 void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createTPDecomposeAggregates());
+  pm.addPass(createTPApproximateMath());
   pm.addPass(createTPCollectivesToRuntime());
 
   bufferization::OneShotBufferizePassOptions bufferize;

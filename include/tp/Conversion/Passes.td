@@ -43,4 +43,16 @@ def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
                            "arith::ArithDialect"];
 }
 
+def TPApproximateMath : Pass<"tp-approximate-math"> {
+  let summary = "Replace f32 transcendental math (exp, tanh, erf, ...) by "
+                "MLIR's polynomial approximations";
+  let description = [{
+    libm's `expf`/`tanhf` are calls the loop vectorizer cannot look
+    through; in GeLU, softmax and SiLU they cost as much as a fifth of a
+    CPU forward pass. The upstream approximations are plain arithmetic,
+    accurate to a few ulp in f32, and vectorize.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect"];
+}
+
 #endif // TP_CONVERSION_PASSES_TD
