@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 
@@ -17,19 +18,6 @@ namespace mlir::tp {
 
 using namespace mlir;
 using namespace mlir::tp;
-
-/// Declares `name(argTypes)` with a C interface, once per module.
-static func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
-                                       TypeRange argTypes) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  auto fn = func::FuncOp::create(builder, module.getLoc(), name,
-                                 builder.getFunctionType(argTypes, {}));
-  fn.setPrivate();
-  fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-  return fn;
-}
 
 static Value toUnranked(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
 namespace mlir::tp {
@@ -65,16 +66,9 @@ static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
   Location loc = op.getLoc();
   MemRefType viewType = anyStrided(batched ? 3 : 2, f32);
   StringRef name = batched ? "tprt_batch_matmul_f32" : "tprt_matmul_f32";
-  auto fn = module.lookupSymbol<func::FuncOp>(name);
-  if (!fn) {
-    OpBuilder atTop = OpBuilder::atBlockBegin(module.getBody());
-    Type i64 = atTop.getI64Type();
-    fn = func::FuncOp::create(
-        atTop, module.getLoc(), name,
-        atTop.getFunctionType({viewType, viewType, viewType, i64, i64}, {}));
-    fn.setPrivate();
-    fn->setAttr("llvm.emit_c_interface", atTop.getUnitAttr());
-  }
+  Type i64 = builder.getI64Type();
+  func::FuncOp fn = tp::declareRuntimeFunc(
+      module, name, {viewType, viewType, viewType, i64, i64});
   SmallVector<Value> args = llvm::map_to_vector(
       op->getOperands(), [&](Value v) -> Value {
         return memref::CastOp::create(builder, loc, viewType, v);

@@ -1,0 +1,28 @@
+//===- RuntimeCalls.h - declaring tprt entry points -------------*- C++ -*-===//
+
+#ifndef TP_LIB_CONVERSION_RUNTIMECALLS_H
+#define TP_LIB_CONVERSION_RUNTIMECALLS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tp {
+
+/// Declares the runtime function `name(argTypes)` once per module, with a C
+/// interface: compiled code then calls `_mlir_ciface_<name>` with memref
+/// descriptors, as runtime/include/tprt/tprt.h declares.
+inline func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
+                                       TypeRange argTypes) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto fn = func::FuncOp::create(builder, module.getLoc(), name,
+                                 builder.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  return fn;
+}
+
+} // namespace mlir::tp
+
+#endif // TP_LIB_CONVERSION_RUNTIMECALLS_H
