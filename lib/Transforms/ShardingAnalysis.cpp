@@ -68,8 +68,10 @@ static std::string typeString(Type type) {
   return s;
 }
 
-/// Follows ops that only move elements (transposes, reshapes) back to a
-/// function argument: that operand is a weight.
+/// Follows ops that only move or repeat elements (transposes, broadcasts,
+/// reshapes) back to a function argument: that operand is a weight. A
+/// weight broadcast over the batch is how torch-mlir feeds `x @ W` on 3-D
+/// activations to linalg.batch_matmul.
 static bool isWeight(Value value) {
   while (true) {
     if (auto arg = dyn_cast<BlockArgument>(value))
@@ -83,17 +85,22 @@ static bool isWeight(Value value) {
       value = transpose.getInput();
       continue;
     }
+    if (auto broadcast = dyn_cast<linalg::BroadcastOp>(def)) {
+      value = broadcast.getInput();
+      continue;
+    }
     auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
     if (!linalgOp || linalgOp.getNumDpsInputs() != 1 ||
         linalgOp.getNumReductionLoops() != 0)
       return false;
-    // A pure permutation: the body yields the input element unchanged.
+    // The body yields the input element unchanged, read through a
+    // permutation or a broadcast.
     Block *body = linalgOp.getBlock();
     auto yield = cast<linalg::YieldOp>(body->getTerminator());
     if (yield.getNumOperands() != 1 ||
         yield.getOperand(0) != body->getArgument(0) ||
         !linalgOp.getMatchingIndexingMap(linalgOp.getDpsInputOperand(0))
-             .isPermutation())
+             .isProjectedPermutation())
       return false;
     value = linalgOp.getDpsInputs()[0];
   }

@@ -140,3 +140,38 @@ func.func @swiglu(%x: tensor<4x16xf32>, %gate: tensor<32x16xf32>, %up: tensor<32
   %y = linalg.matmul indexing_maps = #mT ins(%a, %down : tensor<4x32xf32>, tensor<16x32xf32>) outs(%yinit : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// torch-mlir's form of `x @ W` on 3-D activations: the weight broadcast
+// over the batch and a linalg.batch_matmul. The cut reaches the weight
+// argument through the broadcast.
+
+#bid3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @batched_linear
+// CHECK-SAME: %arg1: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 1, factors = [32], factor = 0>}
+// CHECK-SAME: %arg2: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
+// CHECK: linalg.broadcast ins(%arg1 : tensor<16x16xf32>) outs(%{{.*}} : tensor<2x16x16xf32>) dimensions = [0]
+// CHECK: linalg.batch_matmul {{.*}} -> tensor<2x4x16xf32>
+// CHECK: %[[P:.*]] = linalg.batch_matmul {{.*}} -> tensor<2x4x16xf32>
+// CHECK-NEXT: tp.all_reduce sum %[[P]] : tensor<2x4x16xf32>
+func.func @batched_linear(%x: tensor<2x4x16xf32>, %w1: tensor<16x32xf32>, %w2: tensor<32x16xf32>) -> tensor<2x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %b1e = tensor.empty() : tensor<2x16x32xf32>
+  %w1b = linalg.broadcast ins(%w1 : tensor<16x32xf32>) outs(%b1e : tensor<2x16x32xf32>) dimensions = [0]
+  %he = tensor.empty() : tensor<2x4x32xf32>
+  %hinit = linalg.fill ins(%zero : f32) outs(%he : tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+  %h = linalg.batch_matmul ins(%x, %w1b : tensor<2x4x16xf32>, tensor<2x16x32xf32>) outs(%hinit : tensor<2x4x32xf32>) -> tensor<2x4x32xf32>
+  %a = linalg.generic {indexing_maps = [#bid3, #bid3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%h : tensor<2x4x32xf32>) outs(%he : tensor<2x4x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4x32xf32>
+  %b2e = tensor.empty() : tensor<2x32x16xf32>
+  %w2b = linalg.broadcast ins(%w2 : tensor<32x16xf32>) outs(%b2e : tensor<2x32x16xf32>) dimensions = [0]
+  %ye = tensor.empty() : tensor<2x4x16xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%ye : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %y = linalg.batch_matmul ins(%a, %w2b : tensor<2x4x32xf32>, tensor<2x32x16xf32>) outs(%yinit : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}
