@@ -35,6 +35,7 @@ run = ("mlir-runner -e main -entry-point-result=void "
 config.substitutions.append(("%tp-lower", lower))
 config.substitutions.append(("%mlir-run", run))
 config.substitutions.append(("%python", python))
+config.substitutions.append(("%tp_src_root", config.tp_src_root))
 
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
 tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm"]
