@@ -30,6 +30,7 @@
 #include <sstream>
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace {
@@ -393,7 +394,25 @@ struct Timings {
   double loadSeconds = 0, sliceSeconds = 0;
   std::vector<double> forwardSeconds; // per iteration, slowest rank
   tprt_counters counters{};           // rank 0, timed iterations
+  // Memory, MiB, the largest over ranks: peak resident set (getrusage
+  // ru_maxrss), this rank's weight shards, and the growth of the malloc heap
+  // over the forward passes (the compiled code's temporaries).
+  double peakRssMib = 0, weightsLocalMib = 0, activationsMib = 0;
 };
+
+/// Bytes the malloc heap has taken from the system (sbrk arena + mmapped
+/// chunks). main() keeps freed memory in the heap, so its growth over the
+/// forward passes is their high-water mark of temporaries.
+double heapBytes() {
+  struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.arena) + static_cast<double>(info.hblkhd);
+}
+
+double peakRssMib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0; // KiB on Linux
+}
 
 nlohmann::json makeReport(const Options &options, const Loaded &loaded,
                           const Timings &timings) {
@@ -441,6 +460,9 @@ nlohmann::json makeReport(const Options &options, const Loaded &loaded,
          {{"calls", perForward(c.reduce_scatter_calls)},
           {"bytes", perForward(c.reduce_scatter_bytes)}}}}},
       {"comm_s_per_forward", c.comm_seconds / iters},
+      {"peak_rss_mib", timings.peakRssMib},
+      {"weights_local_mib", timings.weightsLocalMib},
+      {"activations_mib", timings.activationsMib},
       {"comm_share", fwdTotal > 0 ? c.comm_seconds / fwdTotal : 0.0},
       {"gemm",
        {{"calls_per_forward", perForward(c.gemm_calls)},
@@ -494,6 +516,13 @@ void printReport(const nlohmann::json &r) {
                 gemm["share_of_forward"].get<double>() * 100,
                 gemm["gflops"].get<double>());
   os << line;
+  std::snprintf(line, sizeof(line),
+                "  memory         peak rss %.1f MiB, weight shard %.1f MiB, "
+                "activations %.1f MiB (max over ranks)\n",
+                r["peak_rss_mib"].get<double>(),
+                r["weights_local_mib"].get<double>(),
+                r["activations_mib"].get<double>());
+  os << line;
   std::cout << os.str() << std::flush;
 }
 
@@ -527,6 +556,9 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
       errors.push_back(slice.status().message());
       continue;
     }
+    if (i > 0)
+      timings.weightsLocalMib +=
+          static_cast<double>(slice->buffer.size()) / (1024.0 * 1024.0);
     descriptors.push_back(makeDescriptor(slice->buffer.data(), slice->shape));
     buffers.push_back(std::move(slice->buffer));
   }
@@ -549,6 +581,7 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
   timings.sliceSeconds = now() - sliceStart;
 
   // Forward.
+  double heapBefore = heapBytes();
   for (int i = 0; i < options.warmup; ++i)
     loaded.library->forward(args.data());
   tprt_reset_counters();
@@ -560,16 +593,24 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
     local.push_back(now() - start);
   }
   tprt_get_counters(&timings.counters);
+  timings.activationsMib =
+      std::max(0.0, heapBytes() - heapBefore) / (1024.0 * 1024.0);
 
   // Slowest rank per iteration and per phase.
   timings.forwardSeconds.resize(local.size());
   MPI_Allreduce(local.data(), timings.forwardSeconds.data(),
                 static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
-  double phases[2] = {timings.loadSeconds, timings.sliceSeconds};
-  MPI_Allreduce(MPI_IN_PLACE, phases, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  timings.peakRssMib = peakRssMib();
+  double phases[5] = {timings.loadSeconds, timings.sliceSeconds,
+                      timings.peakRssMib, timings.weightsLocalMib,
+                      timings.activationsMib};
+  MPI_Allreduce(MPI_IN_PLACE, phases, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   timings.loadSeconds = phases[0];
   timings.sliceSeconds = phases[1];
+  timings.peakRssMib = phases[2];
+  timings.weightsLocalMib = phases[3];
+  timings.activationsMib = phases[4];
 
   if (rank() != 0)
     return 0;
