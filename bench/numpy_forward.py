@@ -1,0 +1,76 @@
+"""tpmlir.reference.forward (the numpy oracle) timed on one BLAS thread.
+
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=python /usr/bin/python3 bench/numpy_forward.py \
+        --preset gpt2_small --layers 12 --seq 128 --weights w.safetensors \
+        --input x.npy --expected ref.npy [--iters 5] [--json out.json]
+
+Checks the output against ref.npy (rtol 1e-4, as tpmlir.compare) before timing.
+Set OPENBLAS_NUM_THREADS before starting it: OpenBLAS reads it at load time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from tpmlir import reference  # noqa: E402
+from tpmlir.checkpoint import load_safetensors  # noqa: E402
+from tpmlir.config import PRESETS, preset  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--preset", default="gpt2_small", choices=sorted(PRESETS))
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--weights", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--expected", required=True)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+
+    cfg = preset(args.preset, layers=args.layers, seq=args.seq, batch=args.batch)
+    w = load_safetensors(args.weights)
+    x = np.load(args.input)
+    ref = np.load(args.expected)
+    y = reference.forward(cfg, w, x)
+    diff = float(np.max(np.abs(y.astype(np.float64) - ref)))
+    scale = float(np.max(np.abs(ref)))
+    rel = diff / scale if scale else diff
+    if not (np.all(np.isfinite(y)) and rel <= args.rtol):
+        print(f"numpy_forward: MISMATCH relative {rel:.3g} > rtol {args.rtol:g}")
+        return 1
+    for _ in range(args.warmup):
+        reference.forward(cfg, w, x)
+    times = []
+    for _ in range(args.iters):
+        start = time.perf_counter()
+        reference.forward(cfg, w, x)
+        times.append(time.perf_counter() - start)
+    tokens = cfg.batch * cfg.seq
+    med = statistics.median(times)
+    result = {"impl": "numpy", "numpy": np.__version__,
+              "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+              "rel_err": rel, "ok": True, "tokens": tokens,
+              "forward_s": {"median": med, "min": min(times), "all": times},
+              "tokens_per_s": tokens / med}
+    print(f"numpy_forward: OK relative {rel:.3g}; median {med * 1e3:.3f} ms, "
+          f"{tokens / med:.1f} tokens/s ({args.iters} iters)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
