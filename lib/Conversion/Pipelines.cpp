@@ -45,6 +45,7 @@ void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createTPEarlyDealloc());
 
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

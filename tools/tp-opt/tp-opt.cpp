@@ -2,6 +2,8 @@
 
 #include "tp/InitAll.h"
 
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -17,6 +19,9 @@ int main(int argc, char **argv) {
   mlir::tp::test::registerTestPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  // The stages of tp-lower-cpu, to run them one by one.
+  mlir::bufferization::registerBufferizationPasses();
+  mlir::registerLinalgPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tp-mlir optimizer driver\n", registry));
 }

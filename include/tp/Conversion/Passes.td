@@ -55,4 +55,16 @@ def TPApproximateMath : Pass<"tp-approximate-math"> {
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect"];
 }
 
+def TPEarlyDealloc : Pass<"tp-early-dealloc"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Ownership-based deallocation frees the temporaries of a straight-line
+    function at its end, so a forward pass holds every layer's activations
+    at once. This moves each `memref.dealloc` of a buffer allocated in the
+    same block to just after the last use of the buffer or of any view of
+    it. A buffer with a use it cannot see through (an op that returns a
+    memref without being a view) is left alone.
+  }];
+}
+
 #endif // TP_CONVERSION_PASSES_TD
