@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace tprt {
 
@@ -171,6 +173,17 @@ Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
   std::vector<int64_t> local = shape;
   local[shard->dim] = size / worldSize;
   return local;
+}
+
+void SafetensorsFile::release(const TensorInfo &tensor) const {
+  const uint8_t *begin = tensor.data, *end = tensor.data + tensor.byteSize;
+  if (begin < file.data() || end > file.data() + file.size() || begin == end)
+    return;
+  uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t first = uintptr_t(begin) & ~(page - 1);
+  // A private read-only file mapping: dropped pages are re-read on access.
+  (void)madvise(reinterpret_cast<void *>(first), uintptr_t(end) - first,
+                MADV_DONTNEED);
 }
 
 Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,

@@ -552,6 +552,8 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
         i == 0 ? inputTensor : *loaded.weights->find(arg.name);
     Expected<tprt::SlicedTensor> slice =
         tprt::sliceTensor(tensor, arg.shard, rank(), worldSize);
+    if (i > 0)
+      loaded.weights->release(tensor);
     if (!slice) {
       errors.push_back(slice.status().message());
       continue;

@@ -138,6 +138,10 @@ public:
   const std::string &path() const { return file.path(); }
   /// Null if there is no tensor of that name.
   const TensorInfo *find(const std::string &name) const;
+  /// Drops this file's pages of `tensor` from the process's memory (they
+  /// are read again from the file if touched). A launcher that has sliced
+  /// a tensor calls it, so that no rank keeps the whole checkpoint resident.
+  void release(const TensorInfo &tensor) const;
   const std::map<std::string, TensorInfo> &tensors() const { return table; }
 
 private:
