@@ -17,7 +17,9 @@ _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
 def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None):
     header: dict = {"__metadata__": dict(metadata)} if metadata else {}
     blobs, offset = [], 0
-    for name in sorted(tensors):
+    # Data in the dict's order: a graph without tp.name binds its weights by
+    # position in the file (runtime/include/tprt/model.h).
+    for name in tensors:
         a = np.ascontiguousarray(tensors[name])
         a = a.astype(a.dtype.newbyteorder("<"), copy=False)
         if a.dtype not in _NAMES:

@@ -87,6 +87,12 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
       return outer.status();
     arg.shard = Shard{*dim, *outer};
   }
+  auto isNamed = entry.find("named");
+  if (isNamed != entry.end()) {
+    if (!isNamed->is_boolean())
+      return manifestError(named, "'named' is not a boolean");
+    arg.named = isNamed->get<bool>();
+  }
   return arg;
 }
 

@@ -122,6 +122,7 @@ static FailureOr<std::string> buildManifest(func::FuncOp fn) {
     }
     args.push_back(llvm::json::Object{
         {"name", name ? name.str() : ("arg" + Twine(i)).str()},
+        {"named", bool(name)},
         {"role", i == 0 ? "input" : "weight"},
         {"dtype", "f32"},
         {"shape", shapeJson(full)},

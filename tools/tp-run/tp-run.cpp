@@ -197,8 +197,25 @@ struct Loaded {
   std::optional<ModelLibrary> library;
   tprt::Manifest manifest;
   std::optional<tprt::SafetensorsFile> weights;
+  /// The checkpoint tensor of each argument (null for the input).
+  std::vector<const tprt::TensorInfo *> bound;
   std::optional<tprt::NpyArray> input;
 };
+
+/// The tensor weight argument `i` binds to: by name, or, for an argument
+/// the IR left unnamed, the checkpoint's tensor at the same position among
+/// the weights (in file order).
+const tprt::TensorInfo *bindWeight(const tprt::SafetensorsFile &checkpoint,
+                                   const tprt::ManifestArg &arg, size_t i) {
+  if (arg.named)
+    return checkpoint.find(arg.name);
+  std::vector<const tprt::TensorInfo *> inFileOrder;
+  for (const auto &entry : checkpoint.tensors())
+    inFileOrder.push_back(&entry.second);
+  std::sort(inFileOrder.begin(), inFileOrder.end(),
+            [](auto *a, auto *b) { return a->data < b->data; });
+  return i - 1 < inFileOrder.size() ? inFileOrder[i - 1] : nullptr;
+}
 
 bool isWritableTarget(const std::string &path) {
   size_t slash = path.rfind('/');
@@ -277,9 +294,11 @@ std::vector<std::string> loadAndValidate(const Options &options,
   if (!weights)
     return {"checkpoint " + weights.status().message()};
   loaded.weights.emplace(std::move(*weights));
+  loaded.bound.assign(manifest.args.size(), nullptr);
   for (size_t i = 1; i < manifest.args.size(); ++i) {
     const tprt::ManifestArg &arg = manifest.args[i];
-    const tprt::TensorInfo *tensor = loaded.weights->find(arg.name);
+    const tprt::TensorInfo *tensor = bindWeight(*loaded.weights, arg, i);
+    loaded.bound[i] = tensor;
     std::string where = "tensor '" + arg.name + "' (argument " +
                         std::to_string(i) + ")";
     if (!tensor) {
@@ -549,7 +568,7 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
   for (size_t i = 0; i < manifest.args.size(); ++i) {
     const tprt::ManifestArg &arg = manifest.args[i];
     const tprt::TensorInfo &tensor =
-        i == 0 ? inputTensor : *loaded.weights->find(arg.name);
+        i == 0 ? inputTensor : *loaded.bound[i];
     Expected<tprt::SlicedTensor> slice =
         tprt::sliceTensor(tensor, arg.shard, rank(), worldSize);
     if (i > 0)

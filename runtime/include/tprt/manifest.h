@@ -24,6 +24,9 @@ struct ManifestArg {
   std::vector<int64_t> shape;      // the full tensor
   std::vector<int64_t> localShape; // what this rank's program takes
   std::optional<Shard> shard;
+  /// False for an argument the IR gave no tp.name: it binds to the
+  /// checkpoint tensor at its position instead (see model.h).
+  bool named = true;
 };
 
 struct ManifestResult {

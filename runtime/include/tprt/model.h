@@ -22,7 +22,9 @@
  * of the full tensor as [outer, D/outer] and gives rank r part r of N
  * contiguous parts of every one of the `outer` blocks (tp.shard in the IR).
  * Argument 0 is the input; every other argument is a weight, bound to the
- * checkpoint tensor of the same name (unnamed arguments are named "argI").
+ * checkpoint tensor of the same name. An argument without a tp.name in the
+ * IR is named "argI" with "named": false, and binds by position: weight
+ * argument i (i >= 1) takes the checkpoint's i-th tensor in file order.
  *
  *===----------------------------------------------------------------------===*/
 
