@@ -110,10 +110,13 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
   });
   os << "  total: " << allReduces << " all-reduce(s), " << gathers
      << " all-gather(s), " << bytes << " bytes per rank per forward pass";
-  if (!plan.regions.empty())
-    os << "; " << llvm::format("%.2f", double(allReduces + gathers) /
-                                           plan.regions.size())
-       << " collective(s) per pair";
+  if (!plan.regions.empty()) {
+    double perPair = double(allReduces + gathers) / plan.regions.size();
+    // A transformer block is two pairs: attention and MLP.
+    os << "; " << llvm::format("%.2f", perPair) << " collective(s) per pair, "
+       << llvm::format("%.2f", 2 * perPair)
+       << " per block (attention + MLP pair)";
+  }
   if (tokens)
     os << "; " << bytes / tokens << " bytes per token";
   os << "\n";

@@ -34,27 +34,6 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-int64_t ShardRegion::extraBytes() const {
-  int64_t bytes = 0;
-  for (const PlannedCollective &c : collectives)
-    if (!c.narrowing)
-      bytes += c.bytes;
-  return bytes;
-}
-
-int64_t ShardRegion::totalBytes() const {
-  int64_t bytes = 0;
-  for (const PlannedCollective &c : collectives)
-    bytes += c.bytes;
-  return bytes;
-}
-
-bool ShardRegion::isClean() const {
-  return !collectives.empty() &&
-         llvm::all_of(collectives,
-                      [](const PlannedCollective &c) { return c.narrowing; });
-}
-
 static int64_t tensorBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return tensor.getNumElements() *
@@ -623,7 +602,6 @@ struct Seed {
 };
 
 struct Candidate {
-  DimCut start;
   llvm::MapVector<Value, DimCut> cuts;
   SmallVector<PlannedCollective> collectives;
   bool hasNarrowing = false;
@@ -661,6 +639,17 @@ static std::optional<Seed> asSeed(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// Attaches one note per distinct rejected cut to `diag`.
+static void noteRejected(InFlightDiagnostic &diag,
+                         ArrayRef<CutPropagation::Failure> rejected,
+                         StringRef prefix) {
+  std::set<std::pair<Operation *, std::string>> said;
+  for (const CutPropagation::Failure &f : rejected)
+    if (said.insert({f.op, f.message}).second)
+      diag.attachNote(f.op->getLoc())
+          << prefix << "'" << f.op->getName() << "' " << f.message;
+}
+
 /// Reports each collective `best` needs beyond the narrowing all-reduces,
 /// with the cheaper cuts that were rejected as notes.
 static void describeFallbacks(const Candidate &best, bool asError,
@@ -681,12 +670,7 @@ static void describeFallbacks(const Candidate &best, bool asError,
          << " bytes per rank per forward pass): " << c.reason;
     if (asError)
       diag << "; pass allow-fallback=true to accept it";
-    std::set<std::pair<Operation *, std::string>> said;
-    for (const CutPropagation::Failure &f : rejected)
-      if (said.insert({f.op, f.message}).second)
-        diag.attachNote(f.op->getLoc())
-            << "a cut without it was rejected: '" << f.op->getName() << "' "
-            << f.message;
+    noteRejected(diag, rejected, "a cut without it was rejected: ");
   }
 }
 
@@ -726,7 +710,6 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
         continue;
       }
       Candidate candidate;
-      candidate.start = cut;
       candidate.cuts = std::move(attempt.cuts);
       candidate.collectives = std::move(attempt.collectives);
       for (const PlannedCollective &c : candidate.collectives) {
@@ -750,11 +733,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                                 << result.getType()
                                 << " keeps the values after it local; each "
                                    "cut tried fails (see notes)";
-      std::set<std::pair<Operation *, std::string>> said;
-      for (const CutPropagation::Failure &f : failures)
-        if (said.insert({f.op, f.message}).second)
-          diag.attachNote(f.op->getLoc())
-              << "'" << f.op->getName() << "' " << f.message;
+      noteRejected(diag, failures, "");
       // Later seeds would only report the consequences of this one.
       return failure();
     }

@@ -56,12 +56,6 @@ struct ShardRegion {
   /// (the weights to shrink) included, in discovery order.
   llvm::MapVector<Value, DimCut> cuts;
   SmallVector<PlannedCollective> collectives;
-
-  /// Bytes moved beyond the narrowing all-reduces.
-  int64_t extraBytes() const;
-  int64_t totalBytes() const;
-  /// True if every collective is a narrowing all-reduce and there is one.
-  bool isClean() const;
 };
 
 struct ShardPlan {
