@@ -61,3 +61,19 @@ if shutil.which("mpirun") and config.tp_enable_runtime:
     config.available_features.add("mpi")
     config.substitutions.append(
         ("%mpirun", "timeout 120 mpirun --allow-run-as-root --oversubscribe"))
+
+# The cuda backend (docs/gpu.md): `cuda-toolkit` when libtprt_cuda and
+# tp-run-cuda were built, `cuda` only when a GPU is usable here too
+# (nvidia-smi lists one); GPU tests REQUIRE: cuda.
+if config.tp_have_cuda and config.tp_enable_runtime:
+    import subprocess
+    config.available_features.add("cuda-toolkit")
+    llvm_config.add_tool_substitutions(["tp-run-cuda"], tool_dirs)
+    config.substitutions.append(("%cuda_root", config.cuda_toolkit_root))
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                text=True, timeout=30)
+        if listed.returncode == 0 and "GPU " in listed.stdout:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.SubprocessError):
+        pass

@@ -188,6 +188,7 @@ private:
   bool visitExpand(tensor::ExpandShapeOp op);
   bool visitCollapse(tensor::CollapseShapeOp op);
   bool visitExtractSlice(tensor::ExtractSliceOp op);
+  bool visitInsertSlice(tensor::InsertSliceOp op);
   bool visitConcat(tensor::ConcatOp op);
   bool visitSoftmax(linalg::SoftmaxOp op);
   bool visitSameShape(Operation *op);
@@ -289,6 +290,8 @@ bool CutPropagation::visit(Operation *op) {
     return visitCollapse(collapse);
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return visitExtractSlice(slice);
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return visitInsertSlice(insert);
   if (auto concat = dyn_cast<tensor::ConcatOp>(op))
     return visitConcat(concat);
   if (isa<tensor::EmptyOp>(op))
@@ -520,54 +523,51 @@ bool CutPropagation::visitCollapse(tensor::CollapseShapeOp op) {
 }
 
 bool CutPropagation::visitExtractSlice(tensor::ExtractSliceOp op) {
-  if (!op.hasUnitStride())
-    return fail(op, "strided slices of a cut tensor are not supported");
+  std::optional<DimCut> srcCut = lookup(op.getSource());
+  std::optional<DimCut> resCut = lookup(op.getResult());
+  if (!srcCut && !resCut)
+    return true;
   ArrayRef<int64_t> offsets = op.getStaticOffsets();
   ArrayRef<int64_t> sizes = op.getStaticSizes();
+  ArrayRef<int64_t> strides = op.getStaticStrides();
   ArrayRef<int64_t> srcShape = op.getSourceType().getShape();
+  // The source dims that a rank-reducing slice keeps, in result order.
   llvm::SmallBitVector dropped = op.getDroppedDims();
-  // Source dim -> result dim, skipping the dims a rank-reducing slice drops.
-  auto resultDim = [&](int64_t d) {
-    int64_t r = d;
-    for (int64_t i = 0; i < d; ++i)
-      r -= dropped.test(i);
-    return r;
-  };
-  if (std::optional<DimCut> cut = lookup(op.getSource())) {
-    int64_t d = cut->dim;
-    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]))
-      return fail(op, "slices a cut dimension at a dynamic offset");
-    if (dropped.test(d))
-      return fail(op, "takes a single index of a cut dimension");
-    int64_t block = srcShape[d] / cut->outer;
-    DimCut resCut{resultDim(d), cut->outer};
+  SmallVector<int64_t> kept;
+  for (int64_t i = 0, e = srcShape.size(); i < e; ++i)
+    if (!dropped.test(i))
+      kept.push_back(i);
+  int64_t d = srcCut ? srcCut->dim : kept[resCut->dim];
+  // Other dims may be sliced any way (RoPE's strided halves of dh).
+  if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
+      strides[d] != 1)
+    return fail(op, "slices a cut dimension with a dynamic offset or a "
+                    "stride");
+  if (dropped.test(d))
+    return fail(op, "takes a single index of a cut dimension");
+  int64_t rd = llvm::find(kept, d) - kept.begin();
+  if (srcCut) {
+    int64_t block = srcShape[d] / srcCut->outer;
+    DimCut cut{rd, srcCut->outer};
     if (offsets[d] != 0 || sizes[d] != srcShape[d]) {
       if (offsets[d] % block != 0 || sizes[d] % block != 0) {
         // Blocks as large as the slice's alignment would pass (q|k|v
         // slices of a fused projection propose 3 blocks).
-        int64_t aligned = std::gcd(std::gcd(offsets[d], sizes[d]), srcShape[d]);
+        int64_t aligned =
+            std::gcd(std::gcd(offsets[d], sizes[d]), srcShape[d]);
         hints.push_back({op.getSource(), DimCut{d, srcShape[d] / aligned}});
         return fail(op, llvm::formatv("takes [{0}, {1}) of a dimension cut "
                                       "in blocks of {2}: not whole blocks",
                                       offsets[d], offsets[d] + sizes[d],
                                       block));
       }
-      resCut.outer = sizes[d] / block;
+      cut.outer = sizes[d] / block;
     }
-    if (!mark(op.getResult(), resCut, op))
+    if (!mark(op.getResult(), cut, op))
       return false;
   }
-  if (std::optional<DimCut> cut = lookup(op.getResult())) {
-    int64_t d = -1;
-    for (int64_t i = 0, seen = 0, e = srcShape.size(); i < e; ++i) {
-      if (dropped.test(i))
-        continue;
-      if (seen++ == cut->dim)
-        d = i;
-    }
-    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]))
-      return fail(op, "slices a cut dimension at a dynamic offset");
-    int64_t block = sizes[d] / cut->outer;
+  if (resCut) {
+    int64_t block = sizes[d] / resCut->outer;
     if (srcShape[d] % block != 0 || offsets[d] % block != 0)
       return fail(op, llvm::formatv("takes [{0}, {1}), which is not made of "
                                     "whole blocks of {2}",
@@ -575,6 +575,27 @@ bool CutPropagation::visitExtractSlice(tensor::ExtractSliceOp op) {
     return mark(op.getSource(), DimCut{d, srcShape[d] / block}, op);
   }
   return true;
+}
+
+/// An insert that covers the whole cut dimension keeps the cut: each rank
+/// inserts its part into its part.
+bool CutPropagation::visitInsertSlice(tensor::InsertSliceOp op) {
+  std::optional<DimCut> cut = lookup(op.getResult());
+  if (!cut)
+    cut = lookup(op.getDest());
+  if (!cut)
+    cut = lookup(op.getSource());
+  if (!cut)
+    return true;
+  if (op.getSourceType().getRank() != op.getResultType().getRank())
+    return fail(op, "rank-reducing inserts into a cut tensor are not "
+                    "supported");
+  int64_t d = cut->dim;
+  if (op.getStaticOffsets()[d] != 0 || op.getStaticStrides()[d] != 1 ||
+      op.getStaticSizes()[d] != op.getResultType().getDimSize(d))
+    return fail(op, "inserts a part of a cut dimension");
+  return mark(op.getSource(), *cut, op) && mark(op.getDest(), *cut, op) &&
+         mark(op.getResult(), *cut, op);
 }
 
 bool CutPropagation::visitConcat(tensor::ConcatOp op) {

@@ -85,6 +85,14 @@ static void localizeAttributes(Operation *op, const ShardRegion &region,
     slice.setStaticSizes(sizes);
     return;
   }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    // The cut dim is inserted whole (the analysis checked): local extent.
+    int64_t d = region.cuts.lookup(insert.getResult()).dim;
+    SmallVector<int64_t> sizes(insert.getStaticSizes());
+    sizes[d] /= tpSize;
+    insert.setStaticSizes(sizes);
+    return;
+  }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     auto dense = cast<DenseElementsAttr>(constant.getValue());
     constant.setValueAttr(DenseElementsAttr::get(

@@ -175,3 +175,45 @@ func.func @batched_linear(%x: tensor<2x4x16xf32>, %w1: tensor<16x32xf32>, %w2: t
   %y = linalg.batch_matmul ins(%a, %w2b : tensor<2x4x32xf32>, tensor<2x32x16xf32>) outs(%yinit : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
   return %y : tensor<2x4x16xf32>
 }
+
+// -----
+
+// Rotary-style glue on dh while the cut is on heads: strided slices of the
+// even and odd lanes and insert_slice to reassemble them leave the heads
+// dimension whole, so they stay local.
+
+#rid = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @interleaved_rotary
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [4, 1, 4] [1, 1, 2] : tensor<4x1x8xf32> to tensor<4x1x4xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 4] [4, 1, 4] [1, 1, 1] : tensor<4x1x4xf32> into tensor<4x1x8xf32>
+// CHECK-COUNT-1: tp.all_reduce
+func.func @interleaved_rotary(%x: tensor<4x16xf32>, %wq: tensor<16x16xf32>, %wo: tensor<16x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %q2 = linalg.matmul ins(%x, %wq : tensor<4x16xf32>, tensor<16x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %q = tensor.expand_shape %q2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
+  %even = tensor.extract_slice %q[0, 0, 0] [4, 2, 4] [1, 1, 2] : tensor<4x2x8xf32> to tensor<4x2x4xf32>
+  %odd = tensor.extract_slice %q[0, 0, 1] [4, 2, 4] [1, 1, 2] : tensor<4x2x8xf32> to tensor<4x2x4xf32>
+  %he = tensor.empty() : tensor<4x2x4xf32>
+  %neg = linalg.generic {indexing_maps = [#rid, #rid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%odd : tensor<4x2x4xf32>) outs(%he : tensor<4x2x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x2x4xf32>
+  %re = tensor.empty() : tensor<4x2x8xf32>
+  %r0 = tensor.insert_slice %neg into %re[0, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x4xf32> into tensor<4x2x8xf32>
+  %rot = tensor.insert_slice %even into %r0[0, 0, 4] [4, 2, 4] [1, 1, 1] : tensor<4x2x4xf32> into tensor<4x2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#rid, #rid, #rid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q, %rot : tensor<4x2x8xf32>, tensor<4x2x8xf32>) outs(%re : tensor<4x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<4x2x8xf32>
+  %c = tensor.collapse_shape %sum [[0], [1, 2]] : tensor<4x2x8xf32> into tensor<4x16xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%c, %wo : tensor<4x16xf32>, tensor<16x16xf32>) outs(%yinit : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
