@@ -50,6 +50,9 @@ MODEL_ARGS=(--preset gpt2_small --layers 12 --seq 128)
 for v in "$R" "$ITERS"; do
   case "$v" in ''|*[!0-9]*|0) echo "error: R and ITERS must be positive integers" >&2; exit 2;; esac
 done
+# A fresh machine: the project's packages and build, plus PyTorch for the
+# comparison.
+EXTRA_PACKAGES="python3-torch" "$ROOT/scripts/setup.sh" >&2
 [ -x "$TP_RUN" ] || { echo "error: $TP_RUN missing: ninja -C build tp-run" >&2; exit 1; }
 
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"

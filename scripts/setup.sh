@@ -11,6 +11,9 @@ PACKAGES=(
   ninja-build cmake python3-numpy python3-pytest nlohmann-json3-dev
   libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev liblld-22-dev
 )
+# Benchmarks add theirs (bench/cpu_forward.sh: python3-torch).
+read -r -a EXTRA <<<"${EXTRA_PACKAGES:-}"
+PACKAGES+=("${EXTRA[@]}")
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 
