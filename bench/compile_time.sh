@@ -34,6 +34,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 CMDLINE="bench/compile_time.sh${*:+ $*}"
 REPS="${REPS:-7}"
+TP_OPT_GIVEN="${TP_OPT:-}"
 TP_OPT="${TP_OPT:-$ROOT/build/bin/tp-opt}"
 if [ -z "${MLIR_OPT:-}" ]; then
   if command -v mlir-opt-22 >/dev/null 2>&1; then MLIR_OPT=mlir-opt-22
@@ -43,6 +44,9 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 DOC="${DOC:-$ROOT/docs/bench-compile-time.md}"
 PIPELINE='builtin.module(func.func(sharding-propagation,shard-partition))'
 TP=2
+
+# A fresh machine: install the packages and build tp-opt first.
+[ -n "${TP_OPT_GIVEN:-}" ] || "$ROOT/scripts/setup.sh" >&2
 
 if [ "$#" -eq 0 ]; then set -- 12 48 96; fi
 for N in "$@"; do
