@@ -16,6 +16,9 @@
 #include "tprt/manifest.h"
 #include "tprt/model.h"
 #include "tprt/tprt.h"
+#ifdef TP_RUN_CUDA
+#include "tprt/tprt_cuda.h"
+#endif
 
 #include <malloc.h>
 #include <mpi.h>
@@ -37,6 +40,14 @@ namespace {
 
 using tprt::Expected;
 using tprt::Status;
+
+// The backend this launcher runs: tp-run links libtprt ("cpu"), tp-run-cuda
+// is the same source linked against libtprt_cuda ("cuda"); see docs/gpu.md.
+#ifdef TP_RUN_CUDA
+const std::string kBackend = "cuda";
+#else
+const std::string kBackend = "cpu";
+#endif
 
 const char *kUsage =
     "usage: mpirun -np N tp-run MODEL.so --weights FILE.safetensors\n"
@@ -250,9 +261,9 @@ std::vector<std::string> loadAndValidate(const Options &options,
             std::to_string(manifest.abiVersion) +
             ", this tp-run implements version " +
             std::to_string(TPRT_ABI_VERSION)};
-  if (manifest.backend != "cpu")
+  if (manifest.backend != kBackend)
     return {model + " was built for backend '" + manifest.backend +
-            "', this tp-run runs 'cpu'"};
+            "', this tp-run runs '" + kBackend + "'"};
   if (manifest.tpSize != tprt_world_size())
     return {"world size " + std::to_string(tprt_world_size()) + " but " +
             model + " was compiled for tp " + std::to_string(manifest.tpSize)};
@@ -596,6 +607,27 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
     descriptors.push_back(makeDescriptor(buffer.data(), result.localShape));
     buffers.push_back(std::move(buffer));
   }
+#ifdef TP_RUN_CUDA
+  // Every buffer the model sees is device memory: upload each slice (and the
+  // zeroed results) once; the descriptors point to the device copies.
+  std::vector<void *> device(buffers.size(), nullptr);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (tprt_device_alloc(buffers[i].size(), 0, &device[i]) != TPRT_OK ||
+        tprt_copy_to_device(device[i], buffers[i].data(), buffers[i].size()) !=
+            TPRT_OK)
+      tprt_abort(tprt_last_error());
+    std::memcpy(&descriptors[i][0], &device[i], sizeof(void *));
+    std::memcpy(&descriptors[i][1], &device[i], sizeof(void *));
+  }
+  // A forward pass is asynchronous on the rank's stream: wait for it.
+  auto forward = [&](void **a) {
+    loaded.library->forward(a);
+    if (tprt_device_synchronize() != TPRT_OK)
+      tprt_abort(tprt_last_error());
+  };
+#else
+  auto forward = [&](void **a) { loaded.library->forward(a); };
+#endif
   std::vector<void *> args;
   for (std::vector<int64_t> &descriptor : descriptors)
     args.push_back(descriptor.data());
@@ -604,16 +636,24 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
   // Forward.
   double heapBefore = heapBytes();
   for (int i = 0; i < options.warmup; ++i)
-    loaded.library->forward(args.data());
+    forward(args.data());
   tprt_reset_counters();
   std::vector<double> local;
   for (int i = 0; i < options.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     double start = now();
-    loaded.library->forward(args.data());
+    forward(args.data());
     local.push_back(now() - start);
   }
   tprt_get_counters(&timings.counters);
+#ifdef TP_RUN_CUDA
+  for (size_t i = manifest.args.size(); i < buffers.size(); ++i)
+    if (tprt_copy_to_host(buffers[i].data(), device[i], buffers[i].size()) !=
+        TPRT_OK)
+      tprt_abort(tprt_last_error());
+  for (void *pointer : device)
+    tprt_device_free(pointer);
+#endif
   timings.activationsMib =
       std::max(0.0, heapBytes() - heapBefore) / (1024.0 * 1024.0);
 

@@ -1,0 +1,194 @@
+//===- Collectives.cpp - all-reduce and all-gather on NCCL ----------------===//
+//
+// The collectives compiled code issues, on device buffers, on the rank's
+// stream, through the NCCL communicator tprt_init made. A collective is the
+// one place a forward pass waits on the host: the runtime polls the stream
+// and ncclCommGetAsyncError until the collective is done, and when NCCL
+// reports an error or TPRT_COMM_TIMEOUT_S (default 60) seconds pass, it
+// aborts the communicator (ncclCommAbort) and ends every rank with a
+// message, so a rank that never arrives does not hang the others. With one
+// rank NCCL still runs (a copy), so a single-GPU run exercises it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaState.h"
+
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+using namespace tprt::cuda;
+
+namespace {
+
+struct Buffer {
+  float *data = nullptr;
+  int64_t rank = 0;
+  const int64_t *sizes = nullptr;
+  const int64_t *strides = nullptr;
+  int64_t numElements = 1;
+};
+
+Buffer readBuffer(const char *call, const char *name,
+                  const tprt_unranked_memref *memref) {
+  if (!memref || !memref->descriptor)
+    fail(call, std::string("descriptor of ") + name + " is null");
+  if (memref->rank < 0)
+    fail(call, std::string(name) + " has a negative rank " +
+                   std::to_string(memref->rank));
+  const char *base = static_cast<const char *>(memref->descriptor);
+  float *aligned;
+  int64_t offset;
+  std::memcpy(&aligned, base + sizeof(float *), sizeof(float *));
+  std::memcpy(&offset, base + 2 * sizeof(float *), sizeof(int64_t));
+  Buffer buffer;
+  buffer.rank = memref->rank;
+  buffer.sizes =
+      reinterpret_cast<const int64_t *>(base + 2 * sizeof(float *) + 8);
+  buffer.strides = buffer.sizes + buffer.rank;
+  for (int64_t i = 0; i < buffer.rank; ++i) {
+    if (buffer.sizes[i] < 0)
+      fail(call, std::string(name) + " has a negative size " +
+                     formatList(buffer.sizes, buffer.rank));
+    buffer.numElements *= buffer.sizes[i];
+  }
+  int64_t expected = 1;
+  for (int64_t i = buffer.rank - 1; i >= 0; --i) {
+    if (buffer.sizes[i] != 1 && buffer.strides[i] != expected)
+      fail(call, std::string(name) + " is not contiguous (sizes " +
+                     formatList(buffer.sizes, buffer.rank) + ", strides " +
+                     formatList(buffer.strides, buffer.rank) + ")");
+    expected *= buffer.sizes[i];
+  }
+  if (!aligned && buffer.numElements != 0)
+    fail(call, std::string(name) + " has a null data pointer");
+  buffer.data = aligned ? aligned + offset : nullptr;
+  return buffer;
+}
+
+void checkNccl(const char *call, ncclResult_t rc, const char *what) {
+  if (rc != ncclSuccess && rc != ncclInProgress)
+    fail(call, std::string(what) + " failed: " + ncclGetErrorString(rc) +
+                   (ncclGetLastError(state().nccl)
+                        ? std::string(" (") + ncclGetLastError(state().nccl) +
+                              ")"
+                        : std::string()));
+}
+
+/// Waits until everything on the stream is done, or ends every rank when
+/// NCCL reports an error or the timeout passes.
+void waitForCollective(const char *call, const std::string &what) {
+  State &s = state();
+  double start = now();
+  for (unsigned spin = 0;; ++spin) {
+    cudaError_t rc = cudaStreamQuery(s.stream);
+    if (rc == cudaSuccess)
+      return;
+    if (rc != cudaErrorNotReady)
+      fail(call, what + ": " + cudaGetErrorString(rc));
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(s.nccl, &async);
+    if (async != ncclSuccess && async != ncclInProgress)
+      fail(call, what + ": NCCL error " + ncclGetErrorString(async));
+    if (now() - start > s.commTimeout) {
+      std::ostringstream os;
+      os << what << " did not finish within " << s.commTimeout
+         << " s (TPRT_COMM_TIMEOUT_S); a rank did not reach it or the "
+            "link is down";
+      fail(call, os.str()); // tprt_abort calls ncclCommAbort
+    }
+    if (spin > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+ncclComm_t communicator(const char *call) {
+  stream(call);
+  if (!state().nccl)
+    fail(call, "no NCCL communicator");
+  return state().nccl;
+}
+
+} // namespace
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
+  const char *call = "all_reduce_sum_f32";
+  ncclComm_t comm = communicator(call);
+  Buffer buffer = readBuffer(call, "buffer", memref);
+  double start = now();
+  if (buffer.numElements > 0) {
+    checkNccl(call,
+              ncclAllReduce(buffer.data, buffer.data, size_t(buffer.numElements),
+                            ncclFloat32, ncclSum, comm, state().stream),
+              "ncclAllReduce");
+    waitForCollective(call, "ncclAllReduce of " +
+                                std::to_string(buffer.numElements) + " floats");
+  }
+  tprt_counters &c = state().counters;
+  ++c.all_reduce_calls;
+  c.all_reduce_bytes += buffer.numElements * int64_t(sizeof(float));
+  c.comm_seconds += now() - start;
+}
+
+extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
+                                                 tprt_unranked_memref *outRef,
+                                                 int64_t dim) {
+  const char *call = "all_gather_f32";
+  ncclComm_t comm = communicator(call);
+  Buffer in = readBuffer(call, "in", inRef);
+  Buffer out = readBuffer(call, "out", outRef);
+  int64_t worldSize = state().worldSize;
+  bool shapesAgree = in.rank == out.rank && dim >= 0 && dim < in.rank;
+  for (int64_t i = 0; shapesAgree && i < in.rank; ++i)
+    shapesAgree = out.sizes[i] == (i == dim ? in.sizes[i] * worldSize
+                                            : in.sizes[i]);
+  if (!shapesAgree) {
+    std::ostringstream os;
+    os << "out " << formatList(out.sizes, out.rank) << " is not in "
+       << formatList(in.sizes, in.rank) << " gathered from " << worldSize
+       << " ranks along dimension " << dim;
+    fail(call, os.str());
+  }
+  double start = now();
+  int64_t outer = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= in.sizes[i];
+  cudaStream_t st = state().stream;
+  if (in.numElements > 0) {
+    size_t count = size_t(in.numElements);
+    if (outer == 1 || worldSize == 1) {
+      checkNccl(call,
+                ncclAllGather(in.data, out.data, count, ncclFloat32, comm, st),
+                "ncclAllGather");
+    } else {
+      // Gather rank-major into a temporary, then put rank r's block of
+      // `inner` elements after those of ranks < r in each outer slice (one
+      // strided 2-D copy per rank).
+      float *gathered = nullptr;
+      check(call,
+            cudaMallocAsync(reinterpret_cast<void **>(&gathered),
+                            count * size_t(worldSize) * sizeof(float), st),
+            "cudaMallocAsync");
+      checkNccl(call,
+                ncclAllGather(in.data, gathered, count, ncclFloat32, comm, st),
+                "ncclAllGather");
+      size_t inner = count / size_t(outer);
+      for (int64_t r = 0; r < worldSize; ++r)
+        check(call,
+              cudaMemcpy2DAsync(out.data + r * inner,
+                                inner * worldSize * sizeof(float),
+                                gathered + r * count, inner * sizeof(float),
+                                inner * sizeof(float), size_t(outer),
+                                cudaMemcpyDeviceToDevice, st),
+              "cudaMemcpy2DAsync");
+      check(call, cudaFreeAsync(gathered, st), "cudaFreeAsync");
+    }
+    waitForCollective(call, "ncclAllGather of " + std::to_string(count) +
+                                " floats");
+  }
+  tprt_counters &c = state().counters;
+  ++c.all_gather_calls;
+  c.all_gather_bytes += in.numElements * int64_t(sizeof(float));
+  c.comm_seconds += now() - start;
+}

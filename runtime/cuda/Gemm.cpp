@@ -1,0 +1,273 @@
+//===- Gemm.cpp - matmul entry points on cuBLAS ---------------------------===//
+//
+// c += op(a) * op(b) on fp32 device memref views. cuBLAS is column-major; a
+// row-major m x n matrix with leading dimension ld is, read column-major, its
+// n x m transpose, so row-major c = op(a) op(b) is computed as column-major
+// c^T = op(b)^T op(a)^T: cublasGemmEx(op_b, op_a, n, m, k, b, a, c). Each
+// operand is classified as the CPU runtime does (Gemm.cpp there): inner
+// stride 1 is row-major (ld = strides[0]), strides[0] == 1 is the transpose
+// of a row-major matrix (flip op, ld = strides[1]); any other view (two
+// non-unit strides) is copied on the device into a contiguous temporary
+// (and c copied back). Batches go to cublasGemmStridedBatchedEx with the
+// batch stride strides[0]. Every call is asynchronous on the rank's stream;
+// its time is measured with events and read by tprt_get_counters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaState.h"
+
+#include <algorithm>
+#include <climits>
+#include <sstream>
+
+using namespace tprt::cuda;
+
+namespace {
+
+struct View {
+  float *data;
+  int64_t sizes[2];
+  int64_t strides[2];
+  int64_t batch = 1;       // number of matrices
+  int64_t batchStride = 0; // elements between matrices
+};
+
+struct Operand {
+  const float *data;
+  int64_t ld;
+  bool trans;
+  int64_t batchStride;
+};
+
+enum class Layout { RowMajor, ColumnMajor, Other };
+
+Layout layoutOf(const View &v) {
+  int64_t rows = v.sizes[0], cols = v.sizes[1];
+  bool innerUnit = cols == 1 || v.strides[1] == 1;
+  bool outerUnit = rows == 1 || v.strides[0] == 1;
+  if (innerUnit && (rows == 1 || v.strides[0] >= std::max<int64_t>(1, cols)))
+    return Layout::RowMajor;
+  if (outerUnit && (cols == 1 || v.strides[1] >= std::max<int64_t>(1, rows)))
+    return Layout::ColumnMajor;
+  return Layout::Other;
+}
+
+int64_t rowMajorLd(const View &v) {
+  return v.sizes[0] == 1 ? std::max<int64_t>(1, v.sizes[1]) : v.strides[0];
+}
+int64_t columnMajorLd(const View &v) {
+  return v.sizes[1] == 1 ? std::max<int64_t>(1, v.sizes[0]) : v.strides[1];
+}
+
+/// A stream-ordered device temporary, freed (stream-ordered) when destroyed.
+struct Scratch {
+  float *data = nullptr;
+  ~Scratch() {
+    if (data)
+      cudaFreeAsync(data, state().stream);
+  }
+};
+
+/// Copies the strided view (every matrix of the batch) into `scratch`, as
+/// contiguous row-major matrices; `back` copies scratch into the view.
+void copyView(const char *call, const View &v, Scratch &scratch, bool back) {
+  cudaStream_t s = state().stream;
+  int64_t rows = v.sizes[0], cols = v.sizes[1];
+  if (v.strides[0] <= 0 || v.strides[1] <= 0)
+    fail(call, "views with zero or negative strides are not supported on "
+               "the device (strides " + formatList(v.strides, 2) + ")");
+  if (!back)
+    check(call,
+          cudaMallocAsync(reinterpret_cast<void **>(&scratch.data),
+                          size_t(v.batch * rows * cols) * sizeof(float), s),
+          "cudaMallocAsync");
+  for (int64_t b = 0; b < v.batch; ++b)
+    for (int64_t i = 0; i < rows; ++i) {
+      // Row i: `cols` elements `strides[1]` apart.
+      float *strided = v.data + b * v.batchStride + i * v.strides[0];
+      float *dense = scratch.data + (b * rows + i) * cols;
+      size_t pitch = size_t(v.strides[1]) * sizeof(float);
+      cudaError_t rc =
+          back ? cudaMemcpy2DAsync(strided, pitch, dense, sizeof(float),
+                                   sizeof(float), size_t(cols),
+                                   cudaMemcpyDeviceToDevice, s)
+               : cudaMemcpy2DAsync(dense, sizeof(float), strided, pitch,
+                                   sizeof(float), size_t(cols),
+                                   cudaMemcpyDeviceToDevice, s);
+      check(call, rc, "cudaMemcpy2DAsync");
+    }
+}
+
+Operand toOperand(const char *call, const View &v, bool trans,
+                  Scratch &scratch) {
+  switch (layoutOf(v)) {
+  case Layout::RowMajor:
+    return {v.data, rowMajorLd(v), trans, v.batchStride};
+  case Layout::ColumnMajor:
+    return {v.data, columnMajorLd(v), !trans, v.batchStride};
+  case Layout::Other:
+    break;
+  }
+  copyView(call, v, scratch, /*back=*/false);
+  return {scratch.data, std::max<int64_t>(1, v.sizes[1]), trans,
+          v.sizes[0] * v.sizes[1]};
+}
+
+std::string describe(const char *name, const View &v) {
+  std::ostringstream os;
+  os << name << " " << formatList(v.sizes, 2) << " (strides "
+     << formatList(v.strides, 2) << ")";
+  return os.str();
+}
+
+bool fitsInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
+
+/// Column-major C(m x n) += op(A) op(B), every matrix of the batch.
+void blasGemm(const char *call, bool transA, bool transB, int64_t m,
+              int64_t n, int64_t k, const Operand &a, const Operand &b,
+              float *c, int64_t ldc, int64_t strideC, int64_t batch) {
+  if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(a.ld) ||
+      !fitsInt(b.ld) || !fitsInt(ldc) || !fitsInt(batch))
+    fail(call, "dimensions exceed the cuBLAS integer range");
+  const float one = 1.0f;
+  auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  cublasHandle_t h = state().blas;
+  cublasStatus_t rc;
+  if (batch == 1)
+    rc = cublasGemmEx(h, op(transA), op(transB), int(m), int(n), int(k), &one,
+                      a.data, CUDA_R_32F, int(a.ld), b.data, CUDA_R_32F,
+                      int(b.ld), &one, c, CUDA_R_32F, int(ldc),
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  else
+    rc = cublasGemmStridedBatchedEx(
+        h, op(transA), op(transB), int(m), int(n), int(k), &one, a.data,
+        CUDA_R_32F, int(a.ld), a.batchStride, b.data, CUDA_R_32F, int(b.ld),
+        b.batchStride, &one, c, CUDA_R_32F, int(ldc), strideC, int(batch),
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  checkBlas(call, rc, batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
+}
+
+/// c += op(a) * op(b) (row-major logical views, every matrix of the batch).
+void gemm(const char *call, const View &a, const View &b, const View &c,
+          bool transA, bool transB) {
+  int64_t m = transA ? a.sizes[1] : a.sizes[0];
+  int64_t k = transA ? a.sizes[0] : a.sizes[1];
+  int64_t kB = transB ? b.sizes[1] : b.sizes[0];
+  int64_t n = transB ? b.sizes[0] : b.sizes[1];
+  if (k != kB || c.sizes[0] != m || c.sizes[1] != n) {
+    std::ostringstream os;
+    os << "shapes do not agree: op(a) is " << m << "x" << k << ", op(b) is "
+       << kB << "x" << n << ", c is " << c.sizes[0] << "x" << c.sizes[1]
+       << " (trans_a " << transA << ", trans_b " << transB << "; "
+       << describe("a", a) << ", " << describe("b", b) << ", "
+       << describe("c", c) << ")";
+    fail(call, os.str());
+  }
+  if (m == 0 || n == 0 || k == 0 || c.batch == 0)
+    return;
+  Scratch scratchA, scratchB, scratchC;
+  Operand opA = toOperand(call, a, transA, scratchA);
+  Operand opB = toOperand(call, b, transB, scratchB);
+  switch (layoutOf(c)) {
+  case Layout::RowMajor:
+    // Column-major c^T (n x m) = op(b)^T op(a)^T.
+    blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, c.data,
+             rowMajorLd(c), c.batchStride, c.batch);
+    return;
+  case Layout::ColumnMajor:
+    // c is column-major m x n: c = op(a) op(b) directly, with a and b read
+    // column-major (their transposes): flip each op.
+    blasGemm(call, !opA.trans, !opB.trans, m, n, k, opA, opB, c.data,
+             columnMajorLd(c), c.batchStride, c.batch);
+    return;
+  case Layout::Other:
+    break;
+  }
+  copyView(call, c, scratchC, /*back=*/false);
+  blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, scratchC.data, n,
+           m * n, c.batch);
+  copyView(call, c, scratchC, /*back=*/true);
+}
+
+template <typename Memref>
+void checkDescriptor(const char *call, const char *name, const Memref *m) {
+  if (!m)
+    fail(call, std::string("descriptor of ") + name + " is null");
+  constexpr int rank = sizeof(m->sizes) / sizeof(m->sizes[0]);
+  bool empty = false;
+  for (int i = 0; i < rank; ++i) {
+    if (m->sizes[i] < 0)
+      fail(call, std::string(name) + " has a negative size " +
+                     formatList(m->sizes, rank));
+    empty |= m->sizes[i] == 0;
+  }
+  if (!m->aligned && !empty)
+    fail(call, std::string(name) + " has a null data pointer");
+}
+
+View view(const tprt_memref2d_f32 *m) {
+  return {m->aligned + m->offset,
+          {m->sizes[0], m->sizes[1]},
+          {m->strides[0], m->strides[1]}};
+}
+
+View view(const tprt_memref3d_f32 *m) {
+  return {m->aligned + m->offset,
+          {m->sizes[1], m->sizes[2]},
+          {m->strides[1], m->strides[2]},
+          m->sizes[0],
+          m->sizes[0] == 1 ? 0 : m->strides[0]};
+}
+
+/// Runs `body` between two events on the stream and counts the call.
+template <typename Body>
+void timed(const char *call, double flops, Body body) {
+  State &s = state();
+  cudaStream_t st = stream(call);
+  cudaEvent_t start = takeEvent(), stop = takeEvent();
+  check(call, cudaEventRecord(start, st), "cudaEventRecord");
+  body();
+  check(call, cudaEventRecord(stop, st), "cudaEventRecord");
+  s.pendingGemm.emplace_back(start, stop);
+  ++s.counters.gemm_calls;
+  s.counters.gemm_flops += flops;
+}
+
+double flopsOf(const View &a, const View &c, bool transA) {
+  double k = double(transA ? a.sizes[0] : a.sizes[1]);
+  return 2.0 * double(c.sizes[0]) * double(c.sizes[1]) * k * double(c.batch);
+}
+
+} // namespace
+
+extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
+                                             tprt_memref2d_f32 *b,
+                                             tprt_memref2d_f32 *c,
+                                             int64_t trans_a,
+                                             int64_t trans_b) {
+  const char *call = "matmul_f32";
+  checkDescriptor(call, "a", a);
+  checkDescriptor(call, "b", b);
+  checkDescriptor(call, "c", c);
+  View va = view(a), vb = view(b), vc = view(c);
+  timed(call, flopsOf(va, vc, trans_a != 0),
+        [&] { gemm(call, va, vb, vc, trans_a != 0, trans_b != 0); });
+}
+
+extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
+                                                   tprt_memref3d_f32 *b,
+                                                   tprt_memref3d_f32 *c,
+                                                   int64_t trans_a,
+                                                   int64_t trans_b) {
+  const char *call = "batch_matmul_f32";
+  checkDescriptor(call, "a", a);
+  checkDescriptor(call, "b", b);
+  checkDescriptor(call, "c", c);
+  if (a->sizes[0] != c->sizes[0] || b->sizes[0] != c->sizes[0])
+    fail(call, "batch sizes do not agree: a " + formatList(a->sizes, 3) +
+                   ", b " + formatList(b->sizes, 3) + ", c " +
+                   formatList(c->sizes, 3));
+  View va = view(a), vb = view(b), vc = view(c);
+  timed(call, flopsOf(va, vc, trans_a != 0),
+        [&] { gemm(call, va, vb, vc, trans_a != 0, trans_b != 0); });
+}

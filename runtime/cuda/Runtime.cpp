@@ -1,0 +1,414 @@
+//===- Runtime.cpp - libtprt_cuda start-up, errors, memory, counters ------===//
+//
+// tprt_init: MPI (unless the launcher started it), a duplicated world
+// communicator, one GPU per rank (local rank modulo the device count), one
+// stream, a cuBLAS handle on it and an NCCL communicator whose unique id rank
+// 0 broadcasts with MPI. Without a usable GPU it returns TPRT_ERR_NO_DEVICE,
+// "no GPU: cudaGetDeviceCount failed: <cause>".
+//
+// The compiled code allocates through MLIR's generic allocation functions
+// (finalize-memref-to-llvm use-generic-functions): they are defined here,
+// stream-ordered on the rank's stream (cudaMallocAsync from the device's
+// memory pool, which keeps freed memory for the next forward pass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaState.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace tprt {
+namespace cuda {
+
+State &state() {
+  static State instance;
+  return instance;
+}
+
+tprt_status setError(tprt_status code, const char *call,
+                     const std::string &message) {
+  state().lastError = std::string(call) + ": " + message;
+  return code;
+}
+
+void fail(const char *call, const std::string &message) {
+  setError(TPRT_ERR_INVALID_ARGUMENT, call, message);
+  tprt_abort(state().lastError.c_str());
+  __builtin_unreachable();
+}
+
+std::string formatList(const int64_t *values, int64_t count) {
+  std::ostringstream os;
+  os << '[';
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", " : "") << values[i];
+  os << ']';
+  return os.str();
+}
+
+void check(const char *call, cudaError_t rc, const char *what) {
+  if (rc != cudaSuccess)
+    fail(call, std::string(what) + " failed: " + cudaGetErrorString(rc));
+}
+
+void checkBlas(const char *call, cublasStatus_t rc, const char *what) {
+  if (rc != CUBLAS_STATUS_SUCCESS)
+    fail(call, std::string(what) + " failed: " + cublasGetStatusString(rc));
+}
+
+cudaStream_t stream(const char *call) {
+  State &s = state();
+  if (!s.initialized)
+    fail(call, "called before tprt_init (or after tprt_finalize)");
+  return s.stream;
+}
+
+cudaEvent_t takeEvent() {
+  State &s = state();
+  if (!s.freeEvents.empty()) {
+    cudaEvent_t event = s.freeEvents.back();
+    s.freeEvents.pop_back();
+    return event;
+  }
+  cudaEvent_t event;
+  check("event", cudaEventCreate(&event), "cudaEventCreate");
+  return event;
+}
+
+} // namespace cuda
+} // namespace tprt
+
+using namespace tprt::cuda;
+
+static int rankForMessages() {
+  if (state().initialized)
+    return state().rank;
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+static std::string mpiError(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, length);
+}
+
+/// Releases what tprt_init acquired (in reverse); used on failure and by
+/// tprt_finalize.
+static void releaseAll() {
+  State &s = state();
+  if (s.stream)
+    cudaStreamSynchronize(s.stream);
+  for (auto &[start, stop] : s.pendingGemm) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  s.pendingGemm.clear();
+  for (cudaEvent_t event : s.freeEvents)
+    cudaEventDestroy(event);
+  s.freeEvents.clear();
+  if (s.nccl)
+    ncclCommDestroy(s.nccl);
+  s.nccl = nullptr;
+  if (s.blas)
+    cublasDestroy(s.blas);
+  s.blas = nullptr;
+  if (s.stream)
+    cudaStreamDestroy(s.stream);
+  s.stream = nullptr;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && s.comm != MPI_COMM_NULL)
+    MPI_Comm_free(&s.comm);
+  s.comm = MPI_COMM_NULL;
+}
+
+static tprt_status initDevice(State &s) {
+  int count = 0;
+  cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess)
+    return setError(TPRT_ERR_NO_DEVICE, "tprt_init",
+                    std::string("no GPU: cudaGetDeviceCount failed: ") +
+                        cudaGetErrorString(rc));
+  if (count < 1)
+    return setError(TPRT_ERR_NO_DEVICE, "tprt_init",
+                    "no GPU: cudaGetDeviceCount found 0 devices");
+  // One GPU per rank: the rank's index among the ranks of its node.
+  MPI_Comm node = MPI_COMM_NULL;
+  int localRank = 0;
+  if (MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL,
+                          &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+  }
+  s.device = localRank % count;
+  if ((rc = cudaSetDevice(s.device)) != cudaSuccess)
+    return setError(TPRT_ERR_NO_DEVICE, "tprt_init",
+                    "cudaSetDevice(" + std::to_string(s.device) +
+                        ") failed: " + cudaGetErrorString(rc));
+  if ((rc = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking)) !=
+      cudaSuccess)
+    return setError(TPRT_ERR_NO_DEVICE, "tprt_init",
+                    std::string("cudaStreamCreate failed: ") +
+                        cudaGetErrorString(rc));
+  // Keep freed blocks in the pool: every forward pass allocates the same
+  // temporaries again.
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, s.device) == cudaSuccess) {
+    uint64_t keep = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  }
+  cublasStatus_t brc = cublasCreate(&s.blas);
+  if (brc != CUBLAS_STATUS_SUCCESS)
+    return setError(TPRT_ERR_BLAS, "tprt_init",
+                    std::string("cublasCreate failed: ") +
+                        cublasGetStatusString(brc));
+  cublasSetStream(s.blas, s.stream);
+  // fp32 stays fp32 (no TF32) unless asked: the outputs are compared with the
+  // CPU backend's.
+  if (const char *tf32 = std::getenv("TPRT_ALLOW_TF32"); tf32 && *tf32 == '1')
+    cublasSetMathMode(s.blas, CUBLAS_TF32_TENSOR_OP_MATH);
+  return TPRT_OK;
+}
+
+static tprt_status initNccl(State &s) {
+  ncclUniqueId id{};
+  if (s.rank == 0) {
+    ncclResult_t rc = ncclGetUniqueId(&id);
+    if (rc != ncclSuccess)
+      return setError(TPRT_ERR_COMM, "tprt_init",
+                      std::string("ncclGetUniqueId failed: ") +
+                          ncclGetErrorString(rc));
+  }
+  int rc = MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, s.comm);
+  if (rc != MPI_SUCCESS)
+    return setError(TPRT_ERR_COMM, "tprt_init",
+                    "MPI_Bcast of the NCCL id failed: " + mpiError(rc));
+  ncclResult_t nrc = ncclCommInitRank(&s.nccl, s.worldSize, id, s.rank);
+  if (nrc != ncclSuccess) {
+    s.nccl = nullptr;
+    return setError(TPRT_ERR_COMM, "tprt_init",
+                    std::string("ncclCommInitRank failed: ") +
+                        ncclGetErrorString(nrc));
+  }
+  return TPRT_OK;
+}
+
+extern "C" tprt_status tprt_init(int *argc, char ***argv) {
+  State &s = state();
+  if (s.initialized)
+    return TPRT_OK;
+  if (s.finalized)
+    return setError(TPRT_ERR_STATE, "tprt_init",
+                    "the runtime was finalized; it cannot start again");
+  int mpiInitialized = 0, mpiFinalized = 0;
+  MPI_Initialized(&mpiInitialized);
+  MPI_Finalized(&mpiFinalized);
+  if (mpiFinalized)
+    return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
+  if (!mpiInitialized) {
+    int rc = MPI_Init(argc, argv);
+    if (rc != MPI_SUCCESS)
+      return setError(TPRT_ERR_COMM, "tprt_init",
+                      "MPI_Init failed: " + mpiError(rc));
+    s.ownsMpi = true;
+  }
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
+  if (rc != MPI_SUCCESS)
+    return setError(TPRT_ERR_COMM, "tprt_init",
+                    "MPI_Comm_dup failed: " + mpiError(rc));
+  MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(s.comm, &s.rank);
+  MPI_Comm_size(s.comm, &s.worldSize);
+  if (const char *value = std::getenv("TPRT_COMM_TIMEOUT_S")) {
+    double timeout = std::atof(value);
+    if (timeout > 0)
+      s.commTimeout = timeout;
+  }
+
+  tprt_status status = initDevice(s);
+  if (status == TPRT_OK)
+    status = initNccl(s);
+  if (status != TPRT_OK) {
+    std::string message = s.lastError;
+    releaseAll();
+    s.lastError = message;
+    return status;
+  }
+  s.counters = tprt_counters{};
+  s.lastError.clear();
+  s.initialized = true;
+  return TPRT_OK;
+}
+
+extern "C" tprt_status tprt_finalize(void) {
+  State &s = state();
+  if (!s.initialized)
+    return setError(TPRT_ERR_STATE, "tprt_finalize",
+                    "the runtime is not initialised");
+  releaseAll();
+  s.initialized = false;
+  s.finalized = true;
+  if (s.ownsMpi) {
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS)
+      return setError(TPRT_ERR_COMM, "tprt_finalize",
+                      "MPI_Finalize failed: " + mpiError(rc));
+  }
+  return TPRT_OK;
+}
+
+extern "C" int tprt_rank(void) { return state().rank; }
+extern "C" int tprt_world_size(void) { return state().worldSize; }
+extern "C" const char *tprt_last_error(void) {
+  return state().lastError.c_str();
+}
+
+/// Reads the elapsed time of every finished GEMM into the counters.
+static void collectGemmTimes(bool wait) {
+  State &s = state();
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> still;
+  for (auto &[start, stop] : s.pendingGemm) {
+    if (wait)
+      cudaEventSynchronize(stop);
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, start, stop) == cudaSuccess) {
+      s.counters.gemm_seconds += ms * 1e-3;
+      s.freeEvents.push_back(start);
+      s.freeEvents.push_back(stop);
+    } else {
+      still.emplace_back(start, stop);
+    }
+  }
+  s.pendingGemm.swap(still);
+}
+
+extern "C" void tprt_get_counters(tprt_counters *out) {
+  if (state().initialized)
+    collectGemmTimes(/*wait=*/true);
+  if (out)
+    *out = state().counters;
+}
+
+extern "C" void tprt_reset_counters(void) {
+  if (state().initialized)
+    collectGemmTimes(/*wait=*/true);
+  state().counters = tprt_counters{};
+}
+
+extern "C" void tprt_abort(const char *message) {
+  std::fprintf(stderr, "tprt[rank %d]: %s\n", rankForMessages(),
+               message ? message : "aborted");
+  std::fflush(stderr);
+  // A collective may be stuck on the GPU: abort the communicator so no
+  // kernel keeps waiting for a peer that is gone.
+  State &s = state();
+  if (s.nccl) {
+    ncclCommAbort(s.nccl);
+    s.nccl = nullptr;
+  }
+  int mpiInitialized = 0, mpiFinalized = 0;
+  MPI_Initialized(&mpiInitialized);
+  MPI_Finalized(&mpiFinalized);
+  if (mpiInitialized && !mpiFinalized)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+//===----------------------------------------------------------------------===//
+// Launcher calls: device buffers
+//===----------------------------------------------------------------------===//
+
+static tprt_status cudaStatus(const char *call, cudaError_t rc,
+                              const char *what) {
+  if (rc == cudaSuccess)
+    return TPRT_OK;
+  return setError(TPRT_ERR_NO_DEVICE, call,
+                  std::string(what) + " failed: " + cudaGetErrorString(rc));
+}
+
+extern "C" tprt_status tprt_device_alloc(size_t bytes, int zero, void **out) {
+  const char *call = "tprt_device_alloc";
+  if (!state().initialized)
+    return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
+  *out = nullptr;
+  if (tprt_status st = cudaStatus(call, cudaMalloc(out, bytes ? bytes : 1),
+                                  "cudaMalloc");
+      st != TPRT_OK)
+    return st;
+  if (zero && bytes)
+    return cudaStatus(call, cudaMemset(*out, 0, bytes), "cudaMemset");
+  return TPRT_OK;
+}
+
+extern "C" tprt_status tprt_device_free(void *pointer) {
+  return cudaStatus("tprt_device_free", cudaFree(pointer), "cudaFree");
+}
+
+extern "C" tprt_status tprt_copy_to_device(void *device, const void *host,
+                                           size_t bytes) {
+  const char *call = "tprt_copy_to_device";
+  if (!state().initialized)
+    return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
+  cudaError_t rc = cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
+                                   state().stream);
+  if (rc == cudaSuccess)
+    rc = cudaStreamSynchronize(state().stream);
+  return cudaStatus(call, rc, "cudaMemcpy (host to device)");
+}
+
+extern "C" tprt_status tprt_copy_to_host(void *host, const void *device,
+                                         size_t bytes) {
+  const char *call = "tprt_copy_to_host";
+  if (!state().initialized)
+    return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
+  cudaError_t rc = cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                                   state().stream);
+  if (rc == cudaSuccess)
+    rc = cudaStreamSynchronize(state().stream);
+  return cudaStatus(call, rc, "cudaMemcpy (device to host)");
+}
+
+extern "C" tprt_status tprt_device_synchronize(void) {
+  const char *call = "tprt_device_synchronize";
+  if (!state().initialized)
+    return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
+  return cudaStatus(call, cudaStreamSynchronize(state().stream),
+                    "cudaStreamSynchronize");
+}
+
+extern "C" void *tprt_cuda_stream(void) { return state().stream; }
+extern "C" int tprt_cuda_device(void) { return state().device; }
+
+//===----------------------------------------------------------------------===//
+// Compiled code's allocations (finalize-memref-to-llvm use-generic-functions)
+//===----------------------------------------------------------------------===//
+
+extern "C" __attribute__((visibility("default"))) void *
+_mlir_memref_to_llvm_alloc(size_t bytes) {
+  void *pointer = nullptr;
+  check("alloc", cudaMallocAsync(&pointer, bytes ? bytes : 1, stream("alloc")),
+        "cudaMallocAsync");
+  return pointer;
+}
+
+extern "C" __attribute__((visibility("default"))) void *
+_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {
+  // cudaMalloc* memory is aligned to at least 256 bytes.
+  if (alignment > 256)
+    fail("aligned_alloc", "alignment " + std::to_string(alignment) +
+                              " above the 256 bytes device memory has");
+  return _mlir_memref_to_llvm_alloc(bytes);
+}
+
+extern "C" __attribute__((visibility("default"))) void
+_mlir_memref_to_llvm_free(void *pointer) {
+  if (pointer)
+    check("free", cudaFreeAsync(pointer, stream("free")), "cudaFreeAsync");
+}
