@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tp/Conversion/CudaPipeline.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 #include "tp/InitAll.h"
@@ -53,7 +54,7 @@ static cl::opt<std::string> outputFile("o", cl::desc("output file"),
                                        cl::init("model.so"));
 static cl::opt<int64_t> tpSize("tp-size", cl::desc("number of ranks"),
                                cl::init(1));
-static cl::opt<std::string> backend("backend", cl::desc("cpu (cuda: issue 4)"),
+static cl::opt<std::string> backend("backend", cl::desc("cpu or cuda"),
                                     cl::init("cpu"));
 static cl::opt<bool> allowFallback(
     "allow-fallback", cl::desc("accept cuts that need extra communication"),
@@ -69,6 +70,19 @@ static cl::opt<Emit> emit(
 static cl::opt<std::string> runtimeDir(
     "runtime-dir", cl::desc("where libtprt.so is (linked as DT_NEEDED)"),
     cl::init(TP_RUNTIME_LIB_DIR));
+
+static cl::opt<std::string> cudaChip("cuda-chip",
+                                     cl::desc("GPU architecture (cuda)"),
+                                     cl::init("sm_90"));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit", cl::desc("CUDA toolkit for ptxas and libdevice (cuda)"),
+    cl::init(TP_CUDA_TOOLKIT_ROOT));
+static cl::opt<std::string> gpuFormat(
+    "gpu-format",
+    cl::desc("kernel format (cuda): bin (cubin, needs ptxas), isa (PTX, "
+             "compiled at load time), fatbin; default bin when the toolkit "
+             "has ptxas"),
+    cl::init(""));
 
 static constexpr int64_t kAbiVersion = 1;
 
@@ -252,8 +266,14 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
       args.push_back(dir);
   args.push_back("-lm");
   // DT_NEEDED on the runtime, so the model finds it wherever it is loaded.
-  if (llvm::sys::fs::exists(libDir + "/libtprt.so"))
-    args.append({libArg.c_str(), "-ltprt", rpath.c_str()});
+  const char *runtimeLib = backend == "cuda" ? "-ltprt_cuda" : "-ltprt";
+  std::string runtimeFile =
+      libDir + (backend == "cuda" ? "/libtprt_cuda.so" : "/libtprt.so");
+  if (llvm::sys::fs::exists(runtimeFile))
+    args.append({libArg.c_str(), runtimeLib, rpath.c_str()});
+  else if (backend == "cuda")
+    return fail("the cuda backend links " + runtimeFile +
+                ", which is missing (CUDA was not found at build time?)");
   // Strided memref copies (tensor.concat, say) call MLIR's memrefCopy.
   args.append({"-L" TP_MLIR_LIB_DIR, "-lmlir_c_runner_utils",
                "-rpath=" TP_MLIR_LIB_DIR});
@@ -269,9 +289,8 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
 static LogicalResult compile(MLIRContext &context) {
   if (tpSize < 1)
     return fail("--tp-size must be at least 1, got " + Twine(tpSize));
-  if (backend != "cpu")
-    return fail("backend '" + backend +
-                "' is not available in this build (only 'cpu')");
+  if (backend != "cpu" && backend != "cuda")
+    return fail("unknown backend '" + backend + "' (cpu or cuda)");
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -313,7 +332,21 @@ static LogicalResult compile(MLIRContext &context) {
   fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
   fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   PassManager lower(&context);
-  tp::buildCpuLoweringPipeline(lower);
+  if (backend == "cuda") {
+    tp::CudaLoweringOptions cuda;
+    cuda.chip = cudaChip;
+    cuda.toolkitPath = cudaToolkit;
+    cuda.format = gpuFormat;
+    if (cuda.format.empty())
+      cuda.format = !cuda.toolkitPath.empty() &&
+                            llvm::sys::fs::can_execute(cuda.toolkitPath +
+                                                       "/bin/ptxas")
+                        ? "bin"
+                        : "isa";
+    tp::buildCudaLoweringPipeline(lower, cuda);
+  } else {
+    tp::buildCpuLoweringPipeline(lower);
+  }
   if (failed(lower.run(*module)))
     return fail("lowering failed on " + inputFile);
   addModelInterface(*module, entryName, numBuffers, *manifest);
@@ -361,6 +394,7 @@ int main(int argc, char **argv) {
       "shared object\n");
   DialectRegistry registry;
   tp::registerLoweringDialects(registry);
+  tp::registerCudaLoweringDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);

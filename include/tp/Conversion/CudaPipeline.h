@@ -1,0 +1,49 @@
+//===- CudaPipeline.h - the cuda lowering of per-rank programs --*- C++ -*-===//
+//
+// tp-compile --backend cuda: GEMMs and collectives as tprt calls (served by
+// libtprt_cuda on cuBLAS and NCCL), everything else through MLIR's GPU path
+// (parallel loops -> gpu.launch -> NVVM -> a cubin in a gpu.binary), every
+// buffer in device memory (allocations through MLIR's generic allocation
+// functions, which libtprt_cuda implements with cudaMallocAsync). See
+// docs/gpu.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_CONVERSION_CUDAPIPELINE_H
+#define TP_CONVERSION_CUDAPIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::tp {
+
+struct CudaLoweringOptions {
+  /// The GPU architecture of the kernels.
+  std::string chip = "sm_90";
+  /// Where the CUDA toolkit is (ptxas for cubins, libdevice); empty: search
+  /// the usual places.
+  std::string toolkitPath;
+  /// gpu-module-to-binary format: "bin" (cubin: needs ptxas at compile
+  /// time), "isa" (PTX, compiled by the driver at load time) or "fatbin".
+  std::string format = "bin";
+  /// Threads per block of the pointwise and reduction kernels.
+  int64_t blockSize = 256;
+};
+
+/// The cuda lowering down to the LLVM dialect (host) plus gpu.binary
+/// (kernels); the entry function gets a C interface.
+void buildCudaLoweringPipeline(OpPassManager &pm,
+                               const CudaLoweringOptions &options);
+
+/// Registers `tp-lower-cuda` (default options) and the helper passes.
+void registerCudaLoweringPipeline();
+
+/// The dialects, interfaces and translations the cuda lowering and its LLVM
+/// IR export need.
+void registerCudaLoweringDialects(DialectRegistry &registry);
+
+} // namespace mlir::tp
+
+#endif // TP_CONVERSION_CUDAPIPELINE_H
