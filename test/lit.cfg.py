@@ -70,6 +70,10 @@ if config.tp_have_cuda and config.tp_enable_runtime:
     config.available_features.add("cuda-toolkit")
     llvm_config.add_tool_substitutions(["tp-run-cuda"], tool_dirs)
     config.substitutions.append(("%cuda_root", config.cuda_toolkit_root))
+    config.substitutions.append(
+        ("%tprt_cuda_unittests", os.path.join(
+            config.tp_obj_root, "runtime", "cuda", "test",
+            "tprt-cuda-unittests")))
     try:
         listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
                                 text=True, timeout=30)

@@ -1,0 +1,199 @@
+//===- CudaRuntimeTest.cpp - libtprt_cuda on one GPU ----------------------===//
+//
+// Needs a GPU (lit: test/Cuda/runtime-unittests.test, REQUIRES: cuda). GEMM
+// against a naive host loop for row-major, column-major (transposed
+// storage) and strided (two non-unit strides: the device copy) views of a,
+// b and c with both transpositions; batches with a batch stride; all-reduce
+// and all-gather with one rank through NCCL; counters; device allocation
+// functions. Without a GPU, tprt_init must say "no GPU".
+//
+//===----------------------------------------------------------------------===//
+
+#include "tprt/tprt.h"
+#include "tprt/tprt_cuda.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" void *_mlir_memref_to_llvm_alloc(size_t bytes);
+extern "C" void _mlir_memref_to_llvm_free(void *pointer);
+
+namespace {
+
+/// A host matrix stored in `storage` with the given strides, mirrored on
+/// the device.
+struct Matrix {
+  int64_t rows, cols, s0, s1, span;
+  std::vector<float> host;
+  float *device = nullptr;
+
+  Matrix(int64_t rows, int64_t cols, char layout, std::mt19937 &rng)
+      : rows(rows), cols(cols) {
+    if (layout == 'r') { // row-major, padded rows
+      s0 = cols + 3;
+      s1 = 1;
+    } else if (layout == 'c') { // column-major
+      s0 = 1;
+      s1 = rows + 2;
+    } else { // two non-unit strides
+      s0 = 2 * cols + 1;
+      s1 = 2;
+    }
+    span = (rows - 1) * s0 + (cols - 1) * s1 + 1;
+    host.resize(size_t(span));
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (float &v : host)
+      v = dist(rng);
+    void *p = nullptr;
+    EXPECT_EQ(tprt_device_alloc(host.size() * 4, 0, &p), TPRT_OK)
+        << tprt_last_error();
+    device = static_cast<float *>(p);
+    EXPECT_EQ(tprt_copy_to_device(device, host.data(), host.size() * 4),
+              TPRT_OK);
+  }
+  ~Matrix() { tprt_device_free(device); }
+  float at(int64_t i, int64_t j) const { return host[i * s0 + j * s1]; }
+  tprt_memref2d_f32 descriptor() const {
+    return {device, device, 0, {rows, cols}, {s0, s1}};
+  }
+  std::vector<float> download() const {
+    std::vector<float> out(host.size());
+    EXPECT_EQ(tprt_copy_to_host(out.data(), device, out.size() * 4), TPRT_OK);
+    return out;
+  }
+};
+
+class CudaRuntime : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    ASSERT_EQ(tprt_init(nullptr, nullptr), TPRT_OK) << tprt_last_error();
+  }
+};
+
+TEST_F(CudaRuntime, MatmulEveryLayout) {
+  std::mt19937 rng(7);
+  const int64_t m = 37, n = 29, k = 41;
+  for (char la : {'r', 'c', 's'})
+    for (char lb : {'r', 'c', 's'})
+      for (char lc : {'r', 'c', 's'})
+        for (int ta = 0; ta < 2; ++ta)
+          for (int tb = 0; tb < 2; ++tb) {
+            Matrix a(ta ? k : m, ta ? m : k, la, rng);
+            Matrix b(tb ? n : k, tb ? k : n, lb, rng);
+            Matrix c(m, n, lc, rng);
+            tprt_memref2d_f32 da = a.descriptor(), db = b.descriptor(),
+                              dc = c.descriptor();
+            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb);
+            std::vector<float> got = c.download();
+            double worst = 0;
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                double want = c.at(i, j);
+                for (int64_t p = 0; p < k; ++p)
+                  want += double(ta ? a.at(p, i) : a.at(i, p)) *
+                          double(tb ? b.at(j, p) : b.at(p, j));
+                worst = std::max(worst,
+                                 std::abs(want - got[i * c.s0 + j * c.s1]));
+              }
+            EXPECT_LT(worst, 1e-3) << "layouts a " << la << " b " << lb
+                                   << " c " << lc << ", trans " << ta << tb;
+          }
+}
+
+TEST_F(CudaRuntime, BatchMatmulWithBatchStride) {
+  std::mt19937 rng(3);
+  const int64_t batch = 4, m = 8, n = 16, k = 12;
+  // a: [batch, k, m] read transposed; b: [batch, k, n]; c: [batch, m, n].
+  std::vector<float> a(batch * k * m), b(batch * k * n), c(batch * m * n, 1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (float &v : a)
+    v = dist(rng);
+  for (float &v : b)
+    v = dist(rng);
+  void *da, *db, *dc;
+  ASSERT_EQ(tprt_device_alloc(a.size() * 4, 0, &da), TPRT_OK);
+  ASSERT_EQ(tprt_device_alloc(b.size() * 4, 0, &db), TPRT_OK);
+  ASSERT_EQ(tprt_device_alloc(c.size() * 4, 0, &dc), TPRT_OK);
+  tprt_copy_to_device(da, a.data(), a.size() * 4);
+  tprt_copy_to_device(db, b.data(), b.size() * 4);
+  tprt_copy_to_device(dc, c.data(), c.size() * 4);
+  auto f = [](void *p) { return static_cast<float *>(p); };
+  tprt_memref3d_f32 ma{f(da), f(da), 0, {batch, k, m}, {k * m, m, 1}};
+  tprt_memref3d_f32 mb{f(db), f(db), 0, {batch, k, n}, {k * n, n, 1}};
+  tprt_memref3d_f32 mc{f(dc), f(dc), 0, {batch, m, n}, {m * n, n, 1}};
+  tprt_reset_counters();
+  _mlir_ciface_tprt_batch_matmul_f32(&ma, &mb, &mc, 1, 0);
+  std::vector<float> got(c.size());
+  tprt_copy_to_host(got.data(), dc, got.size() * 4);
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 1;
+        for (int64_t p = 0; p < k; ++p)
+          want += double(a[s * k * m + p * m + i]) * b[s * k * n + p * n + j];
+        EXPECT_NEAR(got[s * m * n + i * n + j], want, 1e-3);
+      }
+  tprt_counters counters;
+  tprt_get_counters(&counters);
+  EXPECT_EQ(counters.gemm_calls, 1);
+  EXPECT_DOUBLE_EQ(counters.gemm_flops, 2.0 * batch * m * n * k);
+  EXPECT_GT(counters.gemm_seconds, 0);
+  tprt_device_free(da);
+  tprt_device_free(db);
+  tprt_device_free(dc);
+}
+
+TEST_F(CudaRuntime, CollectivesOneRank) {
+  ASSERT_EQ(tprt_world_size(), 1);
+  std::vector<float> x(2 * 3 * 4);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i);
+  void *dx, *dy;
+  ASSERT_EQ(tprt_device_alloc(x.size() * 4, 0, &dx), TPRT_OK);
+  ASSERT_EQ(tprt_device_alloc(x.size() * 4, 1, &dy), TPRT_OK);
+  tprt_copy_to_device(dx, x.data(), x.size() * 4);
+  float *px = static_cast<float *>(dx), *py = static_cast<float *>(dy);
+  tprt_memref3d_f32 in{px, px, 0, {2, 3, 4}, {12, 4, 1}};
+  tprt_memref3d_f32 out{py, py, 0, {2, 3, 4}, {12, 4, 1}};
+  tprt_unranked_memref uin{3, &in}, uout{3, &out};
+  tprt_reset_counters();
+  _mlir_ciface_tprt_all_reduce_sum_f32(&uin);
+  _mlir_ciface_tprt_all_gather_f32(&uin, &uout, 1);
+  std::vector<float> got(x.size());
+  tprt_copy_to_host(got.data(), dy, got.size() * 4);
+  EXPECT_EQ(got, x);
+  tprt_copy_to_host(got.data(), dx, got.size() * 4);
+  EXPECT_EQ(got, x);
+  tprt_counters c;
+  tprt_get_counters(&c);
+  EXPECT_EQ(c.all_reduce_calls, 1);
+  EXPECT_EQ(c.all_reduce_bytes, int64_t(x.size() * 4));
+  EXPECT_EQ(c.all_gather_calls, 1);
+  tprt_device_free(dx);
+  tprt_device_free(dy);
+}
+
+TEST_F(CudaRuntime, GenericAllocationIsDeviceMemory) {
+  void *p = _mlir_memref_to_llvm_alloc(1 << 20);
+  ASSERT_NE(p, nullptr);
+  std::vector<float> ones(1 << 18, 1.0f), back(1 << 18);
+  EXPECT_EQ(tprt_copy_to_device(p, ones.data(), 1 << 20), TPRT_OK);
+  EXPECT_EQ(tprt_copy_to_host(back.data(), p, 1 << 20), TPRT_OK);
+  EXPECT_EQ(back, ones);
+  _mlir_memref_to_llvm_free(p);
+  EXPECT_EQ(tprt_device_synchronize(), TPRT_OK);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  int status = RUN_ALL_TESTS();
+  tprt_finalize();
+  return status;
+}
