@@ -11,6 +11,7 @@
 // (and c copied back). Batches go to cublasGemmStridedBatchedEx with the
 // batch stride strides[0]. Every call is asynchronous on the rank's stream;
 // its time is measured with events and read by tprt_get_counters.
+// TPRT_GEMM_LOG=FILE records every cuBLAS call (bench/gemm_peak.cu).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 using namespace tprt::cuda;
@@ -129,6 +132,20 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
   if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(a.ld) ||
       !fitsInt(b.ld) || !fitsInt(ldc) || !fitsInt(batch))
     fail(call, "dimensions exceed the cuBLAS integer range");
+  // TPRT_GEMM_LOG=FILE: one line per cuBLAS call, for bench/gemm_peak.cu
+  // to replay the model's exact calls.
+  static FILE *log = [] {
+    const char *path = std::getenv("TPRT_GEMM_LOG");
+    return path && *path ? std::fopen(path, "w") : nullptr;
+  }();
+  if (log) {
+    std::fprintf(log, "f32 %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld\n",
+                 (long long)batch, (long long)m, (long long)n, (long long)k,
+                 int(transA), int(transB), (long long)a.ld, (long long)b.ld,
+                 (long long)ldc, (long long)a.batchStride,
+                 (long long)b.batchStride, (long long)strideC);
+    std::fflush(log);
+  }
   const float one = 1.0f;
   auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
   cublasHandle_t h = state().blas;

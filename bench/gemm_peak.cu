@@ -1,0 +1,192 @@
+// gemm_peak: the best cuBLAS rate for the exact GEMM calls a compiled model
+// makes, to compare with the rate inside the model (bench/gpu_check.sh).
+//
+//   TPRT_GEMM_LOG=gemms.txt mpirun -np 1 tp-run-cuda m.so ... --warmup 0 --iters 1
+//   gemm_peak gemms.txt [--iters 20] [--json out.json]
+//
+// Each log line (runtime/cuda/Gemm.cpp) is one cuBLAS call, column-major:
+//   f32 batch m n k transA transB lda ldb ldc strideA strideB strideC
+// Identical lines are timed once and weighted by their count. Each call is
+// timed (CUDA events, after warm-up) with cublasGemmEx /
+// cublasGemmStridedBatchedEx as the runtime issues it, in the runtime's
+// math mode (fp32, no TF32), with CUBLAS_GEMM_DEFAULT and
+// CUBLAS_GEMM_DEFAULT_TENSOR_OP, and the faster is kept. Also reported, for
+// reference: the same shapes with TF32 and with bf16 inputs (fp32
+// accumulation), which the fp32 model does not use.
+//
+// nvcc -O2 -arch=sm_90 -ccbin g++-12 gemm_peak.cu -lcublas -o gemm_peak
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define CHECK(x)                                                               \
+  do {                                                                         \
+    cudaError_t e_ = (x);                                                      \
+    if (e_ != cudaSuccess) {                                                   \
+      std::fprintf(stderr, "gemm_peak: %s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+struct Call {
+  long long batch, m, n, k;
+  int ta, tb;
+  long long lda, ldb, ldc, sa, sb, sc;
+  bool operator<(const Call &o) const {
+    return std::memcmp(this, &o, sizeof(Call)) < 0;
+  }
+};
+
+enum class Mode { F32, TF32, BF16 };
+
+static size_t span(long long rows, long long cols, long long ld, int t,
+                   long long stride, long long batch) {
+  // column-major operand: op(X) rows x cols; stored (t ? cols x rows : rows x cols)
+  long long storedCols = t ? rows : cols;
+  return size_t((batch - 1) * stride + ld * storedCols);
+}
+
+/// Milliseconds per call, best of the algorithms.
+static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
+                       void *a, void *b, void *d) {
+  cublasSetMathMode(h, mode == Mode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                          : CUBLAS_DEFAULT_MATH);
+  cudaDataType_t in = mode == Mode::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  cudaDataType_t out = mode == Mode::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  cublasComputeType_t compute =
+      mode == Mode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  float one = 1.0f;
+  auto op = [](int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  double best = 1e30;
+  for (cublasGemmAlgo_t algo :
+       {CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_DEFAULT_TENSOR_OP}) {
+    auto run = [&] {
+      if (c.batch == 1)
+        return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n),
+                            int(c.k), &one, a, in, int(c.lda), b, in,
+                            int(c.ldb), &one, d, out, int(c.ldc), compute,
+                            algo);
+      return cublasGemmStridedBatchedEx(
+          h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one, a, in,
+          int(c.lda), c.sa, b, in, int(c.ldb), c.sb, &one, d, out, int(c.ldc),
+          c.sc, int(c.batch), compute, algo);
+    };
+    if (run() != CUBLAS_STATUS_SUCCESS)
+      continue;
+    for (int i = 0; i < 3; ++i)
+      run();
+    cudaEvent_t start, stop;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&stop));
+    CHECK(cudaEventRecord(start));
+    for (int i = 0; i < iters; ++i)
+      run();
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    best = std::min(best, double(ms) / iters);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  return best;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: gemm_peak GEMM_LOG [--iters N] [--json FILE]\n");
+    return 2;
+  }
+  int iters = 20;
+  const char *json = nullptr;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
+      json = argv[++i];
+  }
+  std::map<Call, int> calls;
+  std::ifstream in(argv[1]);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream is(line);
+    std::string dtype;
+    Call c{};
+    if (!(is >> dtype >> c.batch >> c.m >> c.n >> c.k >> c.ta >> c.tb >>
+          c.lda >> c.ldb >> c.ldc >> c.sa >> c.sb >> c.sc))
+      continue;
+    ++calls[c];
+  }
+  if (calls.empty()) {
+    std::fprintf(stderr, "gemm_peak: no GEMM calls in %s\n", argv[1]);
+    return 1;
+  }
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "gemm_peak: cublasCreate failed\n");
+    return 1;
+  }
+  double flops = 0, ms[3] = {0, 0, 0};
+  std::ostringstream shapes;
+  for (auto &[c, count] : calls) {
+    size_t sa = span(c.m, c.k, c.lda, c.ta, c.sa, c.batch);
+    size_t sb = span(c.k, c.n, c.ldb, c.tb, c.sb, c.batch);
+    size_t sd = size_t((c.batch - 1) * c.sc + c.ldc * c.n);
+    void *a, *b, *d;
+    CHECK(cudaMalloc(&a, sa * 4));
+    CHECK(cudaMalloc(&b, sb * 4));
+    CHECK(cudaMalloc(&d, sd * 4));
+    CHECK(cudaMemset(a, 0, sa * 4));
+    CHECK(cudaMemset(b, 0, sb * 4));
+    CHECK(cudaMemset(d, 0, sd * 4));
+    double f = 2.0 * c.batch * c.m * c.n * c.k;
+    double t[3];
+    for (int mode = 0; mode < 3; ++mode)
+      t[mode] = timeCall(h, c, Mode(mode), iters, a, b, d);
+    flops += f * count;
+    for (int mode = 0; mode < 3; ++mode)
+      ms[mode] += t[mode] * count;
+    shapes << (shapes.tellp() ? ",\n" : "") << "    {\"batch\": " << c.batch
+           << ", \"m\": " << c.m << ", \"n\": " << c.n << ", \"k\": " << c.k
+           << ", \"count\": " << count << ", \"f32_ms\": " << t[0]
+           << ", \"f32_tflops\": " << f / t[0] / 1e9 << "}";
+    std::printf("gemm_peak: %3d x batch %lld m %lld n %lld k %lld: f32 %.2f "
+                "TFLOP/s, tf32 %.2f, bf16 %.2f\n",
+                count, c.batch, c.m, c.n, c.k, f / t[0] / 1e9, f / t[1] / 1e9,
+                f / t[2] / 1e9);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(d);
+  }
+  double rate[3];
+  for (int mode = 0; mode < 3; ++mode)
+    rate[mode] = flops / (ms[mode] * 1e-3);
+  std::printf("gemm_peak: all %g GFLOP per forward: best f32 %.2f TFLOP/s "
+              "(%.3f ms), tf32 %.2f, bf16 %.2f\n",
+              flops / 1e9, rate[0] / 1e12, ms[0], rate[1] / 1e12,
+              rate[2] / 1e12);
+  if (json) {
+    std::FILE *f = std::fopen(json, "w");
+    if (!f)
+      return 1;
+    std::fprintf(f,
+                 "{\n  \"flops_per_forward\": %.6g,\n  \"f32_s\": %.6g,\n"
+                 "  \"f32_tflops\": %.6g,\n  \"tf32_tflops\": %.6g,\n"
+                 "  \"bf16_tflops\": %.6g,\n  \"shapes\": [\n%s\n  ]\n}\n",
+                 flops, ms[0] * 1e-3, rate[0] / 1e12, rate[1] / 1e12,
+                 rate[2] / 1e12, shapes.str().c_str());
+    std::fclose(f);
+  }
+  cublasDestroy(h);
+  return 0;
+}
