@@ -84,6 +84,12 @@ static cl::opt<std::string> gpuFormat(
              "has ptxas"),
     cl::init(""));
 
+static cl::opt<bool> cudaEmulateOnHost(
+    "cuda-emulate-on-host", cl::Hidden,
+    cl::desc("test only, with --backend cpu: the cuda lowering's tiled "
+             "parallel loops, run on the CPU with libtprt"),
+    cl::init(false));
+
 static constexpr int64_t kAbiVersion = 1;
 
 static LogicalResult fail(const Twine &message) {
@@ -332,8 +338,9 @@ static LogicalResult compile(MLIRContext &context) {
   fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
   fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   PassManager lower(&context);
-  if (backend == "cuda") {
+  if (backend == "cuda" || cudaEmulateOnHost) {
     tp::CudaLoweringOptions cuda;
+    cuda.emulateOnHost = backend != "cuda";
     cuda.chip = cudaChip;
     cuda.toolkitPath = cudaToolkit;
     cuda.format = gpuFormat;

@@ -30,6 +30,10 @@ struct CudaLoweringOptions {
   std::string format = "bin";
   /// Threads per block of the pointwise and reduction kernels.
   int64_t blockSize = 256;
+  /// Test only: stop before the GPU conversion and lower the tiled parallel
+  /// loops for the host (malloc, CPU runtime), so the loop structure the
+  /// kernels are made of can be checked numerically without a GPU.
+  bool emulateOnHost = false;
 };
 
 /// The cuda lowering down to the LLVM dialect (host) plus gpu.binary
