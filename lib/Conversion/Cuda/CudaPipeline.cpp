@@ -32,6 +32,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -72,11 +73,42 @@ struct CopyToLinalgPass
   }
 };
 
-/// Tiles each outermost scf.parallel so that gpu-map-parallel-loops maps the
-/// tiles to blocks and the points of a tile to threads: the innermost
-/// dimensions take up to `blockSize` threads between them. Then checks that
-/// nothing outside a parallel loop reads or writes memory (the host cannot
-/// touch device buffers).
+/// Static trip count of loop dimension `d`, if known.
+std::optional<int64_t> tripCount(scf::ParallelOp op, unsigned d) {
+  std::optional<int64_t> lb = getConstantIntValue(op.getLowerBound()[d]);
+  std::optional<int64_t> ub = getConstantIntValue(op.getUpperBound()[d]);
+  std::optional<int64_t> st = getConstantIntValue(op.getStep()[d]);
+  if (!lb || !ub || !st || *st <= 0)
+    return std::nullopt;
+  return (*ub - *lb + *st - 1) / *st;
+}
+
+/// Maps the dimensions of `op` to `hardware` (x, y, z), innermost dimension
+/// first, skipping dimensions of one iteration; the rest run sequentially in
+/// each thread. (Upstream's gpu-map-parallel-loops maps dimension 0 to x,
+/// which puts a row's 256 points on threadIdx.z, limited to 64.)
+void mapDims(scf::ParallelOp op, ArrayRef<gpu::Processor> hardware) {
+  MLIRContext *ctx = op.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+  unsigned n = op.getNumLoops(), next = 0;
+  SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
+      n, gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::Sequential,
+                                              id, id));
+  for (unsigned d = n; d-- > 0 && next < hardware.size();) {
+    std::optional<int64_t> trips = tripCount(op, d);
+    if (trips && *trips <= 1)
+      continue;
+    mapping[d] =
+        gpu::ParallelLoopDimMappingAttr::get(ctx, hardware[next++], id, id);
+  }
+  (void)gpu::setMappingAttr(op, mapping);
+}
+
+/// Tiles each outermost scf.parallel into tiles (blocks) of up to
+/// `blockSize` points (threads), the innermost dimensions first, and maps
+/// both levels to the GPU's x, y, z innermost first (threadIdx.x runs along
+/// contiguous memory). Then checks that nothing outside a parallel loop
+/// reads or writes memory (the host cannot touch device buffers).
 struct TileForGpuPass
     : PassWrapper<TileForGpuPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileForGpuPass)
@@ -102,17 +134,17 @@ struct TileForGpuPass
       SmallVector<int64_t> sizes(n, 1);
       int64_t remaining = blockSize;
       for (unsigned d = n; d-- > 0 && remaining > 1;) {
-        std::optional<int64_t> lb = getConstantIntValue(op.getLowerBound()[d]);
-        std::optional<int64_t> ub = getConstantIntValue(op.getUpperBound()[d]);
-        std::optional<int64_t> st = getConstantIntValue(op.getStep()[d]);
-        int64_t trips = remaining;
-        if (lb && ub && st && *st > 0)
-          trips = (*ub - *lb + *st - 1) / *st;
+        int64_t trips = tripCount(op, d).value_or(remaining);
         int64_t tile = std::max<int64_t>(1, std::min(remaining, trips));
         sizes[d] = tile;
         remaining /= tile;
       }
-      scf::tileParallelLoop(op, sizes, /*noMinMaxBounds=*/true);
+      auto [tiles, points] =
+          scf::tileParallelLoop(op, sizes, /*noMinMaxBounds=*/true);
+      mapDims(tiles, {gpu::Processor::BlockX, gpu::Processor::BlockY,
+                      gpu::Processor::BlockZ});
+      mapDims(points, {gpu::Processor::ThreadX, gpu::Processor::ThreadY,
+                       gpu::Processor::ThreadZ});
     }
     WalkResult result = getOperation().walk([&](Operation *op) {
       if (!isa<memref::LoadOp, memref::StoreOp>(op) ||
@@ -174,7 +206,6 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
     pm.addPass(createReconcileUnrealizedCastsPass());
     return;
   }
-  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
