@@ -67,6 +67,9 @@ void checkBlas(const char *call, cublasStatus_t rc, const char *what);
 cudaStream_t stream(const char *call);
 
 cudaEvent_t takeEvent();
+/// Adds the times of the finished GEMMs' event pairs to the counters and
+/// recycles their events; `wait`: wait for the unfinished ones too.
+void collectGemmTimes(bool wait);
 
 inline double now() {
   return std::chrono::duration<double>(

@@ -241,6 +241,9 @@ template <typename Body>
 void timed(const char *call, double flops, Body body) {
   State &s = state();
   cudaStream_t st = stream(call);
+  // Recycle the events of finished GEMMs now and then, without waiting.
+  if (s.pendingGemm.size() >= 256)
+    collectGemmTimes(/*wait=*/false);
   cudaEvent_t start = takeEvent(), stop = takeEvent();
   check(call, cudaEventRecord(start, st), "cudaEventRecord");
   body();

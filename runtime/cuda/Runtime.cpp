@@ -271,7 +271,7 @@ extern "C" const char *tprt_last_error(void) {
 }
 
 /// Reads the elapsed time of every finished GEMM into the counters.
-static void collectGemmTimes(bool wait) {
+void tprt::cuda::collectGemmTimes(bool wait) {
   State &s = state();
   std::vector<std::pair<cudaEvent_t, cudaEvent_t>> still;
   for (auto &[start, stop] : s.pendingGemm) {
@@ -342,8 +342,14 @@ extern "C" tprt_status tprt_device_alloc(size_t bytes, int zero, void **out) {
                                   "cudaMalloc");
       st != TPRT_OK)
     return st;
-  if (zero && bytes)
-    return cudaStatus(call, cudaMemset(*out, 0, bytes), "cudaMemset");
+  // On the rank's stream (non-blocking: the legacy default stream's
+  // cudaMemset would not be ordered before the work issued on it).
+  if (zero && bytes) {
+    cudaError_t rc = cudaMemsetAsync(*out, 0, bytes, state().stream);
+    if (rc == cudaSuccess)
+      rc = cudaStreamSynchronize(state().stream);
+    return cudaStatus(call, rc, "cudaMemsetAsync");
+  }
   return TPRT_OK;
 }
 
