@@ -74,6 +74,10 @@ if config.tp_have_cuda and config.tp_enable_runtime:
         ("%tprt_cuda_unittests", os.path.join(
             config.tp_obj_root, "runtime", "cuda", "test",
             "tprt-cuda-unittests")))
+    config.substitutions.append(
+        ("%tprt_cuda_fake_unittests", os.path.join(
+            config.tp_obj_root, "runtime", "cuda", "test",
+            "tprt-cuda-fake-unittests")))
     try:
         listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
                                 text=True, timeout=30)

@@ -1,0 +1,217 @@
+//===- FakeCuda.cpp - host stand-ins for cudart, cuBLAS and NCCL ----------===//
+//
+// For tprt-cuda-fake-unittests, which runs libtprt_cuda's sources on a
+// machine without a GPU: "device" memory is host memory, streams and events
+// are tokens and every call completes at once; cublasGemmEx and
+// cublasGemmStridedBatchedEx follow cuBLAS's documented column-major
+// definition (fp32 only), so the runtime's row-major <-> column-major
+// mapping, strided copies and batch strides are checked against the
+// definition rather than against themselves; NCCL is one rank. Kernel
+// loading is not faked (it fails).
+//
+//===----------------------------------------------------------------------===//
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+template <typename T> T token() { return reinterpret_cast<T>(new char(0)); }
+template <typename T> void drop(T t) { delete reinterpret_cast<char *>(t); }
+cudaError_t allocate(void **p, size_t bytes) {
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+} // namespace
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  *count = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+const char *cudaGetErrorString(cudaError_t) { return "fake cuda error"; }
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
+  *s = token<cudaStream_t>();
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  drop(s);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int) {
+  *pool = token<cudaMemPool_t>();
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) {
+  return cudaSuccess;
+}
+cudaError_t cudaMalloc(void **p, size_t bytes) { return allocate(p, bytes); }
+cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
+  return allocate(p, bytes);
+}
+cudaError_t cudaFree(void *p) {
+  std::free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
+                            cudaMemcpyKind, cudaStream_t) {
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
+                              size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind, cudaStream_t) {
+  if (width > dpitch || width > spitch)
+    return cudaErrorInvalidPitchValue;
+  for (size_t r = 0; r < height; ++r)
+    std::memmove(static_cast<char *>(dst) + r * dpitch,
+                 static_cast<const char *>(src) + r * spitch, width);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t *e) {
+  *e = token<cudaEvent_t>();
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
+  return cudaEventCreate(e);
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  drop(e);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
+  *ms = 0.001f;
+  return cudaSuccess;
+}
+cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t,
+                             cudaStream_t) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaLibraryLoadData(cudaLibrary_t *, const void *, cudaJitOption *,
+                                void **, unsigned, cudaLibraryOption *,
+                                void **, unsigned) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaLibraryGetKernel(cudaKernel_t *, cudaLibrary_t, const char *) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaLibraryUnload(cudaLibrary_t) { return cudaSuccess; }
+
+cublasStatus_t cublasCreate(cublasHandle_t *h) {
+  *h = token<cublasHandle_t>();
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy(cublasHandle_t h) {
+  drop(h);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+const char *cublasGetStatusString(cublasStatus_t) { return "fake cublas error"; }
+
+/// C = alpha op(A) op(B) + beta C, column-major, as cuBLAS defines it.
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+    int k, const void *alpha, const void *A, cudaDataType_t at, int lda,
+    long long sa, const void *B, cudaDataType_t bt, int ldb, long long sb,
+    const void *beta, void *C, cudaDataType_t ct, int ldc, long long sc,
+    int batch, cublasComputeType_t, cublasGemmAlgo_t) {
+  if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  // cuBLAS's argument checks.
+  if (m < 0 || n < 0 || k < 0 || ldc < std::max(1, m) ||
+      lda < std::max(1, ta == CUBLAS_OP_N ? m : k) ||
+      ldb < std::max(1, tb == CUBLAS_OP_N ? k : n))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  float al = *static_cast<const float *>(alpha);
+  float be = *static_cast<const float *>(beta);
+  for (int s = 0; s < batch; ++s) {
+    const float *a = static_cast<const float *>(A) + s * sa;
+    const float *b = static_cast<const float *>(B) + s * sb;
+    float *c = static_cast<float *>(C) + s * sc;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int p = 0; p < k; ++p) {
+          float x = ta == CUBLAS_OP_N ? a[i + p * lda] : a[p + i * lda];
+          float y = tb == CUBLAS_OP_N ? b[p + j * ldb] : b[j + p * ldb];
+          sum += double(x) * y;
+        }
+        c[i + j * ldc] = float(al * sum + be * c[i + j * ldc]);
+      }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta,
+                            cublasOperation_t tb, int m, int n, int k,
+                            const void *alpha, const void *A,
+                            cudaDataType_t at, int lda, const void *B,
+                            cudaDataType_t bt, int ldb, const void *beta,
+                            void *C, cudaDataType_t ct, int ldc,
+                            cublasComputeType_t compute,
+                            cublasGemmAlgo_t algo) {
+  return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, A, at, lda, 0,
+                                    B, bt, ldb, 0, beta, C, ct, ldc, 0, 1,
+                                    compute, algo);
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  std::memset(id, 0, sizeof(*id));
+  return ncclSuccess;
+}
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId,
+                              int) {
+  if (nranks != 1)
+    return ncclInvalidUsage; // the fake is one rank
+  *comm = token<ncclComm_t>();
+  return ncclSuccess;
+}
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  drop(comm);
+  return ncclSuccess;
+}
+ncclResult_t ncclCommAbort(ncclComm_t comm) { return ncclCommDestroy(comm); }
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *r) {
+  *r = ncclSuccess;
+  return ncclSuccess;
+}
+const char *ncclGetErrorString(ncclResult_t) { return "fake nccl error"; }
+const char *ncclGetLastError(ncclComm_t) { return ""; }
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
+                           ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                           cudaStream_t) {
+  if (send != recv)
+    std::memmove(recv, send, count * 4);
+  return ncclSuccess;
+}
+ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
+                           ncclDataType_t, ncclComm_t, cudaStream_t) {
+  if (send != recv)
+    std::memmove(recv, send, count * 4);
+  return ncclSuccess;
+}
+
+} // extern "C"
