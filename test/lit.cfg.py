@@ -78,6 +78,9 @@ if config.tp_have_cuda and config.tp_enable_runtime:
         ("%tprt_cuda_fake_unittests", os.path.join(
             config.tp_obj_root, "runtime", "cuda", "test",
             "tprt-cuda-fake-unittests")))
+    config.substitutions.append(
+        ("%tp_run_cuda_fake", os.path.join(
+            config.tp_obj_root, "runtime", "cuda", "test", "tp-run-cuda-fake")))
     try:
         listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
                                 text=True, timeout=30)

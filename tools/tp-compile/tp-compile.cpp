@@ -86,8 +86,8 @@ static cl::opt<std::string> gpuFormat(
 
 static cl::opt<bool> cudaEmulateOnHost(
     "cuda-emulate-on-host", cl::Hidden,
-    cl::desc("test only, with --backend cpu: the cuda lowering's tiled "
-             "parallel loops, run on the CPU with libtprt"),
+    cl::desc("test only: the cuda lowering's tiled parallel loops, lowered "
+             "for the CPU (with --backend cpu: run by tp-run on libtprt)"),
     cl::init(false));
 
 static constexpr int64_t kAbiVersion = 1;
@@ -340,7 +340,7 @@ static LogicalResult compile(MLIRContext &context) {
   PassManager lower(&context);
   if (backend == "cuda" || cudaEmulateOnHost) {
     tp::CudaLoweringOptions cuda;
-    cuda.emulateOnHost = backend != "cuda";
+    cuda.emulateOnHost = cudaEmulateOnHost;
     cuda.chip = cudaChip;
     cuda.toolkitPath = cudaToolkit;
     cuda.format = gpuFormat;
