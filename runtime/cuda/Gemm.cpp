@@ -36,7 +36,7 @@ struct View {
 };
 
 struct Operand {
-  const float *data;
+  const void *data;
   int64_t ld;
   bool trans;
   int64_t batchStride;
@@ -102,7 +102,7 @@ void copyView(const char *call, const View &v, Scratch &scratch, bool back) {
 }
 
 Operand toOperand(const char *call, const View &v, bool trans,
-                  Scratch &scratch) {
+                  Scratch &scratch, cudaDataType_t type) {
   switch (layoutOf(v)) {
   case Layout::RowMajor:
     return {v.data, rowMajorLd(v), trans, v.batchStride};
@@ -111,6 +111,9 @@ Operand toOperand(const char *call, const View &v, bool trans,
   case Layout::Other:
     break;
   }
+  if (type != CUDA_R_32F)
+    fail(call, "bf16 operands must be row- or column-major views (strides " +
+                   formatList(v.strides, 2) + ")");
   copyView(call, v, scratch, /*back=*/false);
   return {scratch.data, std::max<int64_t>(1, v.sizes[1]), trans,
           v.sizes[0] * v.sizes[1]};
@@ -128,7 +131,8 @@ bool fitsInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 /// Column-major C(m x n) += op(A) op(B), every matrix of the batch.
 void blasGemm(const char *call, bool transA, bool transB, int64_t m,
               int64_t n, int64_t k, const Operand &a, const Operand &b,
-              float *c, int64_t ldc, int64_t strideC, int64_t batch) {
+              float *c, int64_t ldc, int64_t strideC, int64_t batch,
+              cudaDataType_t ab) {
   if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(a.ld) ||
       !fitsInt(b.ld) || !fitsInt(ldc) || !fitsInt(batch))
     fail(call, "dimensions exceed the cuBLAS integer range");
@@ -139,8 +143,9 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
     return path && *path ? std::fopen(path, "w") : nullptr;
   }();
   if (log) {
-    std::fprintf(log, "f32 %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld\n",
-                 (long long)batch, (long long)m, (long long)n, (long long)k,
+    std::fprintf(log, "%s %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld\n",
+                 ab == CUDA_R_32F ? "f32" : "bf16", (long long)batch,
+                 (long long)m, (long long)n, (long long)k,
                  int(transA), int(transB), (long long)a.ld, (long long)b.ld,
                  (long long)ldc, (long long)a.batchStride,
                  (long long)b.batchStride, (long long)strideC);
@@ -152,13 +157,12 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
   cublasStatus_t rc;
   if (batch == 1)
     rc = cublasGemmEx(h, op(transA), op(transB), int(m), int(n), int(k), &one,
-                      a.data, CUDA_R_32F, int(a.ld), b.data, CUDA_R_32F,
-                      int(b.ld), &one, c, CUDA_R_32F, int(ldc),
+                      a.data, ab, int(a.ld), b.data, ab, int(b.ld), &one, c, CUDA_R_32F, int(ldc),
                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   else
     rc = cublasGemmStridedBatchedEx(
-        h, op(transA), op(transB), int(m), int(n), int(k), &one, a.data,
-        CUDA_R_32F, int(a.ld), a.batchStride, b.data, CUDA_R_32F, int(b.ld),
+        h, op(transA), op(transB), int(m), int(n), int(k), &one, a.data, ab,
+        int(a.ld), a.batchStride, b.data, ab, int(b.ld),
         b.batchStride, &one, c, CUDA_R_32F, int(ldc), strideC, int(batch),
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   checkBlas(call, rc, batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
@@ -166,7 +170,7 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
 
 /// c += op(a) * op(b) (row-major logical views, every matrix of the batch).
 void gemm(const char *call, const View &a, const View &b, const View &c,
-          bool transA, bool transB) {
+          bool transA, bool transB, cudaDataType_t ab = CUDA_R_32F) {
   int64_t m = transA ? a.sizes[1] : a.sizes[0];
   int64_t k = transA ? a.sizes[0] : a.sizes[1];
   int64_t kB = transB ? b.sizes[1] : b.sizes[0];
@@ -183,26 +187,26 @@ void gemm(const char *call, const View &a, const View &b, const View &c,
   if (m == 0 || n == 0 || k == 0 || c.batch == 0)
     return;
   Scratch scratchA, scratchB, scratchC;
-  Operand opA = toOperand(call, a, transA, scratchA);
-  Operand opB = toOperand(call, b, transB, scratchB);
+  Operand opA = toOperand(call, a, transA, scratchA, ab);
+  Operand opB = toOperand(call, b, transB, scratchB, ab);
   switch (layoutOf(c)) {
   case Layout::RowMajor:
     // Column-major c^T (n x m) = op(b)^T op(a)^T.
     blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, c.data,
-             rowMajorLd(c), c.batchStride, c.batch);
+             rowMajorLd(c), c.batchStride, c.batch, ab);
     return;
   case Layout::ColumnMajor:
     // c is column-major m x n: c = op(a) op(b) directly, with a and b read
     // column-major (their transposes): flip each op.
     blasGemm(call, !opA.trans, !opB.trans, m, n, k, opA, opB, c.data,
-             columnMajorLd(c), c.batchStride, c.batch);
+             columnMajorLd(c), c.batchStride, c.batch, ab);
     return;
   case Layout::Other:
     break;
   }
   copyView(call, c, scratchC, /*back=*/false);
   blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, scratchC.data, n,
-           m * n, c.batch);
+           m * n, c.batch, ab);
   copyView(call, c, scratchC, /*back=*/true);
 }
 
@@ -220,6 +224,20 @@ void checkDescriptor(const char *call, const char *name, const Memref *m) {
   }
   if (!m->aligned && !empty)
     fail(call, std::string(name) + " has a null data pointer");
+}
+
+/// A bf16 view; `data` holds the bf16 pointer (only passed on to cuBLAS).
+template <typename Memref> View bf16View(const Memref *m) {
+  constexpr int rank = sizeof(m->sizes) / sizeof(m->sizes[0]);
+  constexpr int r = rank - 2;
+  View v{reinterpret_cast<float *>(m->aligned + m->offset),
+         {m->sizes[r], m->sizes[r + 1]},
+         {m->strides[r], m->strides[r + 1]}};
+  if (rank == 3) {
+    v.batch = m->sizes[0];
+    v.batchStride = m->sizes[0] == 1 ? 0 : m->strides[0];
+  }
+  return v;
 }
 
 View view(const tprt_memref2d_f32 *m) {
@@ -290,4 +308,38 @@ extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
   View va = view(a), vb = view(b), vc = view(c);
   timed(call, flopsOf(va, vc, trans_a != 0),
         [&] { gemm(call, va, vb, vc, trans_a != 0, trans_b != 0); });
+}
+
+extern "C" void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a,
+                                              tprt_memref2d_bf16 *b,
+                                              tprt_memref2d_f32 *c,
+                                              int64_t trans_a,
+                                              int64_t trans_b) {
+  const char *call = "matmul_bf16";
+  checkDescriptor(call, "a", a);
+  checkDescriptor(call, "b", b);
+  checkDescriptor(call, "c", c);
+  View va = bf16View(a), vb = bf16View(b), vc = view(c);
+  timed(call, flopsOf(va, vc, trans_a != 0), [&] {
+    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, CUDA_R_16BF);
+  });
+}
+
+extern "C" void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
+                                                    tprt_memref3d_bf16 *b,
+                                                    tprt_memref3d_f32 *c,
+                                                    int64_t trans_a,
+                                                    int64_t trans_b) {
+  const char *call = "batch_matmul_bf16";
+  checkDescriptor(call, "a", a);
+  checkDescriptor(call, "b", b);
+  checkDescriptor(call, "c", c);
+  if (a->sizes[0] != c->sizes[0] || b->sizes[0] != c->sizes[0])
+    fail(call, "batch sizes do not agree: a " + formatList(a->sizes, 3) +
+                   ", b " + formatList(b->sizes, 3) + ", c " +
+                   formatList(c->sizes, 3));
+  View va = bf16View(a), vb = bf16View(b), vc = view(c);
+  timed(call, flopsOf(va, vc, trans_a != 0), [&] {
+    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, CUDA_R_16BF);
+  });
 }

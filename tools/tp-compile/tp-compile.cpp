@@ -84,6 +84,11 @@ static cl::opt<std::string> gpuFormat(
              "has ptxas"),
     cl::init(""));
 
+static cl::opt<std::string> gemmDtype(
+    "dtype",
+    cl::desc("GEMM input type: f32, or bf16 (cuda: operands rounded to bf16, "
+             "fp32 accumulation and activations)"),
+    cl::init("f32"));
 static cl::opt<bool> cudaEmulateOnHost(
     "cuda-emulate-on-host", cl::Hidden,
     cl::desc("test only: the cuda lowering's tiled parallel loops, lowered "
@@ -297,6 +302,11 @@ static LogicalResult compile(MLIRContext &context) {
     return fail("--tp-size must be at least 1, got " + Twine(tpSize));
   if (backend != "cpu" && backend != "cuda")
     return fail("unknown backend '" + backend + "' (cpu or cuda)");
+  if (gemmDtype != "f32" && gemmDtype != "bf16")
+    return fail("unknown --dtype '" + gemmDtype + "' (f32 or bf16)");
+  if (gemmDtype == "bf16" && backend != "cuda")
+    return fail("--dtype bf16 needs --backend cuda (the cpu runtime has fp32 "
+                "GEMMs only)");
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -341,6 +351,7 @@ static LogicalResult compile(MLIRContext &context) {
   if (backend == "cuda" || cudaEmulateOnHost) {
     tp::CudaLoweringOptions cuda;
     cuda.emulateOnHost = cudaEmulateOnHost;
+    cuda.gemmDtype = gemmDtype;
     cuda.chip = cudaChip;
     cuda.toolkitPath = cudaToolkit;
     cuda.format = gpuFormat;

@@ -34,6 +34,9 @@ struct CudaLoweringOptions {
   /// loops for the host (malloc, CPU runtime), so the loop structure the
   /// kernels are made of can be checked numerically without a GPU.
   bool emulateOnHost = false;
+  /// GEMM inputs: "f32", or "bf16" (each GEMM's operands rounded to bf16 by
+  /// a kernel, fp32 accumulation and output: tprt_matmul_bf16).
+  std::string gemmDtype = "f32";
 };
 
 /// The cuda lowering down to the LLVM dialect (host) plus gpu.binary

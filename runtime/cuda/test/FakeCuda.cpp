@@ -4,7 +4,7 @@
 // machine without a GPU: "device" memory is host memory, streams and events
 // are tokens and every call completes at once; cublasGemmEx and
 // cublasGemmStridedBatchedEx follow cuBLAS's documented column-major
-// definition (fp32 only), so the runtime's row-major <-> column-major
+// definition (fp32, or bf16 A and B with fp32 C), so the runtime's row-major <-> column-major
 // mapping, strided copies and batch strides are checked against the
 // definition rather than against themselves; NCCL is one rank. Kernel
 // loading is not faked (it fails).
@@ -15,7 +15,9 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 namespace {
@@ -132,14 +134,25 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) {
 }
 const char *cublasGetStatusString(cublasStatus_t) { return "fake cublas error"; }
 
-/// C = alpha op(A) op(B) + beta C, column-major, as cuBLAS defines it.
+/// Element `i` of a fp32 or bf16 array, as a float.
+static float element(const void *base, cudaDataType_t type, long long i) {
+  if (type == CUDA_R_32F)
+    return static_cast<const float *>(base)[i];
+  uint32_t bits = uint32_t(static_cast<const uint16_t *>(base)[i]) << 16;
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+/// C = alpha op(A) op(B) + beta C, column-major, as cuBLAS defines it; A and
+/// B fp32 or bf16 (the same), C fp32.
 cublasStatus_t cublasGemmStridedBatchedEx(
     cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
     int k, const void *alpha, const void *A, cudaDataType_t at, int lda,
     long long sa, const void *B, cudaDataType_t bt, int ldb, long long sb,
     const void *beta, void *C, cudaDataType_t ct, int ldc, long long sc,
     int batch, cublasComputeType_t, cublasGemmAlgo_t) {
-  if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)
+  if ((at != CUDA_R_32F && at != CUDA_R_16BF) || bt != at || ct != CUDA_R_32F)
     return CUBLAS_STATUS_NOT_SUPPORTED;
   // cuBLAS's argument checks.
   if (m < 0 || n < 0 || k < 0 || ldc < std::max(1, m) ||
@@ -149,15 +162,17 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   float al = *static_cast<const float *>(alpha);
   float be = *static_cast<const float *>(beta);
   for (int s = 0; s < batch; ++s) {
-    const float *a = static_cast<const float *>(A) + s * sa;
-    const float *b = static_cast<const float *>(B) + s * sb;
     float *c = static_cast<float *>(C) + s * sc;
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < m; ++i) {
         double sum = 0;
         for (int p = 0; p < k; ++p) {
-          float x = ta == CUBLAS_OP_N ? a[i + p * lda] : a[p + i * lda];
-          float y = tb == CUBLAS_OP_N ? b[p + j * ldb] : b[j + p * ldb];
+          float x = element(A, at,
+                            s * sa + (ta == CUBLAS_OP_N ? i + p * (long long)lda
+                                                        : p + i * (long long)lda));
+          float y = element(B, bt,
+                            s * sb + (tb == CUBLAS_OP_N ? p + j * (long long)ldb
+                                                        : j + p * (long long)ldb));
           sum += double(x) * y;
         }
         c[i + j * ldc] = float(al * sum + be * c[i + j * ldc]);

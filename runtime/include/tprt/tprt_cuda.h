@@ -31,6 +31,34 @@ tprt_status tprt_device_synchronize(void);
 void *tprt_cuda_stream(void);
 int tprt_cuda_device(void);
 
+/*--- compiled-code side, cuda only (tp-compile --dtype bf16) ---------------*/
+
+typedef struct tprt_memref2d_bf16 {
+  uint16_t *allocated;
+  uint16_t *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} tprt_memref2d_bf16;
+
+typedef struct tprt_memref3d_bf16 {
+  uint16_t *allocated;
+  uint16_t *aligned;
+  int64_t offset;
+  int64_t sizes[3];
+  int64_t strides[3];
+} tprt_memref3d_bf16;
+
+/* c += op(a) * op(b) with bf16 a and b, fp32 c and fp32 accumulation
+ * (cuBLAS CUBLAS_COMPUTE_32F); a and b must be row- or column-major views. */
+void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a, tprt_memref2d_bf16 *b,
+                                   tprt_memref2d_f32 *c, int64_t trans_a,
+                                   int64_t trans_b);
+void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
+                                         tprt_memref3d_bf16 *b,
+                                         tprt_memref3d_f32 *c, int64_t trans_a,
+                                         int64_t trans_b);
+
 #ifdef __cplusplus
 }
 #endif
