@@ -5,11 +5,12 @@
 //   gemm_peak gemms.txt [--iters 20] [--json out.json]
 //
 // Each log line (runtime/cuda/Gemm.cpp) is one cuBLAS call, column-major:
-//   f32 batch m n k transA transB lda ldb ldc strideA strideB strideC
+//   f32|bf16 batch m n k transA transB lda ldb ldc strideA strideB strideC
+// (bf16: bf16 A and B, fp32 C, fp32 accumulation: tp-compile --dtype bf16)
 // Identical lines are timed once and weighted by their count. Each call is
 // timed (CUDA events, after warm-up) with cublasGemmEx /
 // cublasGemmStridedBatchedEx as the runtime issues it, in the runtime's
-// math mode (fp32, no TF32), with CUBLAS_GEMM_DEFAULT and
+// math mode (fp32, no TF32) and input type, with CUBLAS_GEMM_DEFAULT and
 // CUBLAS_GEMM_DEFAULT_TENSOR_OP, and the faster is kept. Also reported, for
 // reference: the same shapes with TF32 and with bf16 inputs (fp32
 // accumulation), which the fp32 model does not use.
@@ -39,6 +40,7 @@
   } while (0)
 
 struct Call {
+  long long bf16; // the model's input type: 0 fp32, 1 bf16
   long long batch, m, n, k;
   int ta, tb;
   long long lda, ldb, ldc, sa, sb, sc;
@@ -62,7 +64,7 @@ static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
   cublasSetMathMode(h, mode == Mode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                           : CUBLAS_DEFAULT_MATH);
   cudaDataType_t in = mode == Mode::BF16 ? CUDA_R_16BF : CUDA_R_32F;
-  cudaDataType_t out = mode == Mode::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  cudaDataType_t out = CUDA_R_32F; // the runtime's c is fp32 in both modes
   cublasComputeType_t compute =
       mode == Mode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   float one = 1.0f;
@@ -122,7 +124,10 @@ int main(int argc, char **argv) {
     std::istringstream is(line);
     std::string dtype;
     Call c{};
-    if (!(is >> dtype >> c.batch >> c.m >> c.n >> c.k >> c.ta >> c.tb >>
+    if (!(is >> dtype) || (dtype != "f32" && dtype != "bf16"))
+      continue;
+    c.bf16 = dtype == "bf16";
+    if (!(is >> c.batch >> c.m >> c.n >> c.k >> c.ta >> c.tb >>
           c.lda >> c.ldb >> c.ldc >> c.sa >> c.sb >> c.sc))
       continue;
     ++calls[c];
@@ -136,7 +141,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "gemm_peak: cublasCreate failed\n");
     return 1;
   }
-  double flops = 0, ms[3] = {0, 0, 0};
+  double flops = 0, ms[3] = {0, 0, 0}, same = 0;
+  bool anyBf16 = false, anyF32 = false;
   std::ostringstream shapes;
   for (auto &[c, count] : calls) {
     size_t sa = span(c.m, c.k, c.lda, c.ta, c.sa, c.batch);
@@ -156,6 +162,8 @@ int main(int argc, char **argv) {
     flops += f * count;
     for (int mode = 0; mode < 3; ++mode)
       ms[mode] += t[mode] * count;
+    same += t[c.bf16 ? 2 : 0] * count;
+    (c.bf16 ? anyBf16 : anyF32) = true;
     shapes << (shapes.tellp() ? ",\n" : "") << "    {\"batch\": " << c.batch
            << ", \"m\": " << c.m << ", \"n\": " << c.n << ", \"k\": " << c.k
            << ", \"count\": " << count << ", \"f32_ms\": " << t[0]
@@ -171,19 +179,23 @@ int main(int argc, char **argv) {
   double rate[3];
   for (int mode = 0; mode < 3; ++mode)
     rate[mode] = flops / (ms[mode] * 1e-3);
-  std::printf("gemm_peak: all %g GFLOP per forward: best f32 %.2f TFLOP/s "
-              "(%.3f ms), tf32 %.2f, bf16 %.2f\n",
-              flops / 1e9, rate[0] / 1e12, ms[0], rate[1] / 1e12,
-              rate[2] / 1e12);
+  const char *dtype = anyBf16 && anyF32 ? "mixed" : anyBf16 ? "bf16" : "f32";
+  double sameRate = flops / (same * 1e-3);
+  std::printf("gemm_peak: all %g GFLOP per forward: best in the model's type "
+              "(%s) %.2f TFLOP/s (%.3f ms); f32 %.2f, tf32 %.2f, bf16 %.2f\n",
+              flops / 1e9, dtype, sameRate / 1e12, same, rate[0] / 1e12,
+              rate[1] / 1e12, rate[2] / 1e12);
   if (json) {
     std::FILE *f = std::fopen(json, "w");
     if (!f)
       return 1;
     std::fprintf(f,
-                 "{\n  \"flops_per_forward\": %.6g,\n  \"f32_s\": %.6g,\n"
+                 "{\n  \"dtype\": \"%s\",\n  \"same_dtype_tflops\": %.6g,\n"
+                 "  \"flops_per_forward\": %.6g,\n  \"f32_s\": %.6g,\n"
                  "  \"f32_tflops\": %.6g,\n  \"tf32_tflops\": %.6g,\n"
                  "  \"bf16_tflops\": %.6g,\n  \"shapes\": [\n%s\n  ]\n}\n",
-                 flops, ms[0] * 1e-3, rate[0] / 1e12, rate[1] / 1e12,
+                 dtype, sameRate / 1e12, flops, ms[0] * 1e-3, rate[0] / 1e12,
+                 rate[1] / 1e12,
                  rate[2] / 1e12, shapes.str().c_str());
     std::fclose(f);
   }

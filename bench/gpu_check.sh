@@ -11,20 +11,19 @@
 #     on the GPU, tiny GPT-2 and Llama at tp 1 through NCCL with one rank,
 #     against numpy and against the CPU backend's output);
 #  3. the same tiny models once more here, printing the comparisons;
-#  4. benchmarks, fp32 (TF32 off) at tp 1, batch 1, 128 tokens:
-#       GPT-2-small, 12 layers (d 768, 12 heads, ffn 3072);
+#  4. benchmarks at tp 1, batch 1, 128 tokens:
+#       GPT-2-small, 12 layers (d 768, 12 heads, ffn 3072), fp32 (TF32 off);
 #       a stack of LLAMA_LAYERS (default 2) Llama-7B-shaped layers (d 4096,
-#       32 heads, 32 kv heads, ffn 11008, RMSNorm, SwiGLU, RoPE);
+#       32 heads, 32 kv heads, ffn 11008, RMSNorm, SwiGLU, RoPE), fp32 and
+#       tp-compile --dtype bf16 (bf16 GEMM operands, fp32 accumulation);
 #     each: tp-run-cuda --warmup 3 --iters 20 (tokens/s, GEMM rate inside the
-#     model from cuBLAS events), output vs numpy (rtol 1e-3); one extra pass
+#     model from cuBLAS events), output vs numpy (rtol 1e-3; bf16 3e-2); one extra pass
 #     with TPRT_GEMM_LOG records its cuBLAS calls, which bench/gemm_peak.cu
-#     replays alone (best of two algorithms) for the best rate on these
-#     shapes; PyTorch eager on the GPU (bench/torch_forward_gpu.py, fp32 and
+#     replays alone (best of two algorithms, same input type) for the best
+#     rate on these shapes; PyTorch eager on the GPU (bench/torch_forward_gpu.py, fp32 and
 #     bf16) when torch with CUDA is installed;
 #  5. writes docs/bench-gpu.md (DOC=- to skip) with the command and numbers.
-# Exits non-zero at the first failed check. bf16 in the compiled model is not
-# implemented yet (tp-compile has no --dtype); the bf16 columns are cuBLAS's
-# and PyTorch's, for reference.
+# Exits non-zero at the first failed check.
 #
 # Environment: BUILD (default build), SKIP_BUILD=1 (use $BUILD as it is),
 # WORK (default /tmp/tp-gpu-check),
@@ -117,21 +116,24 @@ log "building gemm_peak"
 nvcc -O2 -arch=sm_90 -ccbin g++-12 "$HERE/gemm_peak.cu" -lcublas -o "$WORK/gemm_peak"
 HAVE_TORCH=0
 "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null && HAVE_TORCH=1
-bench_model() {  # bench_model NAME ALL_REDUCES BUILD_ARGS...
-  local name=$1 ars=$2; shift 2
-  local dir="$WORK/$name"
+bench_model() {  # bench_model NAME MODEL_DIR DTYPE ALL_REDUCES BUILD_ARGS...
+  local name=$1 mdir="$WORK/$2" dtype=$3 ars=$4; shift 4
+  local dir="$WORK/$name" rtol=1e-3
+  [ "$dtype" = bf16 ] && rtol=3e-2
+  mkdir -p "$dir"
   log "$name: model files"
-  build_model "$dir" "$@"
-  log "$name: tp-compile --backend cuda"
+  build_model "$mdir" "$@"
+  for f in m.mlir w.safetensors x.npy ref.npy; do ln -sf "$mdir/$f" "$dir/$f"; done
+  log "$name: tp-compile --backend cuda --dtype $dtype"
   local t0; t0=$(date +%s.%N)
   rm -f "$dir/m.cuda.so"
-  "$TP_COMPILE" "$dir/m.mlir" --backend cuda --tp-size 1 -o "$dir/m.cuda.so"
+  "$TP_COMPILE" "$dir/m.mlir" --backend cuda --dtype "$dtype" --tp-size 1 -o "$dir/m.cuda.so"
   awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' > "$dir/compile_s.txt"
   log "$name: tp-run-cuda"
   "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$dir/m.cuda.so" --weights "$dir/w.safetensors" \
     --input "$dir/x.npy" --output "$dir/y.cuda.npy" --warmup 3 --iters "$ITERS" \
     --report-json "$dir/report.json" | tee "$dir/report.txt" >&2
-  "$PYTHON" -m tpmlir.compare "$dir/y.cuda.npy" "$dir/ref.npy" --rtol 1e-3 \
+  "$PYTHON" -m tpmlir.compare "$dir/y.cuda.npy" "$dir/ref.npy" --rtol "$rtol" \
     --report "$dir/report.json" --all-reduces "$ars" | tee "$dir/compare.txt" >&2 \
     || die "$name: GPU output vs numpy"
   log "$name: cuBLAS calls alone (gemm_peak)"
@@ -140,18 +142,19 @@ bench_model() {  # bench_model NAME ALL_REDUCES BUILD_ARGS...
     "$dir/m.cuda.so" --weights "$dir/w.safetensors" --input "$dir/x.npy" \
     --warmup 0 --iters 1 --quiet
   "$WORK/gemm_peak" "$dir/gemms.txt" --json "$dir/gemm_peak.json" | tail -3 >&2
+  echo "$dtype" > "$dir/dtype.txt"
   if [ "$HAVE_TORCH" = 1 ]; then
-    for dt in f32 bf16; do
-      log "$name: PyTorch eager ($dt)"
-      "$PYTHON" "$HERE/torch_forward_gpu.py" "$@" --weights "$dir/w.safetensors" \
-        --input "$dir/x.npy" --expected "$dir/ref.npy" --dtype "$dt" \
-        --iters "$ITERS" --json "$dir/torch-$dt.json" >&2 || die "$name: torch ($dt)"
-    done
+    log "$name: PyTorch eager ($dtype)"
+    "$PYTHON" "$HERE/torch_forward_gpu.py" "$@" --weights "$dir/w.safetensors" \
+      --input "$dir/x.npy" --expected "$dir/ref.npy" --dtype "$dtype" \
+      --iters "$ITERS" --json "$dir/torch.json" >&2 || die "$name: torch ($dtype)"
   fi
 }
-bench_model gpt2_small 24 --preset gpt2_small --layers 12 --seq 128
-bench_model llama7b $((2 * LLAMA_LAYERS)) --preset llama_like --layers "$LLAMA_LAYERS" --seq 128 \
-  --d-model 4096 --heads 32 --kv-heads 32 --ffn 11008
+LLAMA_ARGS=(--preset llama_like --layers "$LLAMA_LAYERS" --seq 128 --d-model 4096 --heads 32
+            --kv-heads 32 --ffn 11008)
+bench_model gpt2_small gpt2_small.model f32 24 --preset gpt2_small --layers 12 --seq 128
+bench_model llama7b llama7b.model f32 $((2 * LLAMA_LAYERS)) "${LLAMA_ARGS[@]}"
+bench_model llama7b_bf16 llama7b.model bf16 $((2 * LLAMA_LAYERS)) "${LLAMA_ARGS[@]}"
 
 # --- 5. report -------------------------------------------------------------------------
 log "report"
@@ -164,33 +167,37 @@ def load(p):
     except OSError: return None
 rows = []
 for name, label in (("gpt2_small", "GPT-2-small, 12 layers"),
-                    ("llama7b", f"Llama-7B-shaped, {llama_layers} layers")):
+                    ("llama7b", f"Llama-7B-shaped, {llama_layers} layers"),
+                    ("llama7b_bf16", f"Llama-7B-shaped, {llama_layers} layers")):
     d = os.path.join(work, name)
-    r, peak = load(f"{d}/report.json"), load(f"{d}/gemm_peak.json")
-    t32, t16 = load(f"{d}/torch-f32.json"), load(f"{d}/torch-bf16.json")
+    r, peak, torch_run = (load(f"{d}/report.json"), load(f"{d}/gemm_peak.json"),
+                          load(f"{d}/torch.json"))
+    dtype = open(f"{d}/dtype.txt").read().strip()
     g = r["gemm"]
     inside = g["gflops"] / 1e3
-    best = peak["f32_tflops"] if peak else float("nan")
+    best = peak["same_dtype_tflops"]
     compare = open(f"{d}/compare.txt").read().strip()
-    rows.append(f"| {label} | {r['tokens_per_s']:.0f} | {r['forward_s']['median']*1e3:.3f} | "
+    rows.append(f"| {label} | {dtype} | {r['tokens_per_s']:.0f} | {r['forward_s']['median']*1e3:.3f} | "
                 f"{g['share_of_forward']*100:.0f}% | {inside:.2f} | {best:.2f} | "
-                f"{inside / best * 100:.0f}% | {peak['bf16_tflops']:.2f} | "
-                + (f"{t32['tokens_per_s']:.0f} / {t16['tokens_per_s']:.0f}" if t32 and t16 else "n/a")
+                f"{inside / best * 100:.0f}% | "
+                + (f"{torch_run['tokens_per_s']:.0f}" if torch_run else "n/a")
                 + f" | {open(f'{d}/compile_s.txt').read().strip()} s |")
-    rows.append(f"|  | {compare} |||||||||")
+    rows.append(f"|  |  | {compare} ||||||||")
 text = f"""# GPU benchmark (cuda backend, tp 1)
 
 Command: `bench/gpu_check.sh` (LLAMA_LAYERS={llama_layers}, ITERS={iters}), {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC.
-GPU: {gpu}. fp32 activations and GEMMs (cuBLAS, TF32 off), batch 1, 128 tokens, random weights.
+GPU: {gpu}. fp32 activations; GEMMs fp32 (cuBLAS, TF32 off) or bf16 operands with fp32
+accumulation (`tp-compile --dtype bf16`); batch 1, 128 tokens, random weights.
 
-| model | tokens/s | forward ms (median) | GEMM share | GEMM TFLOP/s in model | best cuBLAS TFLOP/s, same calls | ratio | bf16 cuBLAS TFLOP/s, same shapes | PyTorch eager tokens/s f32 / bf16 | compile |
+| model | GEMM dtype | tokens/s | forward ms (median) | GEMM share | GEMM TFLOP/s in model | best cuBLAS TFLOP/s, same calls | ratio | PyTorch eager tokens/s (same dtype) | compile |
 |---|---|---|---|---|---|---|---|---|---|
 """ + "\n".join(rows) + """
 
 - GEMM rate in the model: the runtime's cuBLAS calls timed with CUDA events (tp-run-cuda's report);
   best: the same calls (TPRT_GEMM_LOG) replayed alone by bench/gemm_peak.cu, best of
-  CUBLAS_GEMM_DEFAULT and DEFAULT_TENSOR_OP, weighted by their count.
-- The compiled model is fp32 only; the bf16 columns (cuBLAS alone, PyTorch) show what bf16 would give.
+  CUBLAS_GEMM_DEFAULT and DEFAULT_TENSOR_OP, in the same input type, weighted by their count.
+- bf16: the GEMM time excludes the kernels that round each operand to bf16 (weights included,
+  every forward pass); they are in the forward time.
 - Every check before the numbers passed: lit test/Cuda (unit tests, tiny GPT-2/Llama vs numpy and vs
   the CPU backend), the outputs above vs numpy.
 """

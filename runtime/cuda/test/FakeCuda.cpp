@@ -87,6 +87,10 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
   std::memset(p, value, bytes);
   return cudaSuccess;
 }
+cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
 cudaError_t cudaEventCreate(cudaEvent_t *e) {
   *e = token<cudaEvent_t>();
   return cudaSuccess;
