@@ -70,9 +70,11 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   ninja -C "$BUILD" >&2
 fi
 for f in bin/tp-compile bin/tp-run bin/tp-run-cuda lib/libtprt_cuda.so \
-         runtime/cuda/test/tprt-cuda-unittests test/lit.site.cfg.py; do
+         runtime/cuda/test/tprt-cuda-unittests runtime/cuda/test/tprt-cuda-probe \
+         test/lit.site.cfg.py; do
   [ -e "$BUILD/$f" ] || die "$BUILD/$f is missing"
 done
+"$BUILD/runtime/cuda/test/tprt-cuda-probe" >&2 || die "the CUDA runtime sees no usable GPU"
 TP_COMPILE="$BUILD/bin/tp-compile"
 TP_RUN="$BUILD/bin/tp-run"
 TP_RUN_CUDA="$BUILD/bin/tp-run-cuda"

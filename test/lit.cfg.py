@@ -63,8 +63,8 @@ if shutil.which("mpirun") and config.tp_enable_runtime:
         ("%mpirun", "timeout 120 mpirun --allow-run-as-root --oversubscribe"))
 
 # The cuda backend (docs/gpu.md): `cuda-toolkit` when libtprt_cuda and
-# tp-run-cuda were built, `cuda` only when a GPU is usable here too
-# (nvidia-smi lists one); GPU tests REQUIRE: cuda.
+# tp-run-cuda were built, `cuda` only when a GPU is usable here too (the
+# probe finds one through the CUDA runtime); GPU tests REQUIRE: cuda.
 if config.tp_have_cuda and config.tp_enable_runtime:
     import subprocess
     config.available_features.add("cuda-toolkit")
@@ -81,10 +81,12 @@ if config.tp_have_cuda and config.tp_enable_runtime:
     config.substitutions.append(
         ("%tp_run_cuda_fake", os.path.join(
             config.tp_obj_root, "runtime", "cuda", "test", "tp-run-cuda-fake")))
+    probe = os.path.join(config.tp_obj_root, "runtime", "cuda", "test",
+                         "tprt-cuda-probe")
     try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
-                                text=True, timeout=30)
-        if listed.returncode == 0 and "GPU " in listed.stdout:
+        found = subprocess.run([probe], capture_output=True, text=True,
+                               timeout=60)
+        if found.returncode == 0 and "GPU " in found.stdout:
             config.available_features.add("cuda")
     except (OSError, subprocess.SubprocessError):
         pass
