@@ -148,6 +148,67 @@ TEST_F(CudaRuntime, BatchMatmulWithBatchStride) {
   tprt_device_free(dc);
 }
 
+/// Rounds to bf16 (nearest even), as the kernels of --dtype bf16 do.
+uint16_t toBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return uint16_t(bits >> 16);
+}
+float fromBf16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+TEST_F(CudaRuntime, Bf16MatmulRowAndColumnMajorOperands) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t m = 24, n = 40, k = 56;
+  for (int layout = 0; layout < 4; ++layout) {
+    bool aCol = layout & 1, bCol = layout & 2;
+    // a: m x k, b: k x n (logical); stored row- or column-major.
+    std::vector<uint16_t> a(m * k), b(k * n);
+    std::vector<float> c(m * n, 0.5f);
+    for (auto &v : a)
+      v = toBf16(dist(rng));
+    for (auto &v : b)
+      v = toBf16(dist(rng));
+    auto at = [&](int64_t i, int64_t p) {
+      return fromBf16(aCol ? a[p * m + i] : a[i * k + p]);
+    };
+    auto bt = [&](int64_t p, int64_t j) {
+      return fromBf16(bCol ? b[j * k + p] : b[p * n + j]);
+    };
+    void *da, *db, *dc;
+    ASSERT_EQ(tprt_device_alloc(a.size() * 2, 0, &da), TPRT_OK);
+    ASSERT_EQ(tprt_device_alloc(b.size() * 2, 0, &db), TPRT_OK);
+    ASSERT_EQ(tprt_device_alloc(c.size() * 4, 0, &dc), TPRT_OK);
+    tprt_copy_to_device(da, a.data(), a.size() * 2);
+    tprt_copy_to_device(db, b.data(), b.size() * 2);
+    tprt_copy_to_device(dc, c.data(), c.size() * 4);
+    auto *pa = static_cast<uint16_t *>(da), *pb = static_cast<uint16_t *>(db);
+    auto *pc = static_cast<float *>(dc);
+    tprt_memref2d_bf16 ma{pa, pa, 0, {m, k}, {aCol ? 1 : k, aCol ? m : 1}};
+    tprt_memref2d_bf16 mb{pb, pb, 0, {k, n}, {bCol ? 1 : n, bCol ? k : 1}};
+    tprt_memref2d_f32 mc{pc, pc, 0, {m, n}, {n, 1}};
+    _mlir_ciface_tprt_matmul_bf16(&ma, &mb, &mc, 0, 0);
+    std::vector<float> got(c.size());
+    tprt_copy_to_host(got.data(), dc, got.size() * 4);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0.5;
+        for (int64_t p = 0; p < k; ++p)
+          want += double(at(i, p)) * bt(p, j);
+        EXPECT_NEAR(got[i * n + j], want, 1e-3) << "layout " << layout;
+      }
+    tprt_device_free(da);
+    tprt_device_free(db);
+    tprt_device_free(dc);
+  }
+}
+
 TEST_F(CudaRuntime, CollectivesOneRank) {
   ASSERT_EQ(tprt_world_size(), 1);
   std::vector<float> x(2 * 3 * 4);
