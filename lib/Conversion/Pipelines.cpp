@@ -19,7 +19,7 @@
 
 using namespace mlir;
 
-void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
+void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   pm.addPass(createTPDecomposeAggregates());
   pm.addPass(createTPApproximateMath());
   pm.addPass(createTPCollectivesToRuntime());
@@ -36,8 +36,11 @@ void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createTPLinalgToRuntime());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  // Free every temporary: tp-run calls the forward pass many times.
+}
+
+void mlir::tp::addDeallocation(OpPassManager &pm) {
+  // Free every temporary, each right after its last use: tp-run calls the
+  // forward pass many times.
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOwnershipBasedBufferDeallocationPass());
   pm.addPass(createCanonicalizerPass());
@@ -46,7 +49,9 @@ void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createTPEarlyDealloc());
+}
 
+void mlir::tp::addHostToLLVM(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -58,6 +63,13 @@ void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
+  addRuntimeCallsAndBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  addDeallocation(pm);
+  addHostToLLVM(pm);
 }
 
 void mlir::tp::registerCpuLoweringPipeline() {

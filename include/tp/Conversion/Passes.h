@@ -25,6 +25,16 @@ namespace mlir::tp {
 /// decomposition into generics; fails at the first that cannot be.
 LogicalResult decomposeAggregatedOps(Operation *root);
 
+/// Stages the CPU and cuda lowerings share. First: aggregates decomposed,
+/// f32 math approximated, collectives as runtime calls, one-shot
+/// bufferization with results as out-parameters, f32 GEMMs as runtime calls.
+void addRuntimeCallsAndBufferization(OpPassManager &pm);
+/// Ownership-based deallocation, lowered, each free moved after the last
+/// use (tp-early-dealloc).
+void addDeallocation(OpPassManager &pm);
+/// Host code (loops, memref, math, arith, func, cf) to the LLVM dialect.
+void addHostToLLVM(OpPassManager &pm);
+
 /// The CPU lowering of a per-rank program down to the LLVM dialect:
 /// decompose aggregates, collectives to runtime calls, one-shot
 /// bufferization, results to out-parameters, GEMMs to runtime calls, the

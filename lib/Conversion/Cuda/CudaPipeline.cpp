@@ -243,47 +243,19 @@ struct TileForGpuPass
 
 void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
-  pm.addPass(createTPDecomposeAggregates());
-  pm.addPass(createTPApproximateMath());
-  pm.addPass(createTPCollectivesToRuntime());
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.modifyPublicFunctions = true;
-  outParams.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addPass(createTPLinalgToRuntime());
+  addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16")
     pm.addPass(std::make_unique<GemmBf16Pass>());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createOwnershipBasedBufferDeallocationPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
-  pm.addPass(bufferization::createLowerDeallocationsPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createTPEarlyDealloc());
+  addDeallocation(pm);
 
   // Kernels: one per remaining linalg op.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<TileForGpuPass>(options.blockSize));
   if (options.emulateOnHost) {
-    pm.addPass(createSCFToControlFlowPass());
-    pm.addPass(memref::createExpandStridedMetadataPass());
-    pm.addPass(createLowerAffinePass());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-    pm.addPass(createConvertMathToLLVMPass());
-    pm.addPass(createArithToLLVMConversionPass());
-    pm.addPass(createConvertFuncToLLVMPass());
-    pm.addPass(createConvertControlFlowToLLVMPass());
-    pm.addPass(createReconcileUnrealizedCastsPass());
+    addHostToLLVM(pm);
     return;
   }
   pm.addPass(createConvertParallelLoopToGpuPass());
