@@ -17,12 +17,6 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-static int64_t bytesOf(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
-}
-
 static void printCut(raw_ostream &os, DimCut cut, int64_t tpSize,
                      RankedTensorType local) {
   int64_t part = local.getDimSize(cut.dim) / cut.outer;
@@ -90,11 +84,11 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
     if (isa<AllReduceOp, AllGatherOp>(op)) {
       bool reduce = isa<AllReduceOp>(op);
       (reduce ? allReduces : gathers)++;
-      bytes += bytesOf(type);
+      bytes += tensorBytes(type);
       if (reduce && !tokens && type.getRank() > 0)
         tokens = type.getNumElements() / type.getDimSize(type.getRank() - 1);
       os << (reduce ? "ALL-REDUCE" : "ALL-GATHER") << " "
-         << type.getNumElements() << " elements, " << bytesOf(type)
+         << type.getNumElements() << " elements, " << tensorBytes(type)
          << " bytes\n";
       return;
     }

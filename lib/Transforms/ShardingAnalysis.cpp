@@ -34,7 +34,7 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-static int64_t tensorBytes(Type type) {
+int64_t mlir::tp::tensorBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return tensor.getNumElements() *
          llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);

@@ -63,6 +63,9 @@ struct ShardPlan {
   SmallVector<ShardRegion> regions;
 };
 
+/// Bytes of a ranked tensor type's elements: what a collective of it moves.
+int64_t tensorBytes(Type type);
+
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the
 /// op concerned and fails when no cut keeps a pair free of extra
 /// communication, unless `allowFallback`, in which case the extra
