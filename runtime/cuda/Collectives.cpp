@@ -12,59 +12,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaState.h"
+#include "../lib/Views.h"
 
-#include <cstring>
 #include <sstream>
 #include <thread>
 
 using namespace tprt::cuda;
+using tprt::common::Buffer;
+using tprt::common::checkGatheredShape;
+using tprt::common::readBuffer;
 
 namespace {
-
-struct Buffer {
-  float *data = nullptr;
-  int64_t rank = 0;
-  const int64_t *sizes = nullptr;
-  const int64_t *strides = nullptr;
-  int64_t numElements = 1;
-};
-
-Buffer readBuffer(const char *call, const char *name,
-                  const tprt_unranked_memref *memref) {
-  if (!memref || !memref->descriptor)
-    fail(call, std::string("descriptor of ") + name + " is null");
-  if (memref->rank < 0)
-    fail(call, std::string(name) + " has a negative rank " +
-                   std::to_string(memref->rank));
-  const char *base = static_cast<const char *>(memref->descriptor);
-  float *aligned;
-  int64_t offset;
-  std::memcpy(&aligned, base + sizeof(float *), sizeof(float *));
-  std::memcpy(&offset, base + 2 * sizeof(float *), sizeof(int64_t));
-  Buffer buffer;
-  buffer.rank = memref->rank;
-  buffer.sizes =
-      reinterpret_cast<const int64_t *>(base + 2 * sizeof(float *) + 8);
-  buffer.strides = buffer.sizes + buffer.rank;
-  for (int64_t i = 0; i < buffer.rank; ++i) {
-    if (buffer.sizes[i] < 0)
-      fail(call, std::string(name) + " has a negative size " +
-                     formatList(buffer.sizes, buffer.rank));
-    buffer.numElements *= buffer.sizes[i];
-  }
-  int64_t expected = 1;
-  for (int64_t i = buffer.rank - 1; i >= 0; --i) {
-    if (buffer.sizes[i] != 1 && buffer.strides[i] != expected)
-      fail(call, std::string(name) + " is not contiguous (sizes " +
-                     formatList(buffer.sizes, buffer.rank) + ", strides " +
-                     formatList(buffer.strides, buffer.rank) + ")");
-    expected *= buffer.sizes[i];
-  }
-  if (!aligned && buffer.numElements != 0)
-    fail(call, std::string(name) + " has a null data pointer");
-  buffer.data = aligned ? aligned + offset : nullptr;
-  return buffer;
-}
 
 void checkNccl(const char *call, ncclResult_t rc, const char *what) {
   if (rc != ncclSuccess && rc != ncclInProgress)
@@ -139,17 +97,7 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
   Buffer in = readBuffer(call, "in", inRef);
   Buffer out = readBuffer(call, "out", outRef);
   int64_t worldSize = state().worldSize;
-  bool shapesAgree = in.rank == out.rank && dim >= 0 && dim < in.rank;
-  for (int64_t i = 0; shapesAgree && i < in.rank; ++i)
-    shapesAgree = out.sizes[i] == (i == dim ? in.sizes[i] * worldSize
-                                            : in.sizes[i]);
-  if (!shapesAgree) {
-    std::ostringstream os;
-    os << "out " << formatList(out.sizes, out.rank) << " is not in "
-       << formatList(in.sizes, in.rank) << " gathered from " << worldSize
-       << " ranks along dimension " << dim;
-    fail(call, os.str());
-  }
+  checkGatheredShape(call, in, out, dim, worldSize);
   double start = now();
   int64_t outer = 1;
   for (int64_t i = 0; i < dim; ++i)

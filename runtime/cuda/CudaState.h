@@ -1,7 +1,8 @@
 //===- CudaState.h - libtprt_cuda's per-process state -----------*- C++ -*-===//
 //
 // Internal to libtprt_cuda: the rank's device, stream, cuBLAS handle and
-// NCCL communicator, the counters, the last error and the failure helpers.
+// NCCL communicator and the counters; the last error and the failure
+// helpers are ../lib/Common.h's.
 // One rank per process, one GPU per rank; the compiled model calls the
 // runtime from one thread.
 //
@@ -10,8 +11,9 @@
 #ifndef TPRT_CUDA_CUDASTATE_H
 #define TPRT_CUDA_CUDASTATE_H
 
+#include "../lib/Common.h"
+
 #pragma GCC visibility push(default)
-#include "tprt/tprt.h"
 #include "tprt/tprt_cuda.h"
 #pragma GCC visibility pop
 
@@ -20,7 +22,6 @@
 #include <mpi.h>
 #include <nccl.h>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -48,16 +49,15 @@ struct State {
   /// GEMMs are asynchronous; tprt_get_counters reads them).
   std::vector<std::pair<cudaEvent_t, cudaEvent_t>> pendingGemm;
   std::vector<cudaEvent_t> freeEvents;
-  std::string lastError;
 };
 
 State &state();
 
-tprt_status setError(tprt_status code, const char *call,
-                     const std::string &message);
-/// Records "<call>: <message>", prints it with the rank and ends every rank.
-[[noreturn]] void fail(const char *call, const std::string &message);
-std::string formatList(const int64_t *values, int64_t count);
+using common::fail;
+using common::formatList;
+using common::mpiErrorString;
+using common::now;
+using common::setError;
 
 /// Ends the process (every rank) when a CUDA call failed.
 void check(const char *call, cudaError_t rc, const char *what);
@@ -70,12 +70,6 @@ cudaEvent_t takeEvent();
 /// Adds the times of the finished GEMMs' event pairs to the counters and
 /// recycles their events; `wait`: wait for the unfinished ones too.
 void collectGemmTimes(bool wait);
-
-inline double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 } // namespace cuda
 } // namespace tprt

@@ -4,7 +4,7 @@
 // row-major m x n matrix with leading dimension ld is, read column-major, its
 // n x m transpose, so row-major c = op(a) op(b) is computed as column-major
 // c^T = op(b)^T op(a)^T: cublasGemmEx(op_b, op_a, n, m, k, b, a, c). Each
-// operand is classified as the CPU runtime does (Gemm.cpp there): inner
+// operand is classified as the CPU runtime does (../lib/Views.h): inner
 // stride 1 is row-major (ld = strides[0]), strides[0] == 1 is the transpose
 // of a row-major matrix (flip op, ld = strides[1]); any other view (two
 // non-unit strides) is copied on the device into a contiguous temporary
@@ -16,21 +16,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaState.h"
+#include "../lib/Views.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
+#include <type_traits>
 
 using namespace tprt::cuda;
+using namespace tprt::common;
 
 namespace {
 
-struct View {
-  float *data;
-  int64_t sizes[2];
-  int64_t strides[2];
+/// A matrix, or a batch of matrices batchStride elements apart.
+struct View : MatrixView {
   int64_t batch = 1;       // number of matrices
   int64_t batchStride = 0; // elements between matrices
 };
@@ -41,26 +41,6 @@ struct Operand {
   bool trans;
   int64_t batchStride;
 };
-
-enum class Layout { RowMajor, ColumnMajor, Other };
-
-Layout layoutOf(const View &v) {
-  int64_t rows = v.sizes[0], cols = v.sizes[1];
-  bool innerUnit = cols == 1 || v.strides[1] == 1;
-  bool outerUnit = rows == 1 || v.strides[0] == 1;
-  if (innerUnit && (rows == 1 || v.strides[0] >= std::max<int64_t>(1, cols)))
-    return Layout::RowMajor;
-  if (outerUnit && (cols == 1 || v.strides[1] >= std::max<int64_t>(1, rows)))
-    return Layout::ColumnMajor;
-  return Layout::Other;
-}
-
-int64_t rowMajorLd(const View &v) {
-  return v.sizes[0] == 1 ? std::max<int64_t>(1, v.sizes[1]) : v.strides[0];
-}
-int64_t columnMajorLd(const View &v) {
-  return v.sizes[1] == 1 ? std::max<int64_t>(1, v.sizes[0]) : v.strides[1];
-}
 
 /// A stream-ordered device temporary, freed (stream-ordered) when destroyed.
 struct Scratch {
@@ -119,13 +99,6 @@ Operand toOperand(const char *call, const View &v, bool trans,
           v.sizes[0] * v.sizes[1]};
 }
 
-std::string describe(const char *name, const View &v) {
-  std::ostringstream os;
-  os << name << " " << formatList(v.sizes, 2) << " (strides "
-     << formatList(v.strides, 2) << ")";
-  return os.str();
-}
-
 bool fitsInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
 /// Column-major C(m x n) += op(A) op(B), every matrix of the batch.
@@ -171,19 +144,7 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
 /// c += op(a) * op(b) (row-major logical views, every matrix of the batch).
 void gemm(const char *call, const View &a, const View &b, const View &c,
           bool transA, bool transB, cudaDataType_t ab = CUDA_R_32F) {
-  int64_t m = transA ? a.sizes[1] : a.sizes[0];
-  int64_t k = transA ? a.sizes[0] : a.sizes[1];
-  int64_t kB = transB ? b.sizes[1] : b.sizes[0];
-  int64_t n = transB ? b.sizes[0] : b.sizes[1];
-  if (k != kB || c.sizes[0] != m || c.sizes[1] != n) {
-    std::ostringstream os;
-    os << "shapes do not agree: op(a) is " << m << "x" << k << ", op(b) is "
-       << kB << "x" << n << ", c is " << c.sizes[0] << "x" << c.sizes[1]
-       << " (trans_a " << transA << ", trans_b " << transB << "; "
-       << describe("a", a) << ", " << describe("b", b) << ", "
-       << describe("c", c) << ")";
-    fail(call, os.str());
-  }
+  auto [m, n, k] = gemmShape(call, a, b, c, transA, transB);
   if (m == 0 || n == 0 || k == 0 || c.batch == 0)
     return;
   Scratch scratchA, scratchB, scratchC;
@@ -210,29 +171,13 @@ void gemm(const char *call, const View &a, const View &b, const View &c,
   copyView(call, c, scratchC, /*back=*/true);
 }
 
-template <typename Memref>
-void checkDescriptor(const char *call, const char *name, const Memref *m) {
-  if (!m)
-    fail(call, std::string("descriptor of ") + name + " is null");
-  constexpr int rank = sizeof(m->sizes) / sizeof(m->sizes[0]);
-  bool empty = false;
-  for (int i = 0; i < rank; ++i) {
-    if (m->sizes[i] < 0)
-      fail(call, std::string(name) + " has a negative size " +
-                     formatList(m->sizes, rank));
-    empty |= m->sizes[i] == 0;
-  }
-  if (!m->aligned && !empty)
-    fail(call, std::string(name) + " has a null data pointer");
-}
-
 /// A bf16 view; `data` holds the bf16 pointer (only passed on to cuBLAS).
 template <typename Memref> View bf16View(const Memref *m) {
   constexpr int rank = sizeof(m->sizes) / sizeof(m->sizes[0]);
   constexpr int r = rank - 2;
-  View v{reinterpret_cast<float *>(m->aligned + m->offset),
-         {m->sizes[r], m->sizes[r + 1]},
-         {m->strides[r], m->strides[r + 1]}};
+  View v{{reinterpret_cast<float *>(m->aligned + m->offset),
+          {m->sizes[r], m->sizes[r + 1]},
+          {m->strides[r], m->strides[r + 1]}}};
   if (rank == 3) {
     v.batch = m->sizes[0];
     v.batchStride = m->sizes[0] == 1 ? 0 : m->strides[0];
@@ -240,16 +185,12 @@ template <typename Memref> View bf16View(const Memref *m) {
   return v;
 }
 
-View view(const tprt_memref2d_f32 *m) {
-  return {m->aligned + m->offset,
-          {m->sizes[0], m->sizes[1]},
-          {m->strides[0], m->strides[1]}};
-}
+View view(const tprt_memref2d_f32 *m) { return {matrixView(m)}; }
 
 View view(const tprt_memref3d_f32 *m) {
-  return {m->aligned + m->offset,
-          {m->sizes[1], m->sizes[2]},
-          {m->strides[1], m->strides[2]},
+  return {{m->aligned + m->offset,
+           {m->sizes[1], m->sizes[2]},
+           {m->strides[1], m->strides[2]}},
           m->sizes[0],
           m->sizes[0] == 1 ? 0 : m->strides[0]};
 }
@@ -276,6 +217,27 @@ double flopsOf(const View &a, const View &c, bool transA) {
   return 2.0 * double(c.sizes[0]) * double(c.sizes[1]) * k * double(c.batch);
 }
 
+/// The four entry points: fp32 or bf16 operands, one matrix or a batch.
+template <typename Operand, typename Result>
+void matmul(const char *call, const Operand *a, const Operand *b,
+            const Result *c, int64_t transA, int64_t transB) {
+  checkGemmDescriptors(call, a, b, c);
+  constexpr bool bf16 = !std::is_same_v<Operand, Result>;
+  View va, vb;
+  if constexpr (bf16) {
+    va = bf16View(a);
+    vb = bf16View(b);
+  } else {
+    va = view(a);
+    vb = view(b);
+  }
+  View vc = view(c);
+  timed(call, flopsOf(va, vc, transA != 0), [&] {
+    gemm(call, va, vb, vc, transA != 0, transB != 0,
+         bf16 ? CUDA_R_16BF : CUDA_R_32F);
+  });
+}
+
 } // namespace
 
 extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
@@ -283,13 +245,7 @@ extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
                                              tprt_memref2d_f32 *c,
                                              int64_t trans_a,
                                              int64_t trans_b) {
-  const char *call = "matmul_f32";
-  checkDescriptor(call, "a", a);
-  checkDescriptor(call, "b", b);
-  checkDescriptor(call, "c", c);
-  View va = view(a), vb = view(b), vc = view(c);
-  timed(call, flopsOf(va, vc, trans_a != 0),
-        [&] { gemm(call, va, vb, vc, trans_a != 0, trans_b != 0); });
+  matmul("matmul_f32", a, b, c, trans_a, trans_b);
 }
 
 extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
@@ -297,17 +253,7 @@ extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                                    tprt_memref3d_f32 *c,
                                                    int64_t trans_a,
                                                    int64_t trans_b) {
-  const char *call = "batch_matmul_f32";
-  checkDescriptor(call, "a", a);
-  checkDescriptor(call, "b", b);
-  checkDescriptor(call, "c", c);
-  if (a->sizes[0] != c->sizes[0] || b->sizes[0] != c->sizes[0])
-    fail(call, "batch sizes do not agree: a " + formatList(a->sizes, 3) +
-                   ", b " + formatList(b->sizes, 3) + ", c " +
-                   formatList(c->sizes, 3));
-  View va = view(a), vb = view(b), vc = view(c);
-  timed(call, flopsOf(va, vc, trans_a != 0),
-        [&] { gemm(call, va, vb, vc, trans_a != 0, trans_b != 0); });
+  matmul("batch_matmul_f32", a, b, c, trans_a, trans_b);
 }
 
 extern "C" void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a,
@@ -315,14 +261,7 @@ extern "C" void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a,
                                               tprt_memref2d_f32 *c,
                                               int64_t trans_a,
                                               int64_t trans_b) {
-  const char *call = "matmul_bf16";
-  checkDescriptor(call, "a", a);
-  checkDescriptor(call, "b", b);
-  checkDescriptor(call, "c", c);
-  View va = bf16View(a), vb = bf16View(b), vc = view(c);
-  timed(call, flopsOf(va, vc, trans_a != 0), [&] {
-    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, CUDA_R_16BF);
-  });
+  matmul("matmul_bf16", a, b, c, trans_a, trans_b);
 }
 
 extern "C" void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
@@ -330,16 +269,5 @@ extern "C" void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
                                                     tprt_memref3d_f32 *c,
                                                     int64_t trans_a,
                                                     int64_t trans_b) {
-  const char *call = "batch_matmul_bf16";
-  checkDescriptor(call, "a", a);
-  checkDescriptor(call, "b", b);
-  checkDescriptor(call, "c", c);
-  if (a->sizes[0] != c->sizes[0] || b->sizes[0] != c->sizes[0])
-    fail(call, "batch sizes do not agree: a " + formatList(a->sizes, 3) +
-                   ", b " + formatList(b->sizes, 3) + ", c " +
-                   formatList(c->sizes, 3));
-  View va = bf16View(a), vb = bf16View(b), vc = view(c);
-  timed(call, flopsOf(va, vc, trans_a != 0), [&] {
-    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, CUDA_R_16BF);
-  });
+  matmul("batch_matmul_bf16", a, b, c, trans_a, trans_b);
 }

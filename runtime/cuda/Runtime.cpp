@@ -15,9 +15,7 @@
 
 #include "CudaState.h"
 
-#include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
 namespace tprt {
 namespace cuda {
@@ -25,27 +23,6 @@ namespace cuda {
 State &state() {
   static State instance;
   return instance;
-}
-
-tprt_status setError(tprt_status code, const char *call,
-                     const std::string &message) {
-  state().lastError = std::string(call) + ": " + message;
-  return code;
-}
-
-void fail(const char *call, const std::string &message) {
-  setError(TPRT_ERR_INVALID_ARGUMENT, call, message);
-  tprt_abort(state().lastError.c_str());
-  __builtin_unreachable();
-}
-
-std::string formatList(const int64_t *values, int64_t count) {
-  std::ostringstream os;
-  os << '[';
-  for (int64_t i = 0; i < count; ++i)
-    os << (i ? ", " : "") << values[i];
-  os << ']';
-  return os.str();
 }
 
 void check(const char *call, cudaError_t rc, const char *what) {
@@ -85,18 +62,7 @@ using namespace tprt::cuda;
 static int rankForMessages() {
   if (state().initialized)
     return state().rank;
-  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char *value = std::getenv(name))
-      return std::atoi(value);
-  return 0;
-}
-
-static std::string mpiError(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
-    return "MPI error " + std::to_string(code);
-  return std::string(text, length);
+  return tprt::common::rankFromEnvironment();
 }
 
 /// Releases what tprt_init acquired (in reverse); used on failure and by
@@ -189,7 +155,7 @@ static tprt_status initNccl(State &s) {
   int rc = MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, s.comm);
   if (rc != MPI_SUCCESS)
     return setError(TPRT_ERR_COMM, "tprt_init",
-                    "MPI_Bcast of the NCCL id failed: " + mpiError(rc));
+                    "MPI_Bcast of the NCCL id failed: " + mpiErrorString(rc));
   ncclResult_t nrc = ncclCommInitRank(&s.nccl, s.worldSize, id, s.rank);
   if (nrc != ncclSuccess) {
     s.nccl = nullptr;
@@ -204,25 +170,13 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   State &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (s.finalized)
-    return setError(TPRT_ERR_STATE, "tprt_init",
-                    "the runtime was finalized; it cannot start again");
-  int mpiInitialized = 0, mpiFinalized = 0;
-  MPI_Initialized(&mpiInitialized);
-  MPI_Finalized(&mpiFinalized);
-  if (mpiFinalized)
-    return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
-  if (!mpiInitialized) {
-    int rc = MPI_Init(argc, argv);
-    if (rc != MPI_SUCCESS)
-      return setError(TPRT_ERR_COMM, "tprt_init",
-                      "MPI_Init failed: " + mpiError(rc));
-    s.ownsMpi = true;
-  }
+  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv, s.ownsMpi);
+      st != TPRT_OK)
+    return st;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
   if (rc != MPI_SUCCESS)
     return setError(TPRT_ERR_COMM, "tprt_init",
-                    "MPI_Comm_dup failed: " + mpiError(rc));
+                    "MPI_Comm_dup failed: " + mpiErrorString(rc));
   MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.worldSize);
@@ -236,13 +190,13 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   if (status == TPRT_OK)
     status = initNccl(s);
   if (status != TPRT_OK) {
-    std::string message = s.lastError;
+    std::string message = tprt::common::lastError();
     releaseAll();
-    s.lastError = message;
+    tprt::common::lastError() = message;
     return status;
   }
   s.counters = tprt_counters{};
-  s.lastError.clear();
+  tprt::common::lastError().clear();
   s.initialized = true;
   return TPRT_OK;
 }
@@ -255,19 +209,13 @@ extern "C" tprt_status tprt_finalize(void) {
   releaseAll();
   s.initialized = false;
   s.finalized = true;
-  if (s.ownsMpi) {
-    int rc = MPI_Finalize();
-    if (rc != MPI_SUCCESS)
-      return setError(TPRT_ERR_COMM, "tprt_finalize",
-                      "MPI_Finalize failed: " + mpiError(rc));
-  }
-  return TPRT_OK;
+  return tprt::common::finishMpi(s.ownsMpi);
 }
 
 extern "C" int tprt_rank(void) { return state().rank; }
 extern "C" int tprt_world_size(void) { return state().worldSize; }
 extern "C" const char *tprt_last_error(void) {
-  return state().lastError.c_str();
+  return tprt::common::lastError().c_str();
 }
 
 /// Reads the elapsed time of every finished GEMM into the counters.
@@ -303,9 +251,7 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
-  std::fprintf(stderr, "tprt[rank %d]: %s\n", rankForMessages(),
-               message ? message : "aborted");
-  std::fflush(stderr);
+  tprt::common::printAbortMessage(rankForMessages(), message);
   // A collective may be stuck on the GPU: abort the communicator so no
   // kernel keeps waiting for a peer that is gone.
   State &s = state();
@@ -313,12 +259,7 @@ extern "C" void tprt_abort(const char *message) {
     ncclCommAbort(s.nccl);
     s.nccl = nullptr;
   }
-  int mpiInitialized = 0, mpiFinalized = 0;
-  MPI_Initialized(&mpiInitialized);
-  MPI_Finalized(&mpiFinalized);
-  if (mpiInitialized && !mpiFinalized)
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  tprt::common::endAllRanks();
 }
 
 //===----------------------------------------------------------------------===//

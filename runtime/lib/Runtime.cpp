@@ -10,9 +10,7 @@
 
 #include "RuntimeState.h"
 
-#include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
 extern "C" void openblas_set_num_threads(int numThreads);
 
@@ -42,35 +40,6 @@ RuntimeState &state() {
   return instance;
 }
 
-tprt_status setError(tprt_status code, const char *call,
-                     const std::string &message) {
-  state().lastError = std::string(call) + ": " + message;
-  return code;
-}
-
-void fail(const char *call, const std::string &message) {
-  setError(TPRT_ERR_INVALID_ARGUMENT, call, message);
-  tprt_abort(state().lastError.c_str());
-  __builtin_unreachable(); // tprt_abort ends the process
-}
-
-std::string formatList(const int64_t *values, int64_t count) {
-  std::ostringstream os;
-  os << '[';
-  for (int64_t i = 0; i < count; ++i)
-    os << (i ? ", " : "") << values[i];
-  os << ']';
-  return os.str();
-}
-
-std::string mpiErrorString(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
-    return "MPI error " + std::to_string(code);
-  return std::string(text, length);
-}
-
 } // namespace detail
 } // namespace tprt
 
@@ -81,10 +50,7 @@ using namespace tprt::detail;
 static int rankForMessages() {
   if (state().initialized)
     return state().rank;
-  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char *value = std::getenv(name))
-      return std::atoi(value);
-  return 0;
+  return tprt::common::rankFromEnvironment();
 }
 
 static void setBlasThreads() {
@@ -101,22 +67,9 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   RuntimeState &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (s.finalized)
-    return setError(TPRT_ERR_STATE, "tprt_init",
-                    "the runtime was finalized; it cannot start again");
-
-  int mpiInitialized = 0, mpiFinalized = 0;
-  MPI_Initialized(&mpiInitialized);
-  MPI_Finalized(&mpiFinalized);
-  if (mpiFinalized)
-    return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
-  if (!mpiInitialized) {
-    int rc = MPI_Init(argc, argv);
-    if (rc != MPI_SUCCESS)
-      return setError(TPRT_ERR_COMM, "tprt_init",
-                      "MPI_Init failed: " + mpiErrorString(rc));
-    s.ownsMpi = true;
-  }
+  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv, s.ownsMpi);
+      st != TPRT_OK)
+    return st;
 
   std::string error;
   s.comm = Communicator::dupWorld(error);
@@ -127,7 +80,7 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
 
   setBlasThreads();
   s.counters = tprt_counters{};
-  s.lastError.clear();
+  tprt::common::lastError().clear();
   s.initialized = true;
   return TPRT_OK;
 }
@@ -140,13 +93,7 @@ extern "C" tprt_status tprt_finalize(void) {
   s.comm.reset();
   s.initialized = false;
   s.finalized = true;
-  if (s.ownsMpi) {
-    int rc = MPI_Finalize();
-    if (rc != MPI_SUCCESS)
-      return setError(TPRT_ERR_COMM, "tprt_finalize",
-                      "MPI_Finalize failed: " + mpiErrorString(rc));
-  }
-  return TPRT_OK;
+  return tprt::common::finishMpi(s.ownsMpi);
 }
 
 extern "C" int tprt_rank(void) { return state().rank; }
@@ -154,7 +101,7 @@ extern "C" int tprt_rank(void) { return state().rank; }
 extern "C" int tprt_world_size(void) { return state().worldSize; }
 
 extern "C" const char *tprt_last_error(void) {
-  return state().lastError.c_str();
+  return tprt::common::lastError().c_str();
 }
 
 extern "C" void tprt_get_counters(tprt_counters *out) {
@@ -165,13 +112,6 @@ extern "C" void tprt_get_counters(tprt_counters *out) {
 extern "C" void tprt_reset_counters(void) { state().counters = tprt_counters{}; }
 
 extern "C" void tprt_abort(const char *message) {
-  std::fprintf(stderr, "tprt[rank %d]: %s\n", rankForMessages(),
-               message ? message : "aborted");
-  std::fflush(stderr);
-  int mpiInitialized = 0, mpiFinalized = 0;
-  MPI_Initialized(&mpiInitialized);
-  MPI_Finalized(&mpiFinalized);
-  if (mpiInitialized && !mpiFinalized)
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  tprt::common::printAbortMessage(rankForMessages(), message);
+  tprt::common::endAllRanks();
 }

@@ -1,7 +1,7 @@
 //===- RuntimeState.h - libtprt's per-process state -------------*- C++ -*-===//
 //
-// Internal to libtprt: the communicator the runtime owns, the counters, the
-// last error, and the helpers every entry point uses to report a failure.
+// Internal to libtprt: the communicator the runtime owns and the counters;
+// the last error and the failure helpers are Common.h's.
 // One rank per process; the compiled model calls the runtime from one thread.
 //
 //===----------------------------------------------------------------------===//
@@ -9,14 +9,10 @@
 #ifndef TPRT_LIB_RUNTIMESTATE_H
 #define TPRT_LIB_RUNTIMESTATE_H
 
-// libtprt is built with hidden visibility; the C ABI is what it exports.
-#pragma GCC visibility push(default)
-#include "tprt/tprt.h"
-#pragma GCC visibility pop
+#include "Common.h"
 
 #include <mpi.h>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,32 +48,15 @@ struct RuntimeState {
   int worldSize = 1;
   std::unique_ptr<Communicator> comm;
   tprt_counters counters{};
-  std::string lastError;
 };
 
 RuntimeState &state();
 
-/// Records "<call>: <message>" as the last error and returns `code`; for the
-/// launcher-side functions, which return a status.
-tprt_status setError(tprt_status code, const char *call,
-                     const std::string &message);
-
-/// Records "<call>: <message>", prints it with the rank and ends every rank;
-/// for the compiled-code entry points, which cannot return a status.
-[[noreturn]] void fail(const char *call, const std::string &message);
-
-/// "[a, b, c]".
-std::string formatList(const int64_t *values, int64_t count);
-
-/// The text of an MPI error code.
-std::string mpiErrorString(int code);
-
-/// Seconds since an arbitrary origin (steady clock).
-inline double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using common::fail;
+using common::formatList;
+using common::mpiErrorString;
+using common::now;
+using common::setError;
 
 } // namespace detail
 } // namespace tprt

@@ -1,0 +1,100 @@
+//===- Common.cpp - what libtprt and libtprt_cuda share --------------------===//
+
+#include "Common.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace tprt {
+namespace common {
+
+std::string &lastError() {
+  static std::string instance;
+  return instance;
+}
+
+tprt_status setError(tprt_status code, const char *call,
+                     const std::string &message) {
+  lastError() = std::string(call) + ": " + message;
+  return code;
+}
+
+void fail(const char *call, const std::string &message) {
+  setError(TPRT_ERR_INVALID_ARGUMENT, call, message);
+  tprt_abort(lastError().c_str());
+  __builtin_unreachable(); // tprt_abort ends the process
+}
+
+std::string formatList(const int64_t *values, int64_t count) {
+  std::ostringstream os;
+  os << '[';
+  for (int64_t i = 0; i < count; ++i)
+    os << (i ? ", " : "") << values[i];
+  os << ']';
+  return os.str();
+}
+
+std::string mpiErrorString(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, length);
+}
+
+int rankFromEnvironment() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi) {
+  if (finalized)
+    return setError(TPRT_ERR_STATE, "tprt_init",
+                    "the runtime was finalized; it cannot start again");
+  int mpiInitialized = 0, mpiFinalized = 0;
+  MPI_Initialized(&mpiInitialized);
+  MPI_Finalized(&mpiFinalized);
+  if (mpiFinalized)
+    return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
+  if (!mpiInitialized) {
+    int rc = MPI_Init(argc, argv);
+    if (rc != MPI_SUCCESS)
+      return setError(TPRT_ERR_COMM, "tprt_init",
+                      "MPI_Init failed: " + mpiErrorString(rc));
+    ownsMpi = true;
+  }
+  return TPRT_OK;
+}
+
+tprt_status finishMpi(bool ownsMpi) {
+  if (ownsMpi) {
+    int rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS)
+      return setError(TPRT_ERR_COMM, "tprt_finalize",
+                      "MPI_Finalize failed: " + mpiErrorString(rc));
+  }
+  return TPRT_OK;
+}
+
+void printAbortMessage(int rank, const char *message) {
+  std::fprintf(stderr, "tprt[rank %d]: %s\n", rank,
+               message ? message : "aborted");
+  std::fflush(stderr);
+}
+
+void endAllRanks() {
+  int mpiInitialized = 0, mpiFinalized = 0;
+  MPI_Initialized(&mpiInitialized);
+  MPI_Finalized(&mpiFinalized);
+  if (mpiInitialized && !mpiFinalized)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+} // namespace common
+} // namespace tprt

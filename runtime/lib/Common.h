@@ -1,0 +1,73 @@
+//===- Common.h - what libtprt and libtprt_cuda share -----------*- C++ -*-===//
+//
+// Internal to the runtimes: both libraries (CPU and cuda) compile Common.cpp
+// and Views.cpp, so the error reporting, the MPI start-up and the checks of
+// what compiled code passes in are written once and say the same thing on
+// either backend. Each library keeps its own copy (hidden visibility), so
+// the last error stays per library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_LIB_COMMON_H
+#define TPRT_LIB_COMMON_H
+
+// The runtimes are built with hidden visibility; the C ABI is what they
+// export.
+#pragma GCC visibility push(default)
+#include "tprt/tprt.h"
+#pragma GCC visibility pop
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace tprt {
+namespace common {
+
+/// What tprt_last_error returns.
+std::string &lastError();
+
+/// Records "<call>: <message>" as the last error and returns `code`; for the
+/// launcher-side functions, which return a status.
+tprt_status setError(tprt_status code, const char *call,
+                     const std::string &message);
+
+/// Records "<call>: <message>", prints it with the rank and ends every rank
+/// (tprt_abort); for the compiled-code entry points, which cannot return a
+/// status.
+[[noreturn]] void fail(const char *call, const std::string &message);
+
+/// "[a, b, c]".
+std::string formatList(const int64_t *values, int64_t count);
+
+/// The text of an MPI error code.
+std::string mpiErrorString(int code);
+
+/// The rank to print before tprt_init has run (or after it failed): the one
+/// the launcher put in the environment, else 0.
+int rankFromEnvironment();
+
+/// tprt_init's first steps, before the backend's own: refuses a finalized
+/// runtime or MPI, and calls MPI_Init unless the launcher did (`ownsMpi`).
+tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi);
+
+/// MPI_Finalize when the runtime called MPI_Init.
+tprt_status finishMpi(bool ownsMpi);
+
+/// tprt_abort's message line on stderr.
+void printAbortMessage(int rank, const char *message);
+
+/// Ends every rank (MPI_Abort while MPI runs), else this process.
+[[noreturn]] void endAllRanks();
+
+/// Seconds since an arbitrary origin (steady clock).
+inline double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+} // namespace common
+} // namespace tprt
+
+#endif // TPRT_LIB_COMMON_H
