@@ -10,15 +10,15 @@ Set OPENBLAS_NUM_THREADS before starting it: OpenBLAS reads it at load time.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from benchlib import forward_stats, relative_error, time_calls, write_json  # noqa: E402
 from tpmlir import reference  # noqa: E402
 from tpmlir.checkpoint import load_safetensors  # noqa: E402
 from tpmlir.config import PRESETS, preset  # noqa: E402
@@ -44,31 +44,20 @@ def main(argv=None) -> int:
     x = np.load(args.input)
     ref = np.load(args.expected)
     y = reference.forward(cfg, w, x)
-    diff = float(np.max(np.abs(y.astype(np.float64) - ref)))
-    scale = float(np.max(np.abs(ref)))
-    rel = diff / scale if scale else diff
+    rel = relative_error(y, ref)
     if not (np.all(np.isfinite(y)) and rel <= args.rtol):
         print(f"numpy_forward: MISMATCH relative {rel:.3g} > rtol {args.rtol:g}")
         return 1
-    for _ in range(args.warmup):
-        reference.forward(cfg, w, x)
-    times = []
-    for _ in range(args.iters):
-        start = time.perf_counter()
-        reference.forward(cfg, w, x)
-        times.append(time.perf_counter() - start)
+    times = time_calls(lambda: reference.forward(cfg, w, x), args.warmup, args.iters)
     tokens = cfg.batch * cfg.seq
-    med = statistics.median(times)
+    stats = forward_stats(times, tokens)
+    med = stats["forward_s"]["median"]
     result = {"impl": "numpy", "numpy": np.__version__,
               "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-              "rel_err": rel, "ok": True, "tokens": tokens,
-              "forward_s": {"median": med, "min": min(times), "all": times},
-              "tokens_per_s": tokens / med}
+              "rel_err": rel, "ok": True, "tokens": tokens, **stats}
     print(f"numpy_forward: OK relative {rel:.3g}; median {med * 1e3:.3f} ms, "
           f"{tokens / med:.1f} tokens/s ({args.iters} iters)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+    write_json(args.json, result)
     return 0
 
 

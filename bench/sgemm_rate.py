@@ -20,13 +20,15 @@ layer, i.e. weighted by calls x flops): sum(calls * flops) / sum(calls * t).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import time_calls, write_json  # noqa: E402
 
 
 def shapes(tokens: int, d: int, heads: int, ffn: int, tp: int) -> list[dict]:
@@ -58,12 +60,7 @@ def time_shape(s: dict, samples: int, min_sample_s: float) -> float:
     np.matmul(a, bm, out=c)
     one = max(time.perf_counter() - start, 1e-7)
     reps = max(1, int(min_sample_s / one))
-    per_call = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(reps):
-            np.matmul(a, bm, out=c)
-        per_call.append((time.perf_counter() - start) / reps)
+    per_call = time_calls(lambda: np.matmul(a, bm, out=c), 0, samples, reps)
     return statistics.median(per_call)
 
 
@@ -100,9 +97,7 @@ def main(argv=None) -> int:
               f"{r['s'] * 1e6:9.1f} us  {r['gflops']:7.2f} GFLOP/s  x{r['calls']}")
     print(f"sgemm tp{args.tp} weighted: {total_flops / 1e9:.3f} GFLOP in "
           f"{total_s * 1e3:.2f} ms -> {rate:.2f} GFLOP/s")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+    write_json(args.json, result)
     return 0
 
 

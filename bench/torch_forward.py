@@ -16,18 +16,18 @@ the median time and tokens/s. Exits 1 on a mismatch.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from benchlib import forward_stats, relative_error, time_calls, write_json  # noqa: E402
 from tpmlir.checkpoint import load_safetensors  # noqa: E402
 from tpmlir.config import PRESETS, preset  # noqa: E402
 from tpmlir.params import input_shape, param_specs  # noqa: E402
@@ -142,32 +142,21 @@ def main(argv=None) -> int:
 
     with torch.inference_mode():
         y = forward(cfg, w, x).numpy()
-        diff = float(np.max(np.abs(y.astype(np.float64) - ref)))
-        scale = float(np.max(np.abs(ref)))
-        rel = diff / scale if scale else diff
+        rel = relative_error(y, ref)
         ok = bool(np.all(np.isfinite(y)) and rel <= args.rtol)
         if not ok:
             print(f"torch_forward: MISMATCH relative {rel:.3g} > rtol {args.rtol:g}")
             return 1
-        for _ in range(args.warmup):
-            forward(cfg, w, x)
-        times = []
-        for _ in range(args.iters):
-            start = time.perf_counter()
-            forward(cfg, w, x)
-            times.append(time.perf_counter() - start)
+        times = time_calls(lambda: forward(cfg, w, x), args.warmup, args.iters)
 
     tokens = cfg.batch * cfg.seq
-    med = statistics.median(times)
+    stats = forward_stats(times, tokens)
+    med = stats["forward_s"]["median"]
     result = {"impl": "torch", "torch": torch.__version__, "threads": torch.get_num_threads(),
-              "rel_err": rel, "rtol": args.rtol, "ok": ok, "tokens": tokens,
-              "forward_s": {"median": med, "min": min(times), "all": times},
-              "tokens_per_s": tokens / med}
+              "rel_err": rel, "rtol": args.rtol, "ok": ok, "tokens": tokens, **stats}
     print(f"torch_forward: OK relative {rel:.3g}; median {med * 1e3:.3f} ms, "
           f"{tokens / med:.1f} tokens/s ({args.iters} iters, {torch.get_num_threads()} thread)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+    write_json(args.json, result)
     return 0
 
 

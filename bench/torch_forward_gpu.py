@@ -14,11 +14,8 @@ when torch has no CUDA.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
@@ -26,6 +23,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from benchlib import forward_stats, relative_error, time_calls, write_json  # noqa: E402
 from torch_forward import forward  # noqa: E402
 from tpmlir.checkpoint import load_safetensors  # noqa: E402
 from tpmlir.config import PRESETS, preset  # noqa: E402
@@ -66,33 +64,25 @@ def main(argv=None) -> int:
     ref = np.load(args.expected)
     with torch.inference_mode():
         y = forward(cfg, w, x).float().cpu().numpy()
-        diff = float(np.max(np.abs(y.astype(np.float64) - ref)))
-        scale = float(np.max(np.abs(ref)))
-        rel = diff / scale if scale else diff
+        rel = relative_error(y, ref)
         ok = bool(np.all(np.isfinite(y)) and (args.dtype == "bf16" or rel <= args.rtol))
         if not ok:
             print(f"torch_forward_gpu: MISMATCH relative {rel:.3g} > rtol {args.rtol:g}")
             return 1
-        for _ in range(args.warmup):
-            forward(cfg, w, x)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.iters):
-            start = time.perf_counter()
+        def timed_forward():
             forward(cfg, w, x)
             torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
+
+        times = time_calls(timed_forward, args.warmup, args.iters)
     tokens = cfg.batch * cfg.seq
-    med = statistics.median(times)
+    stats = forward_stats(times, tokens)
+    med = stats["forward_s"]["median"]
     result = {"impl": "torch-cuda", "dtype": args.dtype, "torch": torch.__version__,
               "device": torch.cuda.get_device_name(), "rel_err": rel, "tokens": tokens,
-              "forward_s": {"median": med, "min": min(times), "all": times},
-              "tokens_per_s": tokens / med}
+              **stats}
     print(f"torch_forward_gpu: {args.dtype} relative {rel:.3g}; median {med * 1e3:.3f} ms, "
           f"{tokens / med:.1f} tokens/s")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+    write_json(args.json, result)
     return 0
 
 

@@ -1,0 +1,47 @@
+"""What the forward-pass and GEMM bench scripts share.
+
+The numpy, torch (CPU) and torch (GPU) forward benches check the output the
+same way and report the same JSON fields, so that bench/cpu_forward_report.py
+and docs compare like with like; the helpers keep them from drifting apart.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import numpy as np
+
+
+def relative_error(y, ref) -> float:
+    """max |y - ref| over max |ref| (the absolute error when ref is all 0)."""
+    diff = float(np.max(np.abs(y.astype(np.float64) - ref)))
+    scale = float(np.max(np.abs(ref)))
+    return diff / scale if scale else diff
+
+
+def time_calls(fn, warmup: int, iters: int, reps: int = 1) -> list[float]:
+    """Seconds per call of `fn`: `warmup` untimed calls, then `iters` samples
+    of `reps` calls each."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        times.append((time.perf_counter() - start) / reps)
+    return times
+
+
+def forward_stats(times: list[float], tokens: int) -> dict:
+    """The timing fields of a forward bench's JSON."""
+    med = statistics.median(times)
+    return {"forward_s": {"median": med, "min": min(times), "all": times},
+            "tokens_per_s": tokens / med}
+
+
+def write_json(path: str | None, result: dict) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump(result, f, indent=2)
