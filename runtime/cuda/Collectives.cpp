@@ -20,6 +20,8 @@
 using namespace tprt::cuda;
 using tprt::common::Buffer;
 using tprt::common::checkGatheredShape;
+using tprt::common::countAllGather;
+using tprt::common::countAllReduce;
 using tprt::common::readBuffer;
 
 namespace {
@@ -83,10 +85,7 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
     waitForCollective(call, "ncclAllReduce of " +
                                 std::to_string(buffer.numElements) + " floats");
   }
-  tprt_counters &c = state().counters;
-  ++c.all_reduce_calls;
-  c.all_reduce_bytes += buffer.numElements * int64_t(sizeof(float));
-  c.comm_seconds += now() - start;
+  countAllReduce(state().counters, buffer, start);
 }
 
 extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
@@ -135,8 +134,5 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
     waitForCollective(call, "ncclAllGather of " + std::to_string(count) +
                                 " floats");
   }
-  tprt_counters &c = state().counters;
-  ++c.all_gather_calls;
-  c.all_gather_bytes += in.numElements * int64_t(sizeof(float));
-  c.comm_seconds += now() - start;
+  countAllGather(state().counters, in, start);
 }

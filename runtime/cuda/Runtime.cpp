@@ -59,12 +59,6 @@ cudaEvent_t takeEvent() {
 
 using namespace tprt::cuda;
 
-static int rankForMessages() {
-  if (state().initialized)
-    return state().rank;
-  return tprt::common::rankFromEnvironment();
-}
-
 /// Releases what tprt_init acquired (in reverse); used on failure and by
 /// tprt_finalize.
 static void releaseAll() {
@@ -251,7 +245,9 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
-  tprt::common::printAbortMessage(rankForMessages(), message);
+  tprt::common::printAbortMessage(
+      tprt::common::rankForMessages(state().initialized, state().rank),
+      message);
   // A collective may be stuck on the GPU: abort the communicator so no
   // kernel keeps waiting for a peer that is gone.
   State &s = state();

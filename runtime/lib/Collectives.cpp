@@ -16,6 +16,8 @@
 using namespace tprt::detail;
 using tprt::common::Buffer;
 using tprt::common::checkGatheredShape;
+using tprt::common::countAllGather;
+using tprt::common::countAllReduce;
 using tprt::common::readBuffer;
 
 namespace {
@@ -52,10 +54,7 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
       fail(call, "MPI_Allreduce of " + std::to_string(count) +
                      " floats failed: " + mpiErrorString(rc));
   }
-  tprt_counters &c = state().counters;
-  ++c.all_reduce_calls;
-  c.all_reduce_bytes += buffer.numElements * int64_t(sizeof(float));
-  c.comm_seconds += now() - start;
+  countAllReduce(state().counters, buffer, start);
 }
 
 extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
@@ -100,8 +99,5 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
                       size_t(inner) * sizeof(float));
     }
   }
-  tprt_counters &c = state().counters;
-  ++c.all_gather_calls;
-  c.all_gather_bytes += in.numElements * int64_t(sizeof(float));
-  c.comm_seconds += now() - start;
+  countAllGather(state().counters, in, start);
 }

@@ -45,7 +45,9 @@ std::string mpiErrorString(int code) {
   return std::string(text, length);
 }
 
-int rankFromEnvironment() {
+int rankForMessages(bool initialized, int rank) {
+  if (initialized)
+    return rank;
   for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
     if (const char *value = std::getenv(name))
       return std::atoi(value);

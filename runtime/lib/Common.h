@@ -43,9 +43,9 @@ std::string formatList(const int64_t *values, int64_t count);
 /// The text of an MPI error code.
 std::string mpiErrorString(int code);
 
-/// The rank to print before tprt_init has run (or after it failed): the one
-/// the launcher put in the environment, else 0.
-int rankFromEnvironment();
+/// The rank tprt_abort prints: `rank` once tprt_init has run; before (or
+/// after it failed) the one the launcher put in the environment, else 0.
+int rankForMessages(bool initialized, int rank);
 
 /// tprt_init's first steps, before the backend's own: refuses a finalized
 /// runtime or MPI, and calls MPI_Init unless the launcher did (`ownsMpi`).

@@ -45,14 +45,6 @@ RuntimeState &state() {
 
 using namespace tprt::detail;
 
-/// The rank to print before tprt_init has run (or after it failed): the one
-/// the launcher put in the environment, else 0.
-static int rankForMessages() {
-  if (state().initialized)
-    return state().rank;
-  return tprt::common::rankFromEnvironment();
-}
-
 static void setBlasThreads() {
   int threads = 1;
   if (const char *value = std::getenv("TPRT_BLAS_THREADS")) {
@@ -112,6 +104,8 @@ extern "C" void tprt_get_counters(tprt_counters *out) {
 extern "C" void tprt_reset_counters(void) { state().counters = tprt_counters{}; }
 
 extern "C" void tprt_abort(const char *message) {
-  tprt::common::printAbortMessage(rankForMessages(), message);
+  tprt::common::printAbortMessage(
+      tprt::common::rankForMessages(state().initialized, state().rank),
+      message);
   tprt::common::endAllRanks();
 }
