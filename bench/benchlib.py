@@ -13,6 +13,20 @@ import time
 import numpy as np
 
 
+def add_forward_args(ap, presets, iters: int) -> None:
+    """The arguments numpy_forward.py and torch_forward.py both take."""
+    ap.add_argument("--preset", default="gpt2_small", choices=sorted(presets))
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--weights", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--expected", required=True)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--iters", type=int, default=iters)
+
+
 def relative_error(y, ref) -> float:
     """max |y - ref| over max |ref| (the absolute error when ref is all 0)."""
     diff = float(np.max(np.abs(y.astype(np.float64) - ref)))

@@ -27,7 +27,8 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from benchlib import forward_stats, relative_error, time_calls, write_json  # noqa: E402
+from benchlib import (add_forward_args, forward_stats, relative_error,  # noqa: E402
+                      time_calls, write_json)
 from tpmlir.checkpoint import load_safetensors  # noqa: E402
 from tpmlir.config import PRESETS, preset  # noqa: E402
 from tpmlir.params import input_shape, param_specs  # noqa: E402
@@ -110,16 +111,7 @@ def forward(cfg, w, x):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--preset", default="gpt2_small", choices=sorted(PRESETS))
-    ap.add_argument("--layers", type=int, default=12)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--weights", required=True)
-    ap.add_argument("--input", required=True)
-    ap.add_argument("--expected", required=True)
-    ap.add_argument("--rtol", type=float, default=1e-4)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--iters", type=int, default=10)
+    add_forward_args(ap, PRESETS, iters=10)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
