@@ -86,9 +86,9 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
       (reduce ? allReduces : gathers)++;
       bytes += tensorBytes(type);
       if (reduce && !tokens && type.getRank() > 0)
-        tokens = type.getNumElements() / type.getDimSize(type.getRank() - 1);
+        tokens = staticElements(type) / type.getDimSize(type.getRank() - 1);
       os << (reduce ? "ALL-REDUCE" : "ALL-GATHER") << " "
-         << type.getNumElements() << " elements, " << tensorBytes(type)
+         << staticElements(type) << " elements, " << tensorBytes(type)
          << " bytes\n";
       return;
     }

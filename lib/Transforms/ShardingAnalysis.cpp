@@ -34,10 +34,18 @@
 using namespace mlir;
 using namespace mlir::tp;
 
+int64_t mlir::tp::staticElements(Type type) {
+  int64_t elements = 1;
+  for (int64_t size : cast<RankedTensorType>(type).getShape())
+    if (!ShapedType::isDynamic(size))
+      elements *= size;
+  return elements;
+}
+
 int64_t mlir::tp::tensorBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+  return staticElements(type) *
+         llvm::divideCeil(
+             cast<RankedTensorType>(type).getElementTypeBitWidth(), 8);
 }
 
 static std::string typeString(Type type) {
@@ -233,10 +241,12 @@ bool CutPropagation::mark(Value v, DimCut cut, Operation *at) {
   if (taken.contains(v))
     return fail(at, "needs a cut of a value that another pair already cuts "
                     "differently");
+  // Other dimensions (a dynamic batch, say) may be dynamic.
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.hasStaticShape())
-    return fail(at, "can only cut statically shaped tensors, got " +
-                        typeString(v.getType()));
+  if (!type || type.isDynamicDim(cut.dim))
+    return fail(at, llvm::formatv("can only cut a static dimension, got "
+                                  "dimension {0} of {1}",
+                                  cut.dim, typeString(v.getType())));
   int64_t size = type.getDimSize(cut.dim);
   if (size % (cut.outer * numRanks) != 0)
     return fail(at, llvm::formatv("cannot cut dimension {0} of {1} ({2} "
@@ -296,6 +306,15 @@ bool CutPropagation::visit(Operation *op) {
     return visitConcat(concat);
   if (isa<tensor::EmptyOp>(op))
     return true;
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    // Reading the size of an uncut dimension (a dynamic batch) is local.
+    std::optional<int64_t> index = dim.getConstantIndex();
+    std::optional<DimCut> cut = lookup(dim.getSource());
+    if (index && cut && *index != cut->dim)
+      return true;
+    return fail(op, "reads the size of a cut dimension, which differs "
+                    "between the full tensor and a rank's part");
+  }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     if (dense && dense.isSplat())

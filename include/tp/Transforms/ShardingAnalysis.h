@@ -63,7 +63,10 @@ struct ShardPlan {
   SmallVector<ShardRegion> regions;
 };
 
-/// Bytes of a ranked tensor type's elements: what a collective of it moves.
+/// Elements of a ranked tensor type, each dynamic dimension counted as 1
+/// (sizes are then per unit of each dynamic dimension, a dynamic batch say).
+int64_t staticElements(Type type);
+/// Bytes of those elements: what a collective of the type moves.
 int64_t tensorBytes(Type type);
 
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the
