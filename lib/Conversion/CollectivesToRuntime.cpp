@@ -72,14 +72,17 @@ struct TPCollectivesToRuntimePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<Operation *> collectives;
-    module.walk([&](Operation *op) {
+    WalkResult walk = module.walk([&](Operation *op) {
       if (isa<ReduceScatterOp>(op)) {
         op->emitError("the cpu runtime has no reduce_scatter yet");
-        return signalPassFailure();
+        return WalkResult::interrupt();
       }
       if (isa<AllReduceOp, AllGatherOp>(op))
         collectives.push_back(op);
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     for (Operation *op : collectives)
       if (failed(lowerCollective(op, module)))
         return signalPassFailure();

@@ -187,6 +187,7 @@ func.func @batched_linear(%x: tensor<2x4x16xf32>, %w1: tensor<16x32xf32>, %w2: t
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [4, 1, 4] [1, 1, 2] : tensor<4x1x8xf32> to tensor<4x1x4xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 4] [4, 1, 4] [1, 1, 1] : tensor<4x1x4xf32> into tensor<4x1x8xf32>
 // CHECK-COUNT-1: tp.all_reduce
+// CHECK-NOT: tp.all_reduce
 func.func @interleaved_rotary(%x: tensor<4x16xf32>, %wq: tensor<16x16xf32>, %wo: tensor<16x16xf32>) -> tensor<4x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x16xf32>

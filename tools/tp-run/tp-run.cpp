@@ -215,16 +215,13 @@ struct Loaded {
 
 /// The tensor weight argument `i` binds to: by name, or, for an argument
 /// the IR left unnamed, the checkpoint's tensor at the same position among
-/// the weights (in file order).
-const tprt::TensorInfo *bindWeight(const tprt::SafetensorsFile &checkpoint,
-                                   const tprt::ManifestArg &arg, size_t i) {
+/// the weights (`inFileOrder`, the checkpoint's tensors by data offset).
+const tprt::TensorInfo *
+bindWeight(const tprt::SafetensorsFile &checkpoint,
+           const std::vector<const tprt::TensorInfo *> &inFileOrder,
+           const tprt::ManifestArg &arg, size_t i) {
   if (arg.named)
     return checkpoint.find(arg.name);
-  std::vector<const tprt::TensorInfo *> inFileOrder;
-  for (const auto &entry : checkpoint.tensors())
-    inFileOrder.push_back(&entry.second);
-  std::sort(inFileOrder.begin(), inFileOrder.end(),
-            [](auto *a, auto *b) { return a->data < b->data; });
   return i - 1 < inFileOrder.size() ? inFileOrder[i - 1] : nullptr;
 }
 
@@ -305,10 +302,16 @@ std::vector<std::string> loadAndValidate(const Options &options,
   if (!weights)
     return {"checkpoint " + weights.status().message()};
   loaded.weights.emplace(std::move(*weights));
+  std::vector<const tprt::TensorInfo *> inFileOrder;
+  for (const auto &entry : loaded.weights->tensors())
+    inFileOrder.push_back(&entry.second);
+  std::sort(inFileOrder.begin(), inFileOrder.end(),
+            [](auto *a, auto *b) { return a->data < b->data; });
   loaded.bound.assign(manifest.args.size(), nullptr);
   for (size_t i = 1; i < manifest.args.size(); ++i) {
     const tprt::ManifestArg &arg = manifest.args[i];
-    const tprt::TensorInfo *tensor = bindWeight(*loaded.weights, arg, i);
+    const tprt::TensorInfo *tensor =
+        bindWeight(*loaded.weights, inFileOrder, arg, i);
     loaded.bound[i] = tensor;
     std::string where = "tensor '" + arg.name + "' (argument " +
                         std::to_string(i) + ")";
