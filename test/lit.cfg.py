@@ -38,7 +38,7 @@ config.substitutions.append(("%python", python))
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
 
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
-tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm"]
+tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm", "llvm-readelf"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A compiler-only build (-DTP_ENABLE_RUNTIME=OFF) has no runtime to test.

@@ -285,9 +285,11 @@ static LogicalResult linkShared(StringRef object, StringRef output) {
   else if (backend == "cuda")
     return fail("the cuda backend links " + runtimeFile +
                 ", which is missing (CUDA was not found at build time?)");
-  // Strided memref copies (tensor.concat, say) call MLIR's memrefCopy.
-  args.append({"-L" TP_MLIR_LIB_DIR, "-lmlir_c_runner_utils",
-               "-rpath=" TP_MLIR_LIB_DIR});
+  // Strided memref copies (tensor.concat, say) call MLIR's memrefCopy. Only
+  // then: the library pulls in libMLIR and libLLVM, which a model that never
+  // calls it (every cuda model) should not need where it is deployed.
+  args.append({"--as-needed", "-L" TP_MLIR_LIB_DIR, "-lmlir_c_runner_utils",
+               "-rpath=" TP_MLIR_LIB_DIR, "--no-as-needed"});
   std::string messages;
   llvm::raw_string_ostream os(messages);
   lld::Result result =
