@@ -1,210 +1,205 @@
 #!/usr/bin/env bash
-# The cuda backend on one NVIDIA GPU, end to end, in one command (< 8 min on
-# one H200 with build/ already configured; the first build adds its time):
+# The cuda backend on one NVIDIA GPU, end to end, in one command on the GPU
+# machine, from the folder bench/gpu_bundle.sh prepared on a machine without
+# one (that GPU machine has CUDA, cuBLAS, NCCL, Python with numpy and torch,
+# and nothing to build LLVM/MLIR code with, and no registry: docs/gpu.md):
 #
-#   bench/gpu_check.sh
+#   bench/gpu_bundle.sh                       # here: compile, collect (~1 min)
+#   bench/gpu_check.sh                        # there, with gpu-bundle/ carried
 #
-#  1. build: cmake picks up CUDA (/usr/local/cuda) and NCCL; the cuda targets
-#     must exist (tprt_cuda, tp-run-cuda, tprt-cuda-unittests);
-#  2. the GPU must be usable (nvidia-smi -L) and lit's `cuda` feature on:
-#     lit test/Cuda must PASS every test, none UNSUPPORTED (runtime unit tests
-#     on the GPU, tiny GPT-2 and Llama at tp 1 through NCCL with one rank,
-#     against numpy and against the CPU backend's output);
-#  3. the same tiny models once more here, printing the comparisons;
-#  4. benchmarks at tp 1, batch 1, 128 tokens:
-#       GPT-2-small, 12 layers (d 768, 12 heads, ffn 3072), fp32 (TF32 off);
-#       a stack of LLAMA_LAYERS (default 2) Llama-7B-shaped layers (d 4096,
-#       32 heads, 32 kv heads, ffn 11008, RMSNorm, SwiGLU, RoPE), fp32 and
-#       tp-compile --dtype bf16 (bf16 GEMM operands, fp32 accumulation);
-#     each: tp-run-cuda --warmup 3 --iters 20 (tokens/s, GEMM rate inside the
-#     model from cuBLAS events), output vs numpy (rtol 1e-3; bf16 3e-2); one extra pass
-#     with TPRT_GEMM_LOG records its cuBLAS calls, which bench/gemm_peak.cu
-#     replays alone (best of two algorithms, same input type) for the best
-#     rate on these shapes; PyTorch eager on the GPU (bench/torch_forward_gpu.py, fp32 and
-#     bf16) when torch with CUDA is installed;
-#  5. writes docs/bench-gpu.md (DOC=- to skip) with the command and numbers.
-# Exits non-zero at the first failed check.
+#  0. the bundle, a Python with numpy, cuBLAS/cuBLASLt/NCCL on that machine
+#     (ldconfig, the CUDA toolkit, Python's nvidia packages); every binary in
+#     the bundle must resolve all its libraries (ldd);
+#  1. a GPU the CUDA runtime can use (tprt-cuda-probe);
+#  2. the runtime's GPU unit tests (cuBLAS GEMMs for every operand layout,
+#     batches, NCCL with one rank, counters, device memory);
+#  3. tiny GPT-2 (4 layers) and Llama (2 layers) at tp 1 through NCCL with one
+#     rank: vs numpy (and the all-reduce count), vs the CPU backend's output
+#     computed when the bundle was made; Llama with bf16 GEMMs within 2% of
+#     numpy and not within 1e-4 (the bf16 path was taken); a model compiled
+#     for tp 2 refused by a one-GPU world;
+#  4. benchmarks at tp 1, batch 1, 128 tokens (weights, input and numpy
+#     reference made here by tpmlir.build with the bundle's arguments):
+#       GPT-2-small, 12 layers, fp32 (TF32 off);
+#       2 Llama-7B-shaped layers (d 4096, 32 heads, ffn 11008, RMSNorm,
+#       SwiGLU, RoPE), fp32 and bf16 GEMMs (the bundle's GPT2_ARGS, LLAMA_ARGS);
+#     each: tp-run-cuda --warmup 3 --iters ITERS (tokens/s, the GEMM rate
+#     inside the model from cuBLAS events), output vs numpy (rtol 1e-3; bf16
+#     3e-2); one pass with TPRT_GEMM_LOG records its cuBLAS calls, which
+#     gemm_peak replays alone for the best rate on these shapes; PyTorch
+#     eager on the GPU (bench/torch_forward_gpu.py) when torch sees the GPU;
+#  5. writes docs/bench-gpu.md (DOC=- to skip).
+# Exits non-zero at the first failed check. With the device tool's $OUT set,
+# the log, the report and the comparisons are copied there, also on failure.
 #
-# Environment: BUILD (default build), SKIP_BUILD=1 (use $BUILD as it is),
-# WORK (default /tmp/tp-gpu-check),
-# DOC (default docs/bench-gpu.md), PYTHON (default /usr/bin/python3),
-# LLAMA_LAYERS (default 2), ITERS (default 20).
+# Environment: BUNDLE (default gpu-bundle), WORK (default /tmp/tp-gpu-check),
+# DOC (default docs/bench-gpu.md), PYTHON (default: the first of python3,
+# /usr/bin/python3 that has numpy), ITERS (default 20), STEP_TIMEOUT
+# (default 300 s for each command on the GPU), TPRT_COMM_TIMEOUT_S.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-BUILD="${BUILD:-$ROOT/build}"
+BUNDLE="$(cd "${BUNDLE:-$ROOT/gpu-bundle}" 2>/dev/null && pwd)" \
+  || { echo "gpu_check: FAILED: no bundle at ${BUNDLE:-$ROOT/gpu-bundle}: run bench/gpu_bundle.sh first" >&2; exit 1; }
 WORK="${WORK:-/tmp/tp-gpu-check}"
 DOC="${DOC:-$ROOT/docs/bench-gpu.md}"
-PYTHON="${PYTHON:-/usr/bin/python3}"
-LLAMA_LAYERS="${LLAMA_LAYERS:-2}"
 ITERS="${ITERS:-20}"
-CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
-LIT="${LIT:-/usr/lib/llvm-22/bin/lit}"
-MPIRUN=(timeout 600 mpirun --allow-run-as-root --oversubscribe)
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-export PATH="$CUDA_HOME/bin:$PATH"
+STEP_TIMEOUT="${STEP_TIMEOUT:-300}"
+B="$BUNDLE/bin"
 T0=$(date +%s)
-log() { echo "# [$(( $(date +%s) - T0 )) s] $*" >&2; }
-die() { echo "gpu_check: FAILED: $*" >&2; exit 1; }
 mkdir -p "$WORK"
+LOG="$WORK/gpu_check.log"
+exec > >(tee "$LOG") 2>&1
+log() { echo "# [$(( $(date +%s) - T0 )) s] $*"; }
+die() { echo "gpu_check: FAILED: $*"; exit 1; }
+save_out() {  # what comes back through the device tool
+  [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
+  cp "$LOG" "$OUT/" 2>/dev/null || true
+  if [ "$DOC" != - ]; then cp "$DOC" "$OUT/" 2>/dev/null || true; fi
+  (cd "$WORK" && tar czf "$OUT/gpu-check-work.tgz" --exclude='*.safetensors' \
+     --exclude='*.npy' --exclude='*.so' . 2>/dev/null) || true
+}
+trap save_out EXIT
+cat "$BUNDLE/BUNDLE.txt"
+chmod +x "$B"/* 2>/dev/null || true
 
-# --- 0. a GPU ----------------------------------------------------------------
-nvidia-smi -L > "$WORK/gpus.txt" 2>&1 || die "nvidia-smi -L failed: $(cat "$WORK/gpus.txt")"
-grep -q "^GPU " "$WORK/gpus.txt" || die "no GPU listed by nvidia-smi -L"
-GPU_NAME="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+# --- 0. Python, CUDA libraries, Open MPI, the bundle's binaries --------------
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+  for p in python3 /usr/bin/python3; do
+    if "$p" -c "import numpy" 2>/dev/null; then PYTHON="$(command -v "$p")"; break; fi
+  done
+fi
+[ -n "$PYTHON" ] || die "no python3 with numpy"
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+log "python: $PYTHON (numpy $("$PYTHON" -c 'import numpy; print(numpy.__version__)'))"
+
+find_lib() {  # the folder holding shared library $1 on this machine
+  local hit
+  hit="$(ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n {print $NF; exit}')"
+  [ -n "$hit" ] && { dirname "$hit"; return; }
+  local site; site="$("$PYTHON" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)"
+  for d in ${CUDA_HOME:-/usr/local/cuda}/lib64 ${CUDA_HOME:-/usr/local/cuda}/lib \
+           /usr/local/cuda/targets/x86_64-linux/lib $site; do
+    hit="$(find "$d" -name "$1" -print -quit 2>/dev/null || true)"
+    [ -n "$hit" ] && { dirname "$hit"; return; }
+  done
+  hit="$(find /usr/local /opt /usr/lib -name "$1" -print -quit 2>/dev/null || true)"
+  [ -n "$hit" ] && dirname "$hit"
+}
+CUDA_DIRS=""
+for lib in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+  dir="$(find_lib "$lib")"
+  [ -n "$dir" ] || die "$lib not found on this machine (ldconfig, CUDA toolkit, Python's nvidia packages)"
+  log "$lib: $dir"
+  case ":$CUDA_DIRS:" in *":$dir:"*) ;; *) CUDA_DIRS="$CUDA_DIRS:$dir" ;; esac
+done
+# The bundle's libraries first (libcudart 13.0 with them), then the machine's
+# cuBLAS and NCCL. Open MPI and PMIx find their plugins and help files in the
+# bundle, not at the Debian paths they were built for.
+export LD_LIBRARY_PATH="$BUNDLE/lib$CUDA_DIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+PMIX="$BUNDLE/ompi/usr/lib/x86_64-linux-gnu/pmix2"
+export OPAL_PREFIX="$BUNDLE/ompi/usr" PMIX_PREFIX="$PMIX" PMIX_LIBDIR="$PMIX/lib" \
+  PMIX_PKGLIBDIR="$PMIX/lib/pmix" PMIX_DATADIR="$PMIX/share" PMIX_PKGDATADIR="$PMIX/share/pmix"
+# Debian's /etc/openmpi/openmpi-mca-params.conf, which the bundle lacks.
+export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_mtl='^ofi' \
+  OMPI_MCA_btl='^uct,openib,ofi' OMPI_MCA_pml='^ucx' OMPI_MCA_osc='^ucx,pt2pt'
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+missing="$(for f in "$B"/* "$BUNDLE"/lib/* "$BUNDLE"/models/*/*.so; do
+             ldd "$f" 2>&1 | sed -n "s|^\s*\(.*not found\)|$f: \1|p"
+           done)"
+[ -z "$missing" ] || die "libraries missing on this machine:
+$missing"
+MPIRUN=(timeout "$STEP_TIMEOUT" "$B/mpirun" --oversubscribe)
+TP_RUN_CUDA="$B/tp-run-cuda"
+
+# --- 1. a GPU ------------------------------------------------------------------------
+GPU_NAME="unknown"
+if command -v nvidia-smi >/dev/null; then
+  GPU_NAME="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+fi
 log "GPU: $GPU_NAME"
+"$B/tprt-cuda-probe" || die "the CUDA runtime sees no usable GPU"
 
-# --- 1. build ------------------------------------------------------------------
-if [ "${SKIP_BUILD:-0}" = 1 ]; then
-  log "SKIP_BUILD=1: using the binaries in $BUILD as they are"
-elif [ -f "$BUILD/build.ninja" ]; then
-  cmake "$BUILD" > "$WORK/cmake.txt"   # re-run: finds CUDA if it was added since
-else
-  BUILD_DIR="$BUILD" "$ROOT/scripts/setup.sh" >&2
-fi
-grep -q "TP_HAVE_CUDA:INTERNAL=ON" "$BUILD/CMakeCache.txt" \
-  || die "CMake did not find CUDA + NCCL (see 'cuda backend' / 'skipped' in cmake's output)"
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  log "building"
-  ninja -C "$BUILD" >&2
-fi
-for f in bin/tp-compile bin/tp-run bin/tp-run-cuda lib/libtprt_cuda.so \
-         runtime/cuda/test/tprt-cuda-unittests runtime/cuda/test/tprt-cuda-probe \
-         test/lit.site.cfg.py; do
-  [ -e "$BUILD/$f" ] || die "$BUILD/$f is missing"
-done
-"$BUILD/runtime/cuda/test/tprt-cuda-probe" >&2 || die "the CUDA runtime sees no usable GPU"
-TP_COMPILE="$BUILD/bin/tp-compile"
-TP_RUN="$BUILD/bin/tp-run"
-TP_RUN_CUDA="$BUILD/bin/tp-run-cuda"
+# --- 2. the runtime's unit tests --------------------------------------------------------
+log "tprt-cuda-unittests"
+"${MPIRUN[@]}" -np 1 "$B/tprt-cuda-unittests" --gtest_color=no | tee "$WORK/unittests.txt"
+grep -q "^\[  PASSED  \] [0-9]* tests" "$WORK/unittests.txt" || die "GPU unit tests"
 
-# --- 2. the cuda-gated lit tests ------------------------------------------------
-log "lit test/Cuda"
-"$LIT" -v "$BUILD/test/Cuda" 2>&1 | tee "$WORK/lit.txt" >&2 || die "lit test/Cuda failed"
-! grep -q "^UNSUPPORTED" "$WORK/lit.txt" || die "some cuda tests were UNSUPPORTED: lit does not see the GPU"
-grep -q "^PASS: .*gpu-e2e.test" "$WORK/lit.txt" || die "gpu-e2e.test did not pass"
-
-# --- 3. tiny models, GPU vs CPU backend -------------------------------------------
-compile_run() {  # compile_run NAME BACKEND MODEL_DIR [tp-run args...]
-  local name=$1 backend=$2 dir=$3; shift 3
-  local run="$TP_RUN"; [ "$backend" = cuda ] && run="$TP_RUN_CUDA"
-  [ -f "$dir/m.$backend.so" ] || "$TP_COMPILE" "$dir/m.mlir" --backend "$backend" --tp-size 1 -o "$dir/m.$backend.so"
-  "${MPIRUN[@]}" -np 1 "$run" "$dir/m.$backend.so" --weights "$dir/w.safetensors" \
-    --input "$dir/x.npy" --output "$dir/y.$backend.npy" "$@"
+# --- 3. tiny models: GPU vs numpy, vs the CPU backend -----------------------------------
+compare() { "$PYTHON" -m tpmlir.compare "$@"; }
+run_tiny() {  # run_tiny MODEL SO OUT [tp-run args]
+  local d="$BUNDLE/models/$1" so=$2 out=$3; shift 3
+  "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$d/$so" --weights "$d/w.safetensors" \
+    --input "$d/x.npy" --output "$out" --quiet "$@"
 }
-build_model() {  # build_model DIR ARGS...
-  local dir=$1; shift
-  if [ ! -f "$dir/done" ]; then
-    mkdir -p "$dir"
-    "$PYTHON" -m tpmlir.build "$@" -o "$dir/m.mlir" --weights "$dir/w.safetensors" \
-      --input "$dir/x.npy" --expected "$dir/ref.npy"
-    touch "$dir/done"
-  fi
-}
-for model in tiny_gpt2 tiny_llama; do
-  dir="$WORK/$model"
-  build_model "$dir" --preset "$model" --layers 2
-  compile_run "$model" cpu "$dir" --quiet
-  compile_run "$model" cuda "$dir" --quiet --report-json "$dir/report.json"
-  "$PYTHON" -m tpmlir.compare "$dir/y.cuda.npy" "$dir/ref.npy" --report "$dir/report.json" \
-    --all-reduces 4 | tee "$WORK/compare-$model-ref.txt" >&2 || die "$model: GPU vs numpy"
-  "$PYTHON" -m tpmlir.compare "$dir/y.cuda.npy" "$dir/y.cpu.npy" \
-    | tee "$WORK/compare-$model-cpu.txt" >&2 || die "$model: GPU vs CPU backend"
+for model in tiny_gpt2:8 tiny_llama:4; do
+  name=${model%:*} ars=${model#*:} d="$BUNDLE/models/${model%:*}"
+  log "$name"
+  run_tiny "$name" m.cuda.so "$WORK/$name.npy" --report-json "$WORK/$name.json"
+  compare "$WORK/$name.npy" "$d/ref.npy" --report "$WORK/$name.json" --all-reduces "$ars" \
+    | tee "$WORK/compare-$name-ref.txt" || die "$name: GPU vs numpy"
+  compare "$WORK/$name.npy" "$d/y.cpu.npy" | tee "$WORK/compare-$name-cpu.txt" \
+    || die "$name: GPU vs the CPU backend"
 done
+log "tiny_llama, bf16 GEMMs"
+run_tiny tiny_llama m.bf16.so "$WORK/tiny_llama.bf16.npy"
+compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 2e-2 \
+  || die "tiny_llama bf16: not within 2% of numpy"
+! compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 1e-4 >/dev/null \
+  || die "tiny_llama bf16: within 1e-4 of numpy: were the GEMMs bf16?"
+log "a tp-2 model on a one-GPU world"
+if run_tiny tiny_gpt2 m.cuda2.so "$WORK/refused.npy" > "$WORK/refused.txt" 2>&1; then
+  die "tp-run-cuda ran a tp-2 model with one rank"
+fi
+grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
+  || die "the tp-2 refusal's message: $(cat "$WORK/refused.txt")"
 
-# --- 4. benchmarks ------------------------------------------------------------------
-log "building gemm_peak"
-nvcc -O2 -arch=sm_90 -ccbin g++-12 "$HERE/gemm_peak.cu" -lcublas -o "$WORK/gemm_peak"
+# --- 4. benchmarks -----------------------------------------------------------------------
 HAVE_TORCH=0
 "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null && HAVE_TORCH=1
-bench_model() {  # bench_model NAME MODEL_DIR DTYPE ALL_REDUCES BUILD_ARGS...
-  local name=$1 mdir="$WORK/$2" dtype=$3 ars=$4; shift 4
-  local dir="$WORK/$name" rtol=1e-3
+bench_model() {  # bench_model NAME MODEL DTYPE
+  local name=$1 m="$BUNDLE/models/$2" dtype=$3
+  local dir="$WORK/$name" data="$WORK/$2.data" rtol=1e-3
   [ "$dtype" = bf16 ] && rtol=3e-2
   mkdir -p "$dir"
-  log "$name: model files"
-  build_model "$mdir" "$@"
-  for f in m.mlir w.safetensors x.npy ref.npy; do ln -sf "$mdir/$f" "$dir/$f"; done
-  log "$name: tp-compile --backend cuda --dtype $dtype"
-  local t0; t0=$(date +%s.%N)
-  rm -f "$dir/m.cuda.so"
-  "$TP_COMPILE" "$dir/m.mlir" --backend cuda --dtype "$dtype" --tp-size 1 -o "$dir/m.cuda.so"
-  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' > "$dir/compile_s.txt"
+  local args; mapfile -t args < "$m/build_args"
+  # Two all-reduces per layer (--layers N in the arguments).
+  local ars; ars=$(( 2 * $(sed -n '/^--layers$/{n;p}' "$m/build_args") ))
+  if [ ! -f "$data/done" ]; then
+    log "$2: weights, input, numpy reference"
+    mkdir -p "$data"
+    "$PYTHON" -m tpmlir.build "${args[@]}" -o "$data/m.mlir" --weights "$data/w.safetensors" \
+      --input "$data/x.npy" --expected "$data/ref.npy"
+    touch "$data/done"
+  fi
+  cp "$m/compile_s.$dtype" "$dir/compile_s.txt"
+  echo "$dtype" > "$dir/dtype.txt"
   log "$name: tp-run-cuda"
-  "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$dir/m.cuda.so" --weights "$dir/w.safetensors" \
-    --input "$dir/x.npy" --output "$dir/y.cuda.npy" --warmup 3 --iters "$ITERS" \
-    --report-json "$dir/report.json" | tee "$dir/report.txt" >&2
-  "$PYTHON" -m tpmlir.compare "$dir/y.cuda.npy" "$dir/ref.npy" --rtol "$rtol" \
-    --report "$dir/report.json" --all-reduces "$ars" | tee "$dir/compare.txt" >&2 \
-    || die "$name: GPU output vs numpy"
-  log "$name: cuBLAS calls alone (gemm_peak)"
+  "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
+    --input "$data/x.npy" --output "$dir/y.npy" --warmup 3 --iters "$ITERS" \
+    --report-json "$dir/report.json" | tee "$dir/report.txt"
+  compare "$dir/y.npy" "$data/ref.npy" --rtol "$rtol" --report "$dir/report.json" \
+    --all-reduces "$ars" | tee "$dir/compare.txt" || die "$name: GPU output vs numpy"
+  log "$name: its cuBLAS calls alone (gemm_peak)"
   rm -f "$dir/gemms.txt"
   TPRT_GEMM_LOG="$dir/gemms.txt" "${MPIRUN[@]}" -x TPRT_GEMM_LOG -np 1 "$TP_RUN_CUDA" \
-    "$dir/m.cuda.so" --weights "$dir/w.safetensors" --input "$dir/x.npy" \
+    "$m/m.$dtype.so" --weights "$data/w.safetensors" --input "$data/x.npy" \
     --warmup 0 --iters 1 --quiet
-  "$WORK/gemm_peak" "$dir/gemms.txt" --json "$dir/gemm_peak.json" | tail -3 >&2
-  echo "$dtype" > "$dir/dtype.txt"
+  timeout "$STEP_TIMEOUT" "$B/gemm_peak" "$dir/gemms.txt" --json "$dir/gemm_peak.json" | tail -3
   if [ "$HAVE_TORCH" = 1 ]; then
     log "$name: PyTorch eager ($dtype)"
-    "$PYTHON" "$HERE/torch_forward_gpu.py" "$@" --weights "$dir/w.safetensors" \
-      --input "$dir/x.npy" --expected "$dir/ref.npy" --dtype "$dtype" \
-      --iters "$ITERS" --json "$dir/torch.json" >&2 || die "$name: torch ($dtype)"
+    timeout "$STEP_TIMEOUT" "$PYTHON" "$HERE/torch_forward_gpu.py" "${args[@]}" \
+      --weights "$data/w.safetensors" --input "$data/x.npy" --expected "$data/ref.npy" \
+      --dtype "$dtype" --iters "$ITERS" --json "$dir/torch.json" || die "$name: torch ($dtype)"
   fi
 }
-LLAMA_ARGS=(--preset llama_like --layers "$LLAMA_LAYERS" --seq 128 --d-model 4096 --heads 32
-            --kv-heads 32 --ffn 11008)
-bench_model gpt2_small gpt2_small.model f32 24 --preset gpt2_small --layers 12 --seq 128
-bench_model llama7b llama7b.model f32 $((2 * LLAMA_LAYERS)) "${LLAMA_ARGS[@]}"
-bench_model llama7b_bf16 llama7b.model bf16 $((2 * LLAMA_LAYERS)) "${LLAMA_ARGS[@]}"
+bench_model gpt2_small gpt2_small f32
+bench_model llama7b llama7b f32
+bench_model llama7b_bf16 llama7b bf16
 
 # --- 5. report -------------------------------------------------------------------------
 log "report"
-"$PYTHON" - "$WORK" "$DOC" "$GPU_NAME" "$LLAMA_LAYERS" "$ITERS" <<'PY'
-import json, os, subprocess, sys, datetime
-work, doc, gpu, llama_layers, iters = sys.argv[1:6]
-def load(p):
-    try:
-        with open(p) as f: return json.load(f)
-    except OSError: return None
-rows = []
-for name, label in (("gpt2_small", "GPT-2-small, 12 layers"),
-                    ("llama7b", f"Llama-7B-shaped, {llama_layers} layers"),
-                    ("llama7b_bf16", f"Llama-7B-shaped, {llama_layers} layers")):
-    d = os.path.join(work, name)
-    r, peak, torch_run = (load(f"{d}/report.json"), load(f"{d}/gemm_peak.json"),
-                          load(f"{d}/torch.json"))
-    dtype = open(f"{d}/dtype.txt").read().strip()
-    g = r["gemm"]
-    inside = g["gflops"] / 1e3
-    best = peak["same_dtype_tflops"]
-    compare = open(f"{d}/compare.txt").read().strip()
-    rows.append(f"| {label} | {dtype} | {r['tokens_per_s']:.0f} | {r['forward_s']['median']*1e3:.3f} | "
-                f"{g['share_of_forward']*100:.0f}% | {inside:.2f} | {best:.2f} | "
-                f"{inside / best * 100:.0f}% | "
-                + (f"{torch_run['tokens_per_s']:.0f}" if torch_run else "n/a")
-                + f" | {open(f'{d}/compile_s.txt').read().strip()} s |")
-    rows.append(f"|  |  | {compare} ||||||||")
-text = f"""# GPU benchmark (cuda backend, tp 1)
-
-Command: `bench/gpu_check.sh` (LLAMA_LAYERS={llama_layers}, ITERS={iters}), {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC.
-GPU: {gpu}. fp32 activations; GEMMs fp32 (cuBLAS, TF32 off) or bf16 operands with fp32
-accumulation (`tp-compile --dtype bf16`); batch 1, 128 tokens, random weights.
-
-| model | GEMM dtype | tokens/s | forward ms (median) | GEMM share | GEMM TFLOP/s in model | best cuBLAS TFLOP/s, same calls | ratio | PyTorch eager tokens/s (same dtype) | compile |
-|---|---|---|---|---|---|---|---|---|---|
-""" + "\n".join(rows) + """
-
-- GEMM rate in the model: the runtime's cuBLAS calls timed with CUDA events (tp-run-cuda's report);
-  best: the same calls (TPRT_GEMM_LOG) replayed alone by bench/gemm_peak.cu, best of
-  CUBLAS_GEMM_DEFAULT and DEFAULT_TENSOR_OP, in the same input type, weighted by their count.
-- bf16: the GEMM time excludes the kernels that round each operand to bf16 (weights included,
-  every forward pass); they are in the forward time.
-- Every check before the numbers passed: lit test/Cuda (unit tests, tiny GPT-2/Llama vs numpy and vs
-  the CPU backend), the outputs above vs numpy.
-"""
-if doc != "-":
-    with open(doc, "w") as f: f.write(text)
-print(text)
-PY
+"$PYTHON" "$HERE/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE"
 log "done"

@@ -36,6 +36,7 @@ config.substitutions.append(("%tp-lower", lower))
 config.substitutions.append(("%mlir-run", run))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
+config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
 
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
 tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm", "llvm-readelf"]

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Prepares, on a machine without a GPU, everything bench/gpu_check.sh needs on
+# the GPU machine, in one folder (default gpu-bundle/, git-ignored):
+#
+#   bench/gpu_bundle.sh            # then, on the GPU machine: bench/gpu_check.sh
+#
+# Why: the GPU machine lent to this project (docs/gpu.md, "Running on the GPU
+# machine") has CUDA, cuBLAS, NCCL and Python with numpy and torch, but no
+# LLVM/MLIR, no Open MPI and no package registry, so nothing can be built or
+# installed there. The models are compiled here (tp-compile runs ptxas: the
+# cubins are sm_90 machine code) and carried with the launcher, the runtime
+# and Open MPI's run-time files:
+#
+#   bin/      tp-run-cuda, tprt-cuda-unittests, tprt-cuda-probe, gemm_peak
+#             (bench/gemm_peak.cu by nvcc), mpirun (Open MPI's orterun)
+#   lib/      libtprt_cuda.so, libcudart.so.13 and every shared library these
+#             and Open MPI need beyond glibc, libstdc++/libgcc_s and the CUDA
+#             libraries the GPU machine has (cuBLAS, cuBLASLt, NCCL, driver)
+#   ompi/     Open MPI's and PMIx's plugins and help files under their Debian
+#             paths, found there through OPAL_PREFIX / PMIX_INSTALL_PREFIX
+#   models/   each with its MLIR (m.mlir). tiny_gpt2, tiny_llama: .so files
+#             (cuda; bf16 GEMMs; tp 2 for the refusal), weights, input, numpy
+#             reference and the CPU backend's output computed here;
+#             gpt2_small, llama7b: cuda .so files (m.f32.so, m.bf16.so), their
+#             compile times and tpmlir.build arguments (build_args: their
+#             weights are GBs, made there)
+#   BUNDLE.txt  the commit, the date and the sizes
+#
+# Environment: BUILD (default build), SKIP_BUILD=1 (use $BUILD as it is),
+# BUNDLE (default gpu-bundle), GPT2_ARGS and LLAMA_ARGS (tpmlir.build
+# arguments of the benchmark models; defaults: GPT-2-small with 12 layers, 2
+# Llama-7B-shaped layers, 128 tokens), MAX_MB (default 56: the device tool
+# carries at most 64 MiB with the working tree), PYTHON (default
+# /usr/bin/python3).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+BUILD="${BUILD:-$ROOT/build}"
+BUNDLE="${BUNDLE:-$ROOT/gpu-bundle}"
+read -r -a GPT2_ARGS <<<"${GPT2_ARGS:---preset gpt2_small --layers 12 --seq 128}"
+read -r -a LLAMA_ARGS <<<"${LLAMA_ARGS:---preset llama_like --layers 2 --seq 128 --d-model 4096 --heads 32 --kv-heads 32 --ffn 11008}"
+MAX_MB="${MAX_MB:-56}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+MPIRUN=(timeout 300 mpirun --allow-run-as-root --oversubscribe)
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+die() { echo "gpu_bundle: FAILED: $*" >&2; exit 1; }
+log() { echo "# gpu_bundle: $*" >&2; }
+
+grep -q "TP_HAVE_CUDA:INTERNAL=ON" "$BUILD/CMakeCache.txt" 2>/dev/null \
+  || die "$BUILD was not configured with the cuda backend (scripts/setup.sh with CUDA at /usr/local/cuda)"
+CUDA_ROOT="$(sed -n 's/^TP_CUDA_TOOLKIT_ROOT:INTERNAL=//p' "$BUILD/CMakeCache.txt")"
+[ "${SKIP_BUILD:-0}" = 1 ] || ninja -C "$BUILD" >&2
+rm -rf "$BUNDLE"
+mkdir -p "$BUNDLE"/{bin,lib,ompi,models}
+
+# --- launcher, runtime, tests, GEMM replay ------------------------------------
+cp "$BUILD/bin/tp-run-cuda" "$BUILD/runtime/cuda/test/tprt-cuda-unittests" \
+   "$BUILD/runtime/cuda/test/tprt-cuda-probe" "$BUNDLE/bin/"
+cp "$BUILD/lib/libtprt_cuda.so" "$BUNDLE/lib/"
+log "nvcc bench/gemm_peak.cu"
+"$CUDA_ROOT/bin/nvcc" -O2 -arch=sm_90 -ccbin g++-12 "$HERE/gemm_peak.cu" -lcublas \
+  -o "$BUNDLE/bin/gemm_peak"
+
+# --- Open MPI: mpirun, plugins, help files (relocated with OPAL_PREFIX) --------
+MULTIARCH=usr/lib/x86_64-linux-gnu
+cp -L "$(readlink -f "$(command -v orterun)")" "$BUNDLE/bin/mpirun"
+mkdir -p "$BUNDLE/ompi/$MULTIARCH" "$BUNDLE/ompi/usr/share"
+cp -rL "/$MULTIARCH/openmpi" "/$MULTIARCH/pmix2" "$BUNDLE/ompi/$MULTIARCH/"
+rm -rf "$BUNDLE/ompi/$MULTIARCH/openmpi/include" "$BUNDLE/ompi/$MULTIARCH/pmix2/include" \
+       "$BUNDLE/ompi/$MULTIARCH"/*/lib/*.a
+cp -rL /usr/share/openmpi "$BUNDLE/ompi/usr/share/"
+
+# --- models ------------------------------------------------------------------------
+compile() { "$BUILD/bin/tp-compile" "$@"; }
+tiny() {  # tiny NAME LAYERS: everything, weights included, with the CPU output
+  local name=$1 layers=$2 d="$BUNDLE/models/$1"
+  mkdir -p "$d"
+  "$PYTHON" -m tpmlir.build --preset "$name" --layers "$layers" -o "$d/m.mlir" \
+    --weights "$d/w.safetensors" --input "$d/x.npy" --expected "$d/ref.npy"
+  compile "$d/m.mlir" --backend cuda --tp-size 1 -o "$d/m.cuda.so"
+  compile "$d/m.mlir" --backend cpu --tp-size 1 -o "$d/m.cpu.so"
+  "${MPIRUN[@]}" -np 1 "$BUILD/bin/tp-run" "$d/m.cpu.so" --weights "$d/w.safetensors" \
+    --input "$d/x.npy" --output "$d/y.cpu.npy" --quiet
+  rm "$d/m.cpu.so"
+}
+log "tiny models (and their CPU backend outputs)"
+tiny tiny_gpt2 4
+tiny tiny_llama 2
+compile "$BUNDLE/models/tiny_gpt2/m.mlir" --backend cuda --tp-size 2 -o "$BUNDLE/models/tiny_gpt2/m.cuda2.so"
+compile "$BUNDLE/models/tiny_llama/m.mlir" --backend cuda --dtype bf16 --tp-size 1 \
+  -o "$BUNDLE/models/tiny_llama/m.bf16.so"
+
+bench_model() {  # bench_model NAME DTYPES BUILD_ARGS...: the .so files and the arguments
+  local name=$1 dtypes=$2 d="$BUNDLE/models/$1"; shift 2
+  mkdir -p "$d"
+  printf '%s\n' "$@" > "$d/build_args"
+  "$PYTHON" -m tpmlir.build "$@" -o "$d/m.mlir"
+  for dtype in $dtypes; do
+    log "$name: tp-compile --backend cuda --dtype $dtype"
+    local t0; t0=$(date +%s.%N)
+    compile "$d/m.mlir" --backend cuda --dtype "$dtype" --tp-size 1 -o "$d/m.$dtype.so"
+    awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' > "$d/compile_s.$dtype"
+  done
+}
+bench_model gpt2_small f32 "${GPT2_ARGS[@]}"
+bench_model llama7b "f32 bf16" "${LLAMA_ARGS[@]}"
+
+# --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------
+log "shared libraries"
+"$PYTHON" - "$BUNDLE" <<'PY'
+import os, shutil, subprocess, sys
+bundle = sys.argv[1]
+# On every Linux system (glibc, the C++ runtime python and torch use) or
+# provided by the GPU machine's CUDA installation (cudart is carried: small).
+skip = {"linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6",
+        "libpthread.so.0", "libdl.so.2", "librt.so.1", "libutil.so.1",
+        "libresolv.so.2", "libstdc++.so.6", "libgcc_s.so.1", "libcuda.so.1",
+        "libcublas.so.13", "libcublasLt.so.13", "libnccl.so.2"}
+def elf(p):
+    with open(p, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+todo = [os.path.join(d, f) for d, _, fs in os.walk(bundle) for f in fs]
+todo = [p for p in todo if os.path.isfile(p) and elf(p)]
+seen, lib = set(), os.path.join(bundle, "lib")
+while todo:
+    out = subprocess.run(["ldd", todo.pop()], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        name = os.path.basename(parts[0]) if parts else ""
+        if not name or name in skip or name in seen:
+            continue
+        seen.add(name)
+        if "not found" in line:
+            sys.exit(f"gpu_bundle: {name} not found here (ldd)")
+        if len(parts) >= 3 and parts[1] == "=>":
+            dest = os.path.join(lib, name)
+            if not os.path.exists(dest):
+                shutil.copy(os.path.realpath(parts[2]), dest)
+            todo.append(dest)
+print(f"# gpu_bundle: {len(seen)} libraries", file=sys.stderr)
+PY
+
+# --- what it is, and whether it travels --------------------------------------------
+MB=$(du -sm "$BUNDLE" | cut -f1)
+{
+  echo "tp-mlir GPU bundle for bench/gpu_check.sh"
+  echo "commit: $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!docs' || echo ' (with uncommitted changes)')"
+  echo "made: $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
+  echo "size: $MB MB"
+  (cd "$BUNDLE" && du -sm bin lib ompi models/*)
+} > "$BUNDLE/BUNDLE.txt"
+cat "$BUNDLE/BUNDLE.txt" >&2
+[ "$MB" -le "$MAX_MB" ] || die "$BUNDLE is $MB MB, over MAX_MB=$MAX_MB (the device tool carries 64 MiB in all)"
+log "ready: carry '${BUNDLE#"$ROOT"/}' and run bench/gpu_check.sh on the GPU machine"

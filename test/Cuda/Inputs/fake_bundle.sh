@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Turns bench/gpu_bundle.sh's folder into one that runs here, without a GPU,
+# so test/Cuda/device-script.test can run bench/gpu_check.sh through every
+# step: the launcher, the unit tests and libtprt_cuda built over the host
+# stand-ins for cudart/cuBLAS/NCCL (runtime/cuda/test/FakeCuda.cpp), each
+# model recompiled from its m.mlir with --cuda-emulate-on-host (its kernels'
+# loops run on the host), and a probe and a gemm_peak that only say so.
+#   fake_bundle.sh BUNDLE BUILD
+set -euo pipefail
+bundle=$1 build=$2
+t="$build/runtime/cuda/test"
+cp "$t/tp-run-cuda-fake" "$bundle/bin/tp-run-cuda"
+cp "$t/tprt-cuda-fake-unittests" "$bundle/bin/tprt-cuda-unittests"
+cp "$t/libtprt_cuda_fake.so" "$bundle/lib/"
+printf '#!/bin/sh\necho "fake probe: host stand-ins, no GPU"\n' > "$bundle/bin/tprt-cuda-probe"
+# gemm_peak GEMM_LOG --json FILE: a made-up best rate, so the report has a ratio.
+cat > "$bundle/bin/gemm_peak" <<'SH'
+#!/bin/sh
+echo "fake gemm_peak: $(wc -l < "$1") calls"
+echo '{"same_dtype_tflops": 1.0}' > "$3"
+SH
+chmod +x "$bundle/bin/tprt-cuda-probe" "$bundle/bin/gemm_peak"
+for so in "$bundle"/models/*/m.*.so; do
+  flags=()
+  case "$(basename "$so")" in
+    m.cuda2.so) flags=(--tp-size 2) ;;
+    m.bf16.so) flags=(--dtype bf16) ;;
+  esac
+  "$build/bin/tp-compile" "$(dirname "$so")/m.mlir" --backend cuda --cuda-emulate-on-host \
+    "${flags[@]}" -o "$so"
+done
