@@ -1,21 +1,17 @@
 //===- Collectives.cpp - all-reduce and all-gather on NCCL ----------------===//
 //
 // The collectives compiled code issues, on device buffers, on the rank's
-// stream, through the NCCL communicator tprt_init made. A collective is the
-// one place a forward pass waits on the host: the runtime polls the stream
-// and ncclCommGetAsyncError until the collective is done, and when NCCL
-// reports an error or TPRT_COMM_TIMEOUT_S (default 60) seconds pass, it
-// aborts the communicator (ncclCommAbort) and ends every rank with a
-// message, so a rank that never arrives does not hang the others. With one
-// rank NCCL still runs (a copy), so a single-GPU run exercises it.
+// stream, through the NCCL communicator tprt_init made. Neither waits: the
+// next kernels are ordered after the collective on the stream, and
+// Watchdog.cpp's thread ends every rank when one fails or does not finish
+// within TPRT_COMM_TIMEOUT_S. Their GPU time is measured with events, like
+// the GEMMs'. With one rank NCCL still runs (a copy), so a single-GPU run
+// exercises it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaState.h"
 #include "../lib/Views.h"
-
-#include <sstream>
-#include <thread>
+#include "CudaState.h"
 
 using namespace tprt::cuda;
 using tprt::common::Buffer;
@@ -28,38 +24,11 @@ namespace {
 
 void checkNccl(const char *call, ncclResult_t rc, const char *what) {
   if (rc != ncclSuccess && rc != ncclInProgress)
-    fail(call, std::string(what) + " failed: " + ncclGetErrorString(rc) +
-                   (ncclGetLastError(state().nccl)
-                        ? std::string(" (") + ncclGetLastError(state().nccl) +
-                              ")"
-                        : std::string()));
-}
-
-/// Waits until everything on the stream is done, or ends every rank when
-/// NCCL reports an error or the timeout passes.
-void waitForCollective(const char *call, const std::string &what) {
-  State &s = state();
-  double start = now();
-  for (unsigned spin = 0;; ++spin) {
-    cudaError_t rc = cudaStreamQuery(s.stream);
-    if (rc == cudaSuccess)
-      return;
-    if (rc != cudaErrorNotReady)
-      fail(call, what + ": " + cudaGetErrorString(rc));
-    ncclResult_t async = ncclSuccess;
-    ncclCommGetAsyncError(s.nccl, &async);
-    if (async != ncclSuccess && async != ncclInProgress)
-      fail(call, what + ": NCCL error " + ncclGetErrorString(async));
-    if (now() - start > s.commTimeout) {
-      std::ostringstream os;
-      os << what << " did not finish within " << s.commTimeout
-         << " s (TPRT_COMM_TIMEOUT_S); a rank did not reach it or the "
-            "link is down";
-      fail(call, os.str()); // tprt_abort calls ncclCommAbort
-    }
-    if (spin > 1000)
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
+    fail(call,
+         std::string(what) + " failed: " + ncclGetErrorString(rc) +
+             (ncclGetLastError(state().nccl)
+                  ? std::string(" (") + ncclGetLastError(state().nccl) + ")"
+                  : std::string()));
 }
 
 ncclComm_t communicator(const char *call) {
@@ -76,16 +45,18 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
   const char *call = "all_reduce_sum_f32";
   ncclComm_t comm = communicator(call);
   Buffer buffer = readBuffer(call, "buffer", memref);
-  double start = now();
   if (buffer.numElements > 0) {
-    checkNccl(call,
-              ncclAllReduce(buffer.data, buffer.data, size_t(buffer.numElements),
-                            ncclFloat32, ncclSum, comm, state().stream),
-              "ncclAllReduce");
-    waitForCollective(call, "ncclAllReduce of " +
-                                std::to_string(buffer.numElements) + " floats");
+    timedOnStream(call, &tprt_counters::comm_seconds, [&] {
+      checkNccl(call,
+                ncclAllReduce(buffer.data, buffer.data,
+                              size_t(buffer.numElements), ncclFloat32, ncclSum,
+                              comm, state().stream),
+                "ncclAllReduce");
+    });
+    watchCollective(call, "ncclAllReduce of " +
+                              std::to_string(buffer.numElements) + " floats");
   }
-  countAllReduce(state().counters, buffer, start);
+  countAllReduce(state().counters, buffer, /*seconds=*/0);
 }
 
 extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
@@ -97,42 +68,45 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
   Buffer out = readBuffer(call, "out", outRef);
   int64_t worldSize = state().worldSize;
   checkGatheredShape(call, in, out, dim, worldSize);
-  double start = now();
   int64_t outer = 1;
   for (int64_t i = 0; i < dim; ++i)
     outer *= in.sizes[i];
   cudaStream_t st = state().stream;
   if (in.numElements > 0) {
     size_t count = size_t(in.numElements);
-    if (outer == 1 || worldSize == 1) {
-      checkNccl(call,
-                ncclAllGather(in.data, out.data, count, ncclFloat32, comm, st),
-                "ncclAllGather");
-    } else {
-      // Gather rank-major into a temporary, then put rank r's block of
-      // `inner` elements after those of ranks < r in each outer slice (one
-      // strided 2-D copy per rank).
-      float *gathered = nullptr;
-      check(call,
-            cudaMallocAsync(reinterpret_cast<void **>(&gathered),
-                            count * size_t(worldSize) * sizeof(float), st),
-            "cudaMallocAsync");
-      checkNccl(call,
-                ncclAllGather(in.data, gathered, count, ncclFloat32, comm, st),
-                "ncclAllGather");
-      size_t inner = count / size_t(outer);
-      for (int64_t r = 0; r < worldSize; ++r)
+    timedOnStream(call, &tprt_counters::comm_seconds, [&] {
+      if (outer == 1 || worldSize == 1) {
+        checkNccl(
+            call,
+            ncclAllGather(in.data, out.data, count, ncclFloat32, comm, st),
+            "ncclAllGather");
+      } else {
+        // Gather rank-major into a temporary, then put rank r's block of
+        // `inner` elements after those of ranks < r in each outer slice (one
+        // strided 2-D copy per rank).
+        float *gathered = nullptr;
         check(call,
-              cudaMemcpy2DAsync(out.data + r * inner,
-                                inner * worldSize * sizeof(float),
-                                gathered + r * count, inner * sizeof(float),
-                                inner * sizeof(float), size_t(outer),
-                                cudaMemcpyDeviceToDevice, st),
-              "cudaMemcpy2DAsync");
-      check(call, cudaFreeAsync(gathered, st), "cudaFreeAsync");
-    }
-    waitForCollective(call, "ncclAllGather of " + std::to_string(count) +
-                                " floats");
+              cudaMallocAsync(reinterpret_cast<void **>(&gathered),
+                              count * size_t(worldSize) * sizeof(float), st),
+              "cudaMallocAsync");
+        checkNccl(
+            call,
+            ncclAllGather(in.data, gathered, count, ncclFloat32, comm, st),
+            "ncclAllGather");
+        size_t inner = count / size_t(outer);
+        for (int64_t r = 0; r < worldSize; ++r)
+          check(call,
+                cudaMemcpy2DAsync(out.data + r * inner,
+                                  inner * worldSize * sizeof(float),
+                                  gathered + r * count, inner * sizeof(float),
+                                  inner * sizeof(float), size_t(outer),
+                                  cudaMemcpyDeviceToDevice, st),
+                "cudaMemcpy2DAsync");
+        check(call, cudaFreeAsync(gathered, st), "cudaFreeAsync");
+      }
+    });
+    watchCollective(call,
+                    "ncclAllGather of " + std::to_string(count) + " floats");
   }
-  countAllGather(state().counters, in, start);
+  countAllGather(state().counters, in, /*seconds=*/0);
 }

@@ -4,7 +4,8 @@
 // NCCL communicator and the counters; the last error and the failure
 // helpers are ../lib/Common.h's.
 // One rank per process, one GPU per rank; the compiled model calls the
-// runtime from one thread.
+// runtime from one thread (the watchdog's thread only reads the stream's
+// progress and NCCL's error state).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,13 @@
 namespace tprt {
 namespace cuda {
 
+/// Work on the stream between two events, whose elapsed time goes to
+/// `tprt_counters::*seconds`.
+struct TimedCall {
+  cudaEvent_t start, stop;
+  double tprt_counters::*seconds;
+};
+
 struct State {
   bool initialized = false;
   bool finalized = false;
@@ -45,9 +53,9 @@ struct State {
   /// (TPRT_COMM_TIMEOUT_S, default 60).
   double commTimeout = 60;
   tprt_counters counters{};
-  /// GEMM start/stop events not yet read into counters.gemm_seconds (the
-  /// GEMMs are asynchronous; tprt_get_counters reads them).
-  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> pendingGemm;
+  /// Start/stop events of GEMMs and collectives not yet read into the
+  /// counters (the work is asynchronous; tprt_get_counters reads them).
+  std::vector<TimedCall> pendingTimes;
   std::vector<cudaEvent_t> freeEvents;
 };
 
@@ -67,9 +75,36 @@ void checkBlas(const char *call, cublasStatus_t rc, const char *what);
 cudaStream_t stream(const char *call);
 
 cudaEvent_t takeEvent();
-/// Adds the times of the finished GEMMs' event pairs to the counters and
+/// Adds the times of the finished calls' event pairs to the counters and
 /// recycles their events; `wait`: wait for the unfinished ones too.
-void collectGemmTimes(bool wait);
+void collectTimes(bool wait);
+
+/// Issues `body`'s work on the rank's stream between two events; its GPU
+/// time is added to `seconds` when tprt_get_counters reads the events.
+template <typename Body>
+void timedOnStream(const char *call, double tprt_counters::*seconds,
+                   Body body) {
+  State &s = state();
+  cudaStream_t st = stream(call);
+  // Recycle the events of finished calls now and then, without waiting.
+  if (s.pendingTimes.size() >= 256)
+    collectTimes(/*wait=*/false);
+  cudaEvent_t start = takeEvent(), stop = takeEvent();
+  check(call, cudaEventRecord(start, st), "cudaEventRecord");
+  body();
+  check(call, cudaEventRecord(stop, st), "cudaEventRecord");
+  s.pendingTimes.push_back({start, stop, seconds});
+}
+
+/// The collectives in flight, watched from a host thread (Watchdog.cpp) so
+/// that the forward pass never waits for them on the host: started by
+/// tprt_init once NCCL is up, stopped by tprt_finalize.
+void startWatchdog();
+void stopWatchdog();
+/// Right after a collective was issued on the stream: if NCCL reports an
+/// error, or it has not finished TPRT_COMM_TIMEOUT_S seconds after it could
+/// start, every rank is ended with a message naming `what`.
+void watchCollective(const char *call, std::string what);
 
 } // namespace cuda
 } // namespace tprt

@@ -198,16 +198,8 @@ View view(const tprt_memref3d_f32 *m) {
 /// Runs `body` between two events on the stream and counts the call.
 template <typename Body>
 void timed(const char *call, double flops, Body body) {
+  timedOnStream(call, &tprt_counters::gemm_seconds, body);
   State &s = state();
-  cudaStream_t st = stream(call);
-  // Recycle the events of finished GEMMs now and then, without waiting.
-  if (s.pendingGemm.size() >= 256)
-    collectGemmTimes(/*wait=*/false);
-  cudaEvent_t start = takeEvent(), stop = takeEvent();
-  check(call, cudaEventRecord(start, st), "cudaEventRecord");
-  body();
-  check(call, cudaEventRecord(stop, st), "cudaEventRecord");
-  s.pendingGemm.emplace_back(start, stop);
   ++s.counters.gemm_calls;
   s.counters.gemm_flops += flops;
 }

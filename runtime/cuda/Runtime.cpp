@@ -15,7 +15,10 @@
 
 #include "CudaState.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 namespace tprt {
 namespace cuda {
@@ -65,11 +68,12 @@ static void releaseAll() {
   State &s = state();
   if (s.stream)
     cudaStreamSynchronize(s.stream);
-  for (auto &[start, stop] : s.pendingGemm) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+  stopWatchdog();
+  for (TimedCall &t : s.pendingTimes) {
+    cudaEventDestroy(t.start);
+    cudaEventDestroy(t.stop);
   }
-  s.pendingGemm.clear();
+  s.pendingTimes.clear();
   for (cudaEvent_t event : s.freeEvents)
     cudaEventDestroy(event);
   s.freeEvents.clear();
@@ -164,7 +168,12 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   State &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv, s.ownsMpi);
+  if (tprt_status st = tprt::common::startMpi(
+          s.finalized, argc, argv, s.ownsMpi,
+          // The watchdog's thread may call MPI_Abort while the main thread
+          // runs (below THREAD_MULTIPLE, Open MPI 4.1 then sometimes garbles
+          // its abort notice).
+          MPI_THREAD_MULTIPLE);
       st != TPRT_OK)
     return st;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
@@ -183,6 +192,8 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   tprt_status status = initDevice(s);
   if (status == TPRT_OK)
     status = initNccl(s);
+  if (status == TPRT_OK)
+    startWatchdog();
   if (status != TPRT_OK) {
     std::string message = tprt::common::lastError();
     releaseAll();
@@ -212,39 +223,45 @@ extern "C" const char *tprt_last_error(void) {
   return tprt::common::lastError().c_str();
 }
 
-/// Reads the elapsed time of every finished GEMM into the counters.
-void tprt::cuda::collectGemmTimes(bool wait) {
+void tprt::cuda::collectTimes(bool wait) {
   State &s = state();
-  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> still;
-  for (auto &[start, stop] : s.pendingGemm) {
+  std::vector<TimedCall> still;
+  for (TimedCall &t : s.pendingTimes) {
     if (wait)
-      cudaEventSynchronize(stop);
+      cudaEventSynchronize(t.stop);
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, start, stop) == cudaSuccess) {
-      s.counters.gemm_seconds += ms * 1e-3;
-      s.freeEvents.push_back(start);
-      s.freeEvents.push_back(stop);
+    if (cudaEventElapsedTime(&ms, t.start, t.stop) == cudaSuccess) {
+      s.counters.*t.seconds += ms * 1e-3;
+      s.freeEvents.push_back(t.start);
+      s.freeEvents.push_back(t.stop);
     } else {
-      still.emplace_back(start, stop);
+      still.push_back(t);
     }
   }
-  s.pendingGemm.swap(still);
+  s.pendingTimes.swap(still);
 }
 
 extern "C" void tprt_get_counters(tprt_counters *out) {
   if (state().initialized)
-    collectGemmTimes(/*wait=*/true);
+    collectTimes(/*wait=*/true);
   if (out)
     *out = state().counters;
 }
 
 extern "C" void tprt_reset_counters(void) {
   if (state().initialized)
-    collectGemmTimes(/*wait=*/true);
+    collectTimes(/*wait=*/true);
   state().counters = tprt_counters{};
 }
 
 extern "C" void tprt_abort(const char *message) {
+  // The watchdog's thread and the main thread may both fail (the main one
+  // on the communicator the other just aborted): the first one ends the
+  // ranks, the other waits to be ended with them.
+  static std::atomic<bool> aborting{false};
+  if (aborting.exchange(true))
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
   tprt::common::printAbortMessage(
       tprt::common::rankForMessages(state().initialized, state().rank),
       message);
@@ -275,8 +292,8 @@ extern "C" tprt_status tprt_device_alloc(size_t bytes, int zero, void **out) {
   if (!state().initialized)
     return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
   *out = nullptr;
-  if (tprt_status st = cudaStatus(call, cudaMalloc(out, bytes ? bytes : 1),
-                                  "cudaMalloc");
+  if (tprt_status st =
+          cudaStatus(call, cudaMalloc(out, bytes ? bytes : 1), "cudaMalloc");
       st != TPRT_OK)
     return st;
   // On the rank's stream (non-blocking: the legacy default stream's

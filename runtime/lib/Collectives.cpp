@@ -54,7 +54,7 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
       fail(call, "MPI_Allreduce of " + std::to_string(count) +
                      " floats failed: " + mpiErrorString(rc));
   }
-  countAllReduce(state().counters, buffer, start);
+  countAllReduce(state().counters, buffer, now() - start);
 }
 
 extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
@@ -99,5 +99,5 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
                       size_t(inner) * sizeof(float));
     }
   }
-  countAllGather(state().counters, in, start);
+  countAllGather(state().counters, in, now() - start);
 }

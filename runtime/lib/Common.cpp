@@ -54,7 +54,8 @@ int rankForMessages(bool initialized, int rank) {
   return 0;
 }
 
-tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi) {
+tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
+                     int threadLevel) {
   if (finalized)
     return setError(TPRT_ERR_STATE, "tprt_init",
                     "the runtime was finalized; it cannot start again");
@@ -64,10 +65,11 @@ tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi) {
   if (mpiFinalized)
     return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
   if (!mpiInitialized) {
-    int rc = MPI_Init(argc, argv);
+    int provided = 0;
+    int rc = MPI_Init_thread(argc, argv, threadLevel, &provided);
     if (rc != MPI_SUCCESS)
       return setError(TPRT_ERR_COMM, "tprt_init",
-                      "MPI_Init failed: " + mpiErrorString(rc));
+                      "MPI_Init_thread failed: " + mpiErrorString(rc));
     ownsMpi = true;
   }
   return TPRT_OK;

@@ -48,8 +48,10 @@ std::string mpiErrorString(int code);
 int rankForMessages(bool initialized, int rank);
 
 /// tprt_init's first steps, before the backend's own: refuses a finalized
-/// runtime or MPI, and calls MPI_Init unless the launcher did (`ownsMpi`).
-tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi);
+/// runtime or MPI, and initialises MPI at `threadLevel` unless the launcher
+/// did (`ownsMpi`).
+tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
+                     int threadLevel);
 
 /// MPI_Finalize when the runtime called MPI_Init.
 tprt_status finishMpi(bool ownsMpi);

@@ -59,7 +59,8 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   RuntimeState &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv, s.ownsMpi);
+  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
+                                              s.ownsMpi, MPI_THREAD_SINGLE);
       st != TPRT_OK)
     return st;
 
@@ -101,7 +102,9 @@ extern "C" void tprt_get_counters(tprt_counters *out) {
     *out = state().counters;
 }
 
-extern "C" void tprt_reset_counters(void) { state().counters = tprt_counters{}; }
+extern "C" void tprt_reset_counters(void) {
+  state().counters = tprt_counters{};
+}
 
 extern "C" void tprt_abort(const char *message) {
   tprt::common::printAbortMessage(

@@ -99,10 +99,10 @@ Buffer readBuffer(const char *call, const char *name,
 void checkGatheredShape(const char *call, const Buffer &in, const Buffer &out,
                         int64_t dim, int64_t worldSize);
 
-/// Counts an all-reduce of `buffer` / an all-gather of `in` that began at
-/// `start` (now()).
-void countAllReduce(tprt_counters &c, const Buffer &buffer, double start);
-void countAllGather(tprt_counters &c, const Buffer &in, double start);
+/// Counts an all-reduce of `buffer` / an all-gather of `in` that took
+/// `seconds` (the cuda runtime adds its GPU time later: 0).
+void countAllReduce(tprt_counters &c, const Buffer &buffer, double seconds);
+void countAllGather(tprt_counters &c, const Buffer &in, double seconds);
 
 } // namespace common
 } // namespace tprt

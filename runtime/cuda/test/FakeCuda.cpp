@@ -8,6 +8,10 @@
 // mapping, strided copies and batch strides are checked against the
 // definition rather than against themselves; NCCL is one rank. Kernel
 // loading is not faked (it fails).
+// TPRT_FAKE_NCCL=hang makes the first collective never finish, as when a
+// peer never arrives: events recorded after it stay not ready and waiting
+// for the stream or such an event blocks for good; =error does the same and
+// ncclCommGetAsyncError reports an error (test/Cuda/fake-e2e.test).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +19,13 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace {
 template <typename T> T token() { return reinterpret_cast<T>(new char(0)); }
@@ -27,6 +34,22 @@ cudaError_t allocate(void **p, size_t bytes) {
   *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
+
+std::atomic<bool> stuck{false}, asyncError{false};
+void issueCollective() {
+  const char *mode = std::getenv("TPRT_FAKE_NCCL");
+  if (mode && (!std::strcmp(mode, "hang") || !std::strcmp(mode, "error")))
+    stuck = true;
+  if (mode && !std::strcmp(mode, "error"))
+    asyncError = true;
+}
+[[noreturn]] void blockForGood() {
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+/// An event: whether the work before it never finishes.
+using Event = std::atomic<bool>;
+Event &event(cudaEvent_t e) { return *reinterpret_cast<Event *>(e); }
 } // namespace
 
 extern "C" {
@@ -47,8 +70,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   drop(s);
   return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  if (stuck)
+    blockForGood();
+  return cudaSuccess;
+}
+cudaError_t cudaStreamQuery(cudaStream_t) {
+  return stuck ? cudaErrorNotReady : cudaSuccess;
+}
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
   return cudaSuccess;
 }
@@ -92,19 +121,32 @@ cudaError_t cudaMemset(void *p, int value, size_t bytes) {
   return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e) {
-  *e = token<cudaEvent_t>();
+  *e = reinterpret_cast<cudaEvent_t>(new Event(false));
   return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
   return cudaEventCreate(e);
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
-  drop(e);
+  delete &event(e);
   return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  event(e) = bool(stuck);
+  return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  return event(e) ? cudaErrorNotReady : cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (event(e))
+    blockForGood();
+  return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t stop) {
+  if (event(start) || event(stop))
+    return cudaErrorNotReady;
   *ms = 0.001f;
   return cudaSuccess;
 }
@@ -214,7 +256,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 }
 ncclResult_t ncclCommAbort(ncclComm_t comm) { return ncclCommDestroy(comm); }
 ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *r) {
-  *r = ncclSuccess;
+  *r = asyncError ? ncclSystemError : ncclSuccess;
   return ncclSuccess;
 }
 const char *ncclGetErrorString(ncclResult_t) { return "fake nccl error"; }
@@ -222,12 +264,14 @@ const char *ncclGetLastError(ncclComm_t) { return ""; }
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t, ncclRedOp_t, ncclComm_t,
                            cudaStream_t) {
+  issueCollective();
   if (send != recv)
     std::memmove(recv, send, count * 4);
   return ncclSuccess;
 }
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                            ncclDataType_t, ncclComm_t, cudaStream_t) {
+  issueCollective();
   if (send != recv)
     std::memmove(recv, send, count * 4);
   return ncclSuccess;

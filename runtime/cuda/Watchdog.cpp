@@ -1,0 +1,143 @@
+//===- Watchdog.cpp - collectives in flight, watched from a host thread ---===//
+//
+// A forward pass issues its collectives and goes on: NCCL's kernels run in
+// stream order, so nothing on the host has to wait for them. What must not
+// happen is a hang when a peer never arrives or a link fails. A host thread
+// (as PyTorch's ProcessGroupNCCL does) watches an event recorded after each
+// collective: once the one before it has finished, a collective has
+// TPRT_COMM_TIMEOUT_S seconds (default 60) to finish; when that passes, or
+// ncclCommGetAsyncError reports an error, the thread ends every rank with a
+// message naming the collective (tprt_abort: ncclCommAbort, then MPI_Abort),
+// even while the main thread is blocked waiting for the stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaState.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+using namespace tprt::cuda;
+
+namespace {
+
+struct Watched {
+  const char *call;
+  std::string what;
+  cudaEvent_t done;
+  double issued;
+};
+
+struct Watchdog {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<Watched> inFlight;
+  std::vector<cudaEvent_t> freeEvents;
+  std::thread thread;
+  bool stopping = false;
+};
+
+Watchdog &watchdog() {
+  static Watchdog instance;
+  return instance;
+}
+
+[[noreturn]] void end(const Watched &w, const std::string &why) {
+  fail(w.call, w.what + " " + why);
+}
+
+void watch(int device, ncclComm_t comm, double timeout) {
+  Watchdog &d = watchdog();
+  cudaSetDevice(device);
+  // When the collective at the front could start: when it was issued, or
+  // when the one before it finished, whichever is later.
+  double since = 0;
+  std::unique_lock<std::mutex> lock(d.mutex);
+  while (true) {
+    if (d.inFlight.empty()) {
+      if (d.stopping)
+        return;
+      d.wake.wait(lock);
+      continue;
+    }
+    Watched front = d.inFlight.front();
+    lock.unlock();
+    since = std::max(since, front.issued);
+    cudaError_t rc = cudaEventQuery(front.done);
+    if (rc != cudaSuccess && rc != cudaErrorNotReady)
+      end(front, std::string("failed: ") + cudaGetErrorString(rc));
+    ncclResult_t async = ncclSuccess;
+    ncclCommGetAsyncError(comm, &async);
+    if (async != ncclSuccess && async != ncclInProgress)
+      end(front,
+          std::string("failed: NCCL error ") + ncclGetErrorString(async));
+    if (rc == cudaErrorNotReady && now() - since > timeout) {
+      std::ostringstream os;
+      os << "did not finish within " << timeout
+         << " s (TPRT_COMM_TIMEOUT_S); a rank did not reach it or the link "
+            "is down";
+      end(front, os.str());
+    }
+    lock.lock();
+    if (rc == cudaSuccess) {
+      since = now();
+      d.freeEvents.push_back(front.done);
+      d.inFlight.pop_front();
+    } else {
+      // Nobody waits on this thread: a millisecond's delay in noticing a
+      // finished collective costs nothing.
+      d.wake.wait_for(lock, std::chrono::milliseconds(1));
+    }
+  }
+}
+
+} // namespace
+
+void tprt::cuda::startWatchdog() {
+  State &s = state();
+  Watchdog &d = watchdog();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (d.thread.joinable())
+    return;
+  d.stopping = false;
+  d.thread = std::thread(watch, s.device, s.nccl, s.commTimeout);
+}
+
+void tprt::cuda::stopWatchdog() {
+  Watchdog &d = watchdog();
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (!d.thread.joinable())
+      return;
+    d.stopping = true;
+  }
+  d.wake.notify_all();
+  d.thread.join();
+  for (cudaEvent_t event : d.freeEvents)
+    cudaEventDestroy(event);
+  d.freeEvents.clear();
+}
+
+void tprt::cuda::watchCollective(const char *call, std::string what) {
+  Watchdog &d = watchdog();
+  cudaEvent_t done = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (!d.freeEvents.empty()) {
+      done = d.freeEvents.back();
+      d.freeEvents.pop_back();
+    }
+  }
+  if (!done)
+    check(call, cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+          "cudaEventCreateWithFlags");
+  check(call, cudaEventRecord(done, stream(call)), "cudaEventRecord");
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    d.inFlight.push_back({call, std::move(what), done, now()});
+  }
+  d.wake.notify_all();
+}
