@@ -21,6 +21,7 @@ using namespace mlir;
 
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   pm.addPass(createTPDecomposeAggregates());
+  pm.addPass(createTPFoldTransposeIntoMatmul());
   pm.addPass(createTPApproximateMath());
   pm.addPass(createTPCollectivesToRuntime());
 

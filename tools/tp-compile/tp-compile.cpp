@@ -127,7 +127,7 @@ static llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
 }
 
 /// The manifest of runtime/include/tprt/model.h, from the per-rank program.
-static FailureOr<std::string> buildManifest(func::FuncOp fn) {
+static FailureOr<llvm::json::Object> buildManifest(func::FuncOp fn) {
   llvm::json::Array args, results;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
@@ -163,12 +163,25 @@ static FailureOr<std::string> buildManifest(func::FuncOp fn) {
                                          {"dtype", "f32"},
                                          {"shape", shapeJson(type.getShape())}});
   }
-  llvm::json::Object manifest{{"abi_version", kAbiVersion},
-                              {"backend", backend.getValue()},
-                              {"tp_size", tpSize.getValue()},
-                              {"function", fn.getName().str()},
-                              {"args", std::move(args)},
-                              {"results", std::move(results)}};
+  return llvm::json::Object{{"abi_version", kAbiVersion},
+                            {"backend", backend.getValue()},
+                            {"tp_size", tpSize.getValue()},
+                            {"function", fn.getName().str()},
+                            {"args", std::move(args)},
+                            {"results", std::move(results)}};
+}
+
+/// The manifest's text, once the lowering has said which weights it stores
+/// in bf16 (tp::kBf16ArgsAttrName, which LLVM IR has no use for).
+static std::string finishManifest(llvm::json::Object manifest,
+                                  ModuleOp module) {
+  if (auto bf16 = module->getAttrOfType<DenseI64ArrayAttr>(
+          tp::kBf16ArgsAttrName)) {
+    llvm::json::Array *args = manifest.getArray("args");
+    for (int64_t i : bf16.asArrayRef())
+      (*(*args)[i].getAsObject())["dtype"] = "bf16";
+    module->removeAttr(tp::kBf16ArgsAttrName);
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(manifest));
@@ -329,7 +342,7 @@ static LogicalResult compile(MLIRContext &context) {
   if (failed(shard.run(*module)))
     return fail("tp-shard failed on " + inputFile);
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);
-  FailureOr<std::string> manifest = buildManifest(fn);
+  FailureOr<llvm::json::Object> manifest = buildManifest(fn);
   if (failed(manifest))
     return failure();
   unsigned numBuffers = fn.getNumArguments() + fn.getNumResults();
@@ -369,7 +382,8 @@ static LogicalResult compile(MLIRContext &context) {
   }
   if (failed(lower.run(*module)))
     return fail("lowering failed on " + inputFile);
-  addModelInterface(*module, entryName, numBuffers, *manifest);
+  addModelInterface(*module, entryName, numBuffers,
+                    finishManifest(std::move(*manifest), *module));
   if (emit == Emit::Lowered)
     return writeModule();
 

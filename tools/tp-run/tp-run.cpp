@@ -48,6 +48,29 @@ const std::string kBackend = "cuda";
 #else
 const std::string kBackend = "cpu";
 #endif
+// tp-compile --dtype bf16 (cuda only) stores the weights only GEMMs read in
+// bf16: the manifest says so and the launcher converts the checkpoint's f32.
+#ifdef TP_RUN_CUDA
+constexpr bool kBf16Weights = true;
+#else
+constexpr bool kBf16Weights = false;
+#endif
+
+/// `f32` rounded to bf16 (to nearest, ties to even; NaN stays NaN), as
+/// arith.truncf rounds on the GPU.
+tprt::AlignedBuffer toBf16(const tprt::AlignedBuffer &f32, size_t count) {
+  tprt::AlignedBuffer out(count * sizeof(uint16_t));
+  const uint32_t *in = f32.as<uint32_t>();
+  uint16_t *bf16 = out.as<uint16_t>();
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits = in[i];
+    if ((bits & 0x7fffffffu) > 0x7f800000u)
+      bf16[i] = uint16_t((bits >> 16) | 0x40); // quiet NaN
+    else
+      bf16[i] = uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  }
+  return out;
+}
 
 const char *kUsage =
     "usage: mpirun -np N tp-run MODEL.so --weights FILE.safetensors\n"
@@ -275,9 +298,10 @@ std::vector<std::string> loadAndValidate(const Options &options,
     if (i > 0 && arg.role != "weight")
       errors.push_back(where + " has role '" + arg.role +
                        "'; only argument 0 is the input");
-    if (arg.dtype != "f32")
-      errors.push_back(where + " has dtype '" + arg.dtype +
-                       "'; the cpu runtime takes f32");
+    if (arg.dtype != "f32" && !(kBf16Weights && i > 0 && arg.dtype == "bf16"))
+      errors.push_back(where + " has dtype '" + arg.dtype + "'; the " +
+                       kBackend + " runtime takes f32" +
+                       (kBf16Weights ? " (and bf16 weights)" : ""));
     Expected<std::vector<int64_t>> local =
         tprt::shardShape(arg.shape, arg.shard, manifest.tpSize);
     if (!local)
@@ -291,8 +315,8 @@ std::vector<std::string> loadAndValidate(const Options &options,
   for (const tprt::ManifestResult &result : manifest.results)
     if (result.dtype != "f32")
       errors.push_back("'" + model + "': result '" + result.name +
-                       "' has dtype '" + result.dtype +
-                       "'; the cpu runtime takes f32");
+                       "' has dtype '" + result.dtype + "'; the " + kBackend +
+                       " runtime takes f32");
   if (!errors.empty())
     return errors;
 
@@ -591,6 +615,9 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
       errors.push_back(slice.status().message());
       continue;
     }
+    if (arg.dtype == "bf16")
+      slice->buffer =
+          toBf16(slice->buffer, size_t(tprt::numElements(slice->shape)));
     if (i > 0)
       timings.weightsLocalMib +=
           static_cast<double>(slice->buffer.size()) / (1024.0 * 1024.0);

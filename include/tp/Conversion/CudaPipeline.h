@@ -34,10 +34,18 @@ struct CudaLoweringOptions {
   /// loops for the host (malloc, CPU runtime), so the loop structure the
   /// kernels are made of can be checked numerically without a GPU.
   bool emulateOnHost = false;
-  /// GEMM inputs: "f32", or "bf16" (each GEMM's operands rounded to bf16 by
-  /// a kernel, fp32 accumulation and output: tprt_matmul_bf16).
+  /// GEMM inputs: "f32", or "bf16" (bf16 operands, fp32 accumulation and
+  /// output: tprt_matmul_bf16; weights only GEMMs read are stored in bf16,
+  /// other operands rounded by a kernel).
   std::string gemmDtype = "f32";
 };
+
+/// With gemmDtype "bf16": the module attribute (a DenseI64ArrayAttr) listing
+/// the entry function's arguments that became bf16 weights, for the
+/// manifest (runtime/include/tprt/model.h); the launcher converts them from
+/// the checkpoint's fp32. Absent when none did. A note from the lowering to
+/// tp-compile, not part of the tp dialect (hence no "tp." prefix).
+inline constexpr llvm::StringLiteral kBf16ArgsAttrName = "tpcompile.bf16_args";
 
 /// The cuda lowering down to the LLVM dialect (host) plus gpu.binary
 /// (kernels); the entry function gets a C interface.

@@ -30,6 +30,23 @@ def TPCollectivesToRuntime : Pass<"tp-collectives-to-runtime", "ModuleOp"> {
                            "arith::ArithDialect"];
 }
 
+def TPFoldTransposeIntoMatmul : Pass<"tp-fold-transpose-into-matmul"> {
+  let summary = "Read a transposed GEMM operand through the GEMM's "
+                "indexing map instead of a transposed copy";
+  let description = [{
+    Torch-style weights ([out, in]) and attention's K^T reach a
+    `linalg.matmul` / `linalg.batch_matmul` through a `linalg.transpose`
+    that swaps the last two dimensions: a copy of the operand in every
+    forward pass (each weight, on both backends). On tensors, before
+    bufferization, the GEMM reads the transpose's input instead, with its
+    operand map's last two results swapped; `tp-linalg-to-runtime` passes
+    that on as the GEMM's transpose flag. A transpose left without users
+    goes away. Other permutations are left alone (the runtime's GEMM takes
+    plain or swapped operands only).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
   let summary = "Turn f32 linalg.matmul / batch_matmul on buffers into "
                 "calls of the runtime's GEMM";

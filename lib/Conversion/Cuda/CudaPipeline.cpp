@@ -11,10 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaPasses.h"
+
 #include "tp/Conversion/CudaPipeline.h"
 #include "tp/Conversion/Passes.h"
 
-#include "../RuntimeCalls.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -72,82 +73,6 @@ struct CopyToLinalgPass
       linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
       op.erase();
     }
-  }
-};
-
-/// --dtype bf16: each fp32 GEMM call (tprt_[batch_]matmul_f32, after
-/// tp-linalg-to-runtime) gets its a and b rounded to bf16 into fresh
-/// contiguous buffers (a linalg.generic each: a kernel) and calls
-/// tprt_[batch_]matmul_bf16, which accumulates in fp32 into the same c. The
-/// buffers are freed by the deallocation passes that follow.
-struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GemmBf16Pass)
-  StringRef getArgument() const override { return "tp-gemm-bf16"; }
-  StringRef getDescription() const override {
-    return "Run the runtime's fp32 GEMMs on bf16 inputs, fp32 accumulation";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, memref::MemRefDialect,
-                    arith::ArithDialect>();
-  }
-  static MemRefType anyStrided(unsigned rank, Type element) {
-    SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
-    return MemRefType::get(dynamic, element,
-                           StridedLayoutAttr::get(element.getContext(),
-                                                  ShapedType::kDynamic,
-                                                  dynamic));
-  }
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<func::CallOp> calls;
-    module.walk([&](func::CallOp call) {
-      StringRef callee = call.getCallee();
-      if (callee == "tprt_matmul_f32" || callee == "tprt_batch_matmul_f32")
-        calls.push_back(call);
-    });
-    for (func::CallOp call : calls) {
-      bool batched = call.getCallee() == "tprt_batch_matmul_f32";
-      unsigned rank = batched ? 3 : 2;
-      OpBuilder b(call);
-      Location loc = call.getLoc();
-      Type bf16 = b.getBF16Type();
-      MemRefType view16 = anyStrided(rank, bf16);
-      SmallVector<Value> args;
-      for (unsigned i = 0; i < 2; ++i) {
-        Value v = call.getOperand(i);
-        if (auto cast = v.getDefiningOp<memref::CastOp>())
-          v = cast.getSource();
-        auto type = cast<MemRefType>(v.getType());
-        SmallVector<Value> dynamicSizes;
-        for (unsigned d = 0; d < rank; ++d)
-          if (type.isDynamicDim(d))
-            dynamicSizes.push_back(memref::DimOp::create(b, loc, v, d));
-        Value buffer = memref::AllocOp::create(
-            b, loc, MemRefType::get(type.getShape(), bf16), dynamicSizes);
-        AffineMap id = b.getMultiDimIdentityMap(rank);
-        SmallVector<utils::IteratorType> iterators(
-            rank, utils::IteratorType::parallel);
-        linalg::GenericOp::create(
-            b, loc, TypeRange{}, ValueRange{v}, ValueRange{buffer},
-            ArrayRef<AffineMap>{id, id}, iterators,
-            [&](OpBuilder &nb, Location l, ValueRange x) {
-              Value t = arith::TruncFOp::create(nb, l, bf16, x[0]);
-              linalg::YieldOp::create(nb, l, t);
-            });
-        args.push_back(memref::CastOp::create(b, loc, view16, buffer));
-      }
-      for (unsigned i = 2; i < 5; ++i)
-        args.push_back(call.getOperand(i));
-      func::FuncOp fn = tp::declareRuntimeFunc(
-          module, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",
-          ValueRange(args).getTypes());
-      func::CallOp::create(b, loc, fn, args);
-      call.erase();
-    }
-    for (StringRef name : {"tprt_matmul_f32", "tprt_batch_matmul_f32"})
-      if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-        if (SymbolTable::symbolKnownUseEmpty(fn, module))
-          fn.erase();
   }
 };
 
@@ -245,7 +170,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
   addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16")
-    pm.addPass(std::make_unique<GemmBf16Pass>());
+    pm.addPass(createGemmBf16Pass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
@@ -293,7 +218,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
 void mlir::tp::registerCudaLoweringPipeline() {
   PassRegistration<CopyToLinalgPass>();
   PassRegistration<TileForGpuPass>();
-  PassRegistration<GemmBf16Pass>();
+  registerPass([] { return createGemmBf16Pass(); });
   PassPipelineRegistration<>(
       "tp-lower-cuda",
       "Lower a per-rank program for the cuda backend (sm_90 cubins)",

@@ -1,0 +1,24 @@
+//===- CudaPasses.h - the cuda lowering's own passes ------------*- C++ -*-===//
+//
+// Internal to MLIRTPCudaLowering (CudaPipeline.cpp builds the pipeline).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_LIB_CONVERSION_CUDA_CUDAPASSES_H
+#define TP_LIB_CONVERSION_CUDA_CUDAPASSES_H
+
+#include "tp/Conversion/CudaPipeline.h"
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace mlir::tp {
+
+/// tp-gemm-bf16 (GemmBf16.cpp): bf16 GEMM operands, fp32 accumulation; the
+/// weights only GEMMs read stored in bf16 (kBf16ArgsAttrName).
+std::unique_ptr<Pass> createGemmBf16Pass();
+
+} // namespace mlir::tp
+
+#endif // TP_LIB_CONVERSION_CUDA_CUDAPASSES_H

@@ -1,0 +1,212 @@
+//===- GemmBf16.cpp - bf16 GEMM operands, weights stored in bf16 ----------===//
+//
+// tp-compile --backend cuda --dtype bf16: every fp32 GEMM call
+// (tprt_[batch_]matmul_f32, after tp-linalg-to-runtime) becomes
+// tprt_[batch_]matmul_bf16, bf16 a and b with fp32 accumulation into the
+// same fp32 c.
+//
+// A weight (an entry-function argument after the input) that only GEMMs read
+// is stored in bf16: the argument becomes a bf16 memref, the views between it
+// and the calls are retyped, and the launcher converts the checkpoint's fp32
+// once when it uploads the weights (the manifest says "bf16" for it: the
+// argument numbers are left in the module attribute tp.bf16_args for
+// tp-compile). Rounding such a weight in every forward pass would read 4 and
+// write 2 bytes per parameter before the GEMM reads 2; at 128 tokens that
+// traffic costs more than the GEMM itself. Any other operand (activations,
+// weights also read by other ops, views cuBLAS cannot take as they are) is
+// rounded into a fresh contiguous buffer by a linalg.generic (a kernel);
+// the deallocation passes that follow free it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaPasses.h"
+
+#include "../RuntimeCalls.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace {
+
+bool isF32Gemm(func::CallOp call) {
+  StringRef callee = call.getCallee();
+  return callee == "tprt_matmul_f32" || callee == "tprt_batch_matmul_f32";
+}
+
+/// The memref a view-like op reads, if `op` is one.
+Value viewSource(Operation *op) {
+  if (auto cast = dyn_cast<memref::CastOp>(op))
+    return cast.getSource();
+  if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+    return view.getViewSource();
+  return nullptr;
+}
+
+/// Whether cuBLAS takes this GEMM operand as it is: static strides, the
+/// last two dimensions row- or column-major (runtime/cuda/Gemm.cpp copies
+/// any other fp32 view, and refuses a bf16 one).
+bool blasLayout(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.size() < 2)
+    return false;
+  int64_t inner = strides.back(), outer = strides[strides.size() - 2];
+  return !ShapedType::isDynamic(inner) && !ShapedType::isDynamic(outer) &&
+         (inner == 1 || outer == 1);
+}
+
+/// Whether every use of `value`, through view-like ops, is the a or b of an
+/// fp32 GEMM call in a layout cuBLAS takes; collects the views in `views`
+/// (defs before uses).
+bool onlyGemmOperands(Value value, SmallVectorImpl<Operation *> &views) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      if (!isF32Gemm(call) || use.getOperandNumber() > 1)
+        return false;
+      // tp-linalg-to-runtime casts each operand to a fully dynamic layout:
+      // the layout is in the type before that cast.
+      Value operand = value;
+      while (auto cast = operand.getDefiningOp<memref::CastOp>())
+        operand = cast.getSource();
+      if (!blasLayout(cast<MemRefType>(operand.getType())))
+        return false;
+      continue;
+    }
+    if (viewSource(user) != value || user->getNumResults() != 1)
+      return false;
+    views.push_back(user);
+    if (!onlyGemmOperands(user->getResult(0), views))
+      return false;
+  }
+  return true;
+}
+
+MemRefType withElement(Type type, Type element) {
+  return MemRefType::Builder(cast<MemRefType>(type)).setElementType(element);
+}
+
+/// The weights only GEMMs read: retyped to bf16 with their views. Returns
+/// their argument numbers.
+SmallVector<int64_t> storeWeightsInBf16(func::FuncOp fn) {
+  Type bf16 = BFloat16Type::get(fn.getContext());
+  SmallVector<int64_t> stored;
+  SmallVector<Type> argTypes(fn.getArgumentTypes());
+  // Argument 0 is the input, which the launcher passes as it is.
+  for (BlockArgument arg : fn.getArguments().drop_front()) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    SmallVector<Operation *> views;
+    if (!type || !type.getElementType().isF32() || arg.use_empty() ||
+        !onlyGemmOperands(arg, views))
+      continue;
+    arg.setType(withElement(type, bf16));
+    argTypes[arg.getArgNumber()] = arg.getType();
+    for (Operation *view : views)
+      view->getResult(0).setType(withElement(view->getResult(0).getType(), bf16));
+    stored.push_back(arg.getArgNumber());
+  }
+  fn.setFunctionType(
+      FunctionType::get(fn.getContext(), argTypes, fn.getResultTypes()));
+  return stored;
+}
+
+MemRefType anyStrided(unsigned rank, Type element) {
+  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
+  return MemRefType::get(dynamic, element,
+                         StridedLayoutAttr::get(element.getContext(),
+                                                ShapedType::kDynamic, dynamic));
+}
+
+/// `v` rounded to bf16 into a fresh contiguous buffer, by a linalg.generic.
+Value roundToBf16(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  unsigned rank = type.getRank();
+  Type bf16 = b.getBF16Type();
+  SmallVector<Value> dynamicSizes;
+  for (unsigned d = 0; d < rank; ++d)
+    if (type.isDynamicDim(d))
+      dynamicSizes.push_back(memref::DimOp::create(b, loc, v, d));
+  Value buffer = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), bf16), dynamicSizes);
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{v}, ValueRange{buffer},
+      ArrayRef<AffineMap>{id, id}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange x) {
+        linalg::YieldOp::create(nb, l,
+                                arith::TruncFOp::create(nb, l, bf16, x[0])
+                                    .getResult());
+      });
+  return buffer;
+}
+
+struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GemmBf16Pass)
+  StringRef getArgument() const override { return "tp-gemm-bf16"; }
+  StringRef getDescription() const override {
+    return "Run the runtime's fp32 GEMMs on bf16 inputs (fp32 accumulation); "
+           "store the weights only GEMMs read in bf16";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect, memref::MemRefDialect,
+                    arith::ArithDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The entry function: the one with a C interface and a body (the
+    // runtime's declarations have none).
+    SmallVector<int64_t> stored;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && fn->hasAttr("llvm.emit_c_interface"))
+        llvm::append_range(stored, storeWeightsInBf16(fn));
+    if (!stored.empty())
+      module->setAttr(tp::kBf16ArgsAttrName,
+                      DenseI64ArrayAttr::get(&getContext(), stored));
+
+    SmallVector<func::CallOp> calls;
+    module.walk([&](func::CallOp call) {
+      if (isF32Gemm(call))
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls) {
+      bool batched = call.getCallee() == "tprt_batch_matmul_f32";
+      OpBuilder b(call);
+      Location loc = call.getLoc();
+      MemRefType view16 = anyStrided(batched ? 3 : 2, b.getBF16Type());
+      SmallVector<Value> args;
+      for (unsigned i = 0; i < 2; ++i) {
+        Value v = call.getOperand(i);
+        if (!cast<MemRefType>(v.getType()).getElementType().isBF16()) {
+          if (auto cast = v.getDefiningOp<memref::CastOp>())
+            v = cast.getSource();
+          v = roundToBf16(b, loc, v);
+        }
+        args.push_back(memref::CastOp::create(b, loc, view16, v));
+      }
+      for (unsigned i = 2; i < 5; ++i)
+        args.push_back(call.getOperand(i));
+      func::FuncOp fn = tp::declareRuntimeFunc(
+          module, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",
+          ValueRange(args).getTypes());
+      func::CallOp::create(b, loc, fn, args);
+      call.erase();
+    }
+    for (StringRef name : {"tprt_matmul_f32", "tprt_batch_matmul_f32"})
+      if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+        if (SymbolTable::symbolKnownUseEmpty(fn, module))
+          fn.erase();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::tp::createGemmBf16Pass() {
+  return std::make_unique<GemmBf16Pass>();
+}
