@@ -1,5 +1,6 @@
 //===- tp-opt.cpp - the tp-mlir optimizer driver --------------------------===//
 
+#include "tp/Conversion/CudaPipeline.h"
 #include "tp/InitAll.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -22,6 +23,10 @@ int main(int argc, char **argv) {
   // The stages of tp-lower-cpu, to run them one by one.
   mlir::bufferization::registerBufferizationPasses();
   mlir::registerLinalgPasses();
+  // tp-lower-cuda and its own passes (tp-gemm-bf16, ...): the cuda lowering
+  // needs only MLIR, not CUDA.
+  mlir::tp::registerCudaLoweringPipeline();
+  mlir::tp::registerCudaLoweringDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tp-mlir optimizer driver\n", registry));
 }

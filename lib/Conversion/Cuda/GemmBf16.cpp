@@ -188,7 +188,9 @@ struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
             v = cast.getSource();
           v = roundToBf16(b, loc, v);
         }
-        args.push_back(memref::CastOp::create(b, loc, view16, v));
+        args.push_back(v.getType() == view16
+                           ? v
+                           : memref::CastOp::create(b, loc, view16, v));
       }
       for (unsigned i = 2; i < 5; ++i)
         args.push_back(call.getOperand(i));

@@ -1,0 +1,66 @@
+// RUN: tp-opt %s --tp-gemm-bf16 --split-input-file | FileCheck %s
+
+// A weight only GEMMs read (directly, and through a reshape) becomes a bf16
+// argument, listed for tp-compile's manifest; the activation is rounded into
+// a fresh buffer by a kernel; a weight also read by another op (a bias-like
+// use), and one whose view cuBLAS could not take as it is, stay f32 and are
+// rounded per call.
+// CHECK: module attributes {tpcompile.bf16_args = array<i64: 1, 2>}
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME: %[[X:[^:]*]]: memref<4x8xf32>, %[[W:[^:]*]]: memref<8x16xbf16>, %[[WR:[^:]*]]: memref<2x4x16xbf16>,
+// CHECK-SAME: %[[WB:[^:]*]]: memref<8x16xf32>, %[[WS:[^:]*]]: memref<8x32xf32>
+// CHECK: %[[W16:.*]] = memref.cast %[[W]] : memref<8x16xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
+// CHECK: %[[XR:.*]] = memref.alloc() : memref<4x8xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<4x8xf32>) outs(%[[XR]] : memref<4x8xbf16>)
+// CHECK: arith.truncf
+// CHECK: call @tprt_matmul_bf16(%{{.*}}, %[[W16]],
+// CHECK: memref.collapse_shape %[[WR]] {{.*}} : memref<2x4x16xbf16> into memref<8x16xbf16>
+// CHECK: call @tprt_matmul_bf16(
+// CHECK: linalg.generic {{.*}} ins(%[[WB]] : memref<8x16xf32>)
+// CHECK: call @tprt_matmul_bf16(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x16xf32, strided<[32, 2]>>)
+// CHECK: call @tprt_matmul_bf16(
+// CHECK-NOT: tprt_matmul_f32
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
+  func.func private @use(memref<8x16xf32>)
+  func.func @forward(%x: memref<4x8xf32>, %w: memref<8x16xf32>, %wr: memref<2x4x16xf32>,
+                     %wb: memref<8x16xf32>, %ws: memref<8x32xf32>, %out: memref<4x16xf32>)
+      attributes {llvm.emit_c_interface} {
+    %f = arith.constant 0 : i64
+    %c = memref.cast %out : memref<4x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b0 = memref.cast %w : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b0, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    %r = memref.collapse_shape %wr [[0, 1], [2]] : memref<2x4x16xf32> into memref<8x16xf32>
+    %b1 = memref.cast %r : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b1, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    %b2 = memref.cast %wb : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b2, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    call @use(%wb) : (memref<8x16xf32>) -> ()
+    %s = memref.subview %ws[0, 0] [8, 16] [1, 2] : memref<8x32xf32> to memref<8x16xf32, strided<[32, 2]>>
+    %b3 = memref.cast %s : memref<8x16xf32, strided<[32, 2]>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b3, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// The input (argument 0) is never converted: the launcher passes it as it is.
+// CHECK-LABEL: func.func @input_only(
+// CHECK-SAME: memref<4x8xf32>
+// CHECK-NOT: tpcompile.bf16_args
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @input_only(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %out: memref<8x8xf32>)
+      attributes {llvm.emit_c_interface} {
+    %f = arith.constant 0 : i64
+    %t = arith.constant 1 : i64
+    %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %y : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %out : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %t, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    return
+  }
+}
