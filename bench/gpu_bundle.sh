@@ -51,6 +51,10 @@ grep -q "TP_HAVE_CUDA:INTERNAL=ON" "$BUILD/CMakeCache.txt" 2>/dev/null \
   || die "$BUILD was not configured with the cuda backend (scripts/setup.sh with CUDA at /usr/local/cuda)"
 CUDA_ROOT="$(sed -n 's/^TP_CUDA_TOOLKIT_ROOT:INTERNAL=//p' "$BUILD/CMakeCache.txt")"
 [ "${SKIP_BUILD:-0}" = 1 ] || ninja -C "$BUILD" >&2
+# Replace only an earlier bundle (or nothing).
+if [ -e "$BUNDLE" ] && [ ! -f "$BUNDLE/BUNDLE.txt" ]; then
+  die "$BUNDLE exists and is not a bundle (no BUNDLE.txt): not replacing it"
+fi
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE"/{bin,lib,ompi,models}
 

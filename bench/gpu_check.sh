@@ -50,10 +50,14 @@ B="$BUNDLE/bin"
 T0=$(date +%s)
 mkdir -p "$WORK"
 LOG="$WORK/gpu_check.log"
-exec > >(tee "$LOG") 2>&1
+exec 3>&1 4>&2 > >(tee "$LOG") 2>&1
+TEE_PID=$!
 log() { echo "# [$(( $(date +%s) - T0 )) s] $*"; }
 die() { echo "gpu_check: FAILED: $*"; exit 1; }
 save_out() {  # what comes back through the device tool
+  # Let tee write the last lines (the failure, if any) before copying.
+  exec 1>&3 2>&4
+  wait "$TEE_PID" 2>/dev/null || true
   [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
   cp "$LOG" "$OUT/" 2>/dev/null || true
   if [ "$DOC" != - ]; then cp "$DOC" "$OUT/" 2>/dev/null || true; fi
@@ -86,7 +90,7 @@ find_lib() {  # the folder holding shared library $1 on this machine
     [ -n "$hit" ] && { dirname "$hit"; return; }
   done
   hit="$(find /usr/local /opt /usr/lib -name "$1" -print -quit 2>/dev/null || true)"
-  [ -n "$hit" ] && dirname "$hit"
+  if [ -n "$hit" ]; then dirname "$hit"; fi
 }
 CUDA_DIRS=""
 for lib in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
@@ -117,7 +121,8 @@ TP_RUN_CUDA="$B/tp-run-cuda"
 # --- 1. a GPU ------------------------------------------------------------------------
 GPU_NAME="unknown"
 if command -v nvidia-smi >/dev/null; then
-  GPU_NAME="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+  GPU_NAME="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+              2>/dev/null | head -1 || true)"
 fi
 log "GPU: $GPU_NAME"
 "$B/tprt-cuda-probe" || die "the CUDA runtime sees no usable GPU"

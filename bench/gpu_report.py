@@ -85,8 +85,9 @@ Models (random weights made on the GPU machine):
 - GEMM rate in the model: the runtime's cuBLAS calls timed with CUDA events (tp-run-cuda's report);
   best: the same calls (TPRT_GEMM_LOG) replayed alone by bench/gemm_peak.cu, best of
   CUBLAS_GEMM_DEFAULT and DEFAULT_TENSOR_OP, in the same input type, weighted by their count.
-- bf16: the GEMM time excludes the kernels that round each operand to bf16 (weights included,
-  every forward pass); they are in the forward time.
+- bf16: weights only GEMMs read are stored in bf16 (converted once when uploaded); the GEMM
+  time excludes the kernels that round the other operands (activations) to bf16 in every
+  forward pass; they are in the forward time.
 - Every check before the numbers passed: the runtime's GPU unit tests, tiny GPT-2 and Llama vs numpy
   and vs the CPU backend's output, the tp-2 model refused on one GPU, and the outputs above vs numpy.
 """

@@ -37,14 +37,6 @@ static std::optional<bool> isTransposed(AffineMap map, bool batched,
   return std::nullopt;
 }
 
-static MemRefType anyStrided(unsigned rank, Type element) {
-  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
-  return MemRefType::get(
-      dynamic, element,
-      StridedLayoutAttr::get(element.getContext(), ShapedType::kDynamic,
-                             dynamic));
-}
-
 static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
   bool batched = isa<linalg::BatchMatmulOp>(op);
   unsigned b = batched ? 1 : 0;
@@ -64,7 +56,7 @@ static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
 
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  MemRefType viewType = anyStrided(batched ? 3 : 2, f32);
+  MemRefType viewType = tp::anyStrided(batched ? 3 : 2, f32);
   StringRef name = batched ? "tprt_batch_matmul_f32" : "tprt_matmul_f32";
   Type i64 = builder.getI64Type();
   func::FuncOp fn = tp::declareRuntimeFunc(

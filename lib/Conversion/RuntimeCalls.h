@@ -23,6 +23,15 @@ inline func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
   return fn;
 }
 
+/// memref<?x...x?xT, strided<[?, ...], offset: ?>>: the type the runtime's
+/// entry points take, so any view of a buffer can be passed as it is.
+inline MemRefType anyStrided(unsigned rank, Type element) {
+  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
+  return MemRefType::get(dynamic, element,
+                         StridedLayoutAttr::get(element.getContext(),
+                                                ShapedType::kDynamic, dynamic));
+}
+
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_RUNTIMECALLS_H

@@ -52,6 +52,9 @@ struct State {
   /// Seconds a collective may take before every rank is ended
   /// (TPRT_COMM_TIMEOUT_S, default 60).
   double commTimeout = 60;
+  /// Whether MPI runs at MPI_THREAD_MULTIPLE, so the watchdog's thread may
+  /// call MPI_Abort.
+  bool mpiThreadMultiple = false;
   tprt_counters counters{};
   /// Start/stop events of GEMMs and collectives not yet read into the
   /// counters (the work is asynchronous; tprt_get_counters reads them).
@@ -101,6 +104,7 @@ void timedOnStream(const char *call, double tprt_counters::*seconds,
 /// tprt_init once NCCL is up, stopped by tprt_finalize.
 void startWatchdog();
 void stopWatchdog();
+bool onWatchdogThread();
 /// Right after a collective was issued on the stream: if NCCL reports an
 /// error, or it has not finished TPRT_COMM_TIMEOUT_S seconds after it could
 /// start, every rank is ended with a message naming `what`.

@@ -176,6 +176,9 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
           MPI_THREAD_MULTIPLE);
       st != TPRT_OK)
     return st;
+  int threadLevel = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&threadLevel);
+  s.mpiThreadMultiple = threadLevel == MPI_THREAD_MULTIPLE;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
   if (rc != MPI_SUCCESS)
     return setError(TPRT_ERR_COMM, "tprt_init",
@@ -266,12 +269,16 @@ extern "C" void tprt_abort(const char *message) {
       tprt::common::rankForMessages(state().initialized, state().rank),
       message);
   // A collective may be stuck on the GPU: abort the communicator so no
-  // kernel keeps waiting for a peer that is gone.
+  // kernel keeps waiting for a peer that is gone. (Not reset: the other
+  // thread may read it; the process ends next.)
   State &s = state();
-  if (s.nccl) {
+  if (s.nccl)
     ncclCommAbort(s.nccl);
-    s.nccl = nullptr;
-  }
+  // MPI_Abort from the watchdog's thread needs MPI_THREAD_MULTIPLE; below it
+  // (MPI started by an embedding program), end this rank only: mpirun ends
+  // the others when a rank exits non-zero, and their own watchdogs would.
+  if (!s.mpiThreadMultiple && onWatchdogThread())
+    std::_Exit(1);
   tprt::common::endAllRanks();
 }
 

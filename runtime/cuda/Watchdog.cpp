@@ -41,12 +41,18 @@ struct Watchdog {
 };
 
 Watchdog &watchdog() {
-  static Watchdog instance;
-  return instance;
+  // Never destroyed: a process that exits without tprt_finalize must not
+  // destroy a running std::thread (std::terminate).
+  static Watchdog *instance = new Watchdog;
+  return *instance;
 }
 
+/// Ends every rank (tprt_abort). The message is built here rather than in
+/// the shared last-error string, which the main thread may be writing.
 [[noreturn]] void end(const Watched &w, const std::string &why) {
-  fail(w.call, w.what + " " + why);
+  std::string message = std::string(w.call) + ": " + w.what + " " + why;
+  tprt_abort(message.c_str());
+  __builtin_unreachable(); // tprt_abort ends the process
 }
 
 void watch(int device, ncclComm_t comm, double timeout) {
@@ -67,8 +73,11 @@ void watch(int device, ncclComm_t comm, double timeout) {
     lock.unlock();
     since = std::max(since, front.issued);
     cudaError_t rc = cudaEventQuery(front.done);
+    // A sticky error from any kernel surfaces here too; the collective is
+    // the first place the host looks.
     if (rc != cudaSuccess && rc != cudaErrorNotReady)
-      end(front, std::string("failed: ") + cudaGetErrorString(rc));
+      end(front, std::string("failed (or work before it): ") +
+                     cudaGetErrorString(rc));
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(comm, &async);
     if (async != ncclSuccess && async != ncclInProgress)
@@ -104,6 +113,10 @@ void tprt::cuda::startWatchdog() {
     return;
   d.stopping = false;
   d.thread = std::thread(watch, s.device, s.nccl, s.commTimeout);
+}
+
+bool tprt::cuda::onWatchdogThread() {
+  return std::this_thread::get_id() == watchdog().thread.get_id();
 }
 
 void tprt::cuda::stopWatchdog() {

@@ -47,10 +47,11 @@ module {
 
 // -----
 
-// The input (argument 0) is never converted: the launcher passes it as it is.
+// The input (argument 0) is never converted, even when only a GEMM reads it:
+// the launcher passes it as it is. (The weight beside it is.)
+// CHECK: module attributes {tpcompile.bf16_args = array<i64: 1>}
 // CHECK-LABEL: func.func @input_only(
-// CHECK-SAME: memref<4x8xf32>
-// CHECK-NOT: tpcompile.bf16_args
+// CHECK-SAME: %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xbf16>, %{{.*}}: memref<8x8xf32>
 module {
   func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
   func.func @input_only(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %out: memref<8x8xf32>)

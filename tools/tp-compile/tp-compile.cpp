@@ -178,8 +178,10 @@ static std::string finishManifest(llvm::json::Object manifest,
   if (auto bf16 = module->getAttrOfType<DenseI64ArrayAttr>(
           tp::kBf16ArgsAttrName)) {
     llvm::json::Array *args = manifest.getArray("args");
-    for (int64_t i : bf16.asArrayRef())
+    for (int64_t i : bf16.asArrayRef()) {
+      assert(i >= 0 && size_t(i) < args->size() && "not an argument");
       (*(*args)[i].getAsObject())["dtype"] = "bf16";
+    }
     module->removeAttr(tp::kBf16ArgsAttrName);
   }
   std::string text;

@@ -9,7 +9,7 @@
 // is stored in bf16: the argument becomes a bf16 memref, the views between it
 // and the calls are retyped, and the launcher converts the checkpoint's fp32
 // once when it uploads the weights (the manifest says "bf16" for it: the
-// argument numbers are left in the module attribute tp.bf16_args for
+// argument numbers are left in the module attribute tpcompile.bf16_args for
 // tp-compile). Rounding such a weight in every forward pass would read 4 and
 // write 2 bytes per parameter before the GEMM reads 2; at 128 tokens that
 // traffic costs more than the GEMM itself. Any other operand (activations,
@@ -115,13 +115,6 @@ SmallVector<int64_t> storeWeightsInBf16(func::FuncOp fn) {
   return stored;
 }
 
-MemRefType anyStrided(unsigned rank, Type element) {
-  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
-  return MemRefType::get(dynamic, element,
-                         StridedLayoutAttr::get(element.getContext(),
-                                                ShapedType::kDynamic, dynamic));
-}
-
 /// `v` rounded to bf16 into a fresh contiguous buffer, by a linalg.generic.
 Value roundToBf16(OpBuilder &b, Location loc, Value v) {
   auto type = cast<MemRefType>(v.getType());
@@ -179,13 +172,16 @@ struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
       bool batched = call.getCallee() == "tprt_batch_matmul_f32";
       OpBuilder b(call);
       Location loc = call.getLoc();
-      MemRefType view16 = anyStrided(batched ? 3 : 2, b.getBF16Type());
+      MemRefType view16 = tp::anyStrided(batched ? 3 : 2, b.getBF16Type());
       SmallVector<Value> args;
+      SmallVector<memref::CastOp> f32Casts;
       for (unsigned i = 0; i < 2; ++i) {
         Value v = call.getOperand(i);
         if (!cast<MemRefType>(v.getType()).getElementType().isBF16()) {
-          if (auto cast = v.getDefiningOp<memref::CastOp>())
+          if (auto cast = v.getDefiningOp<memref::CastOp>()) {
+            f32Casts.push_back(cast);
             v = cast.getSource();
+          }
           v = roundToBf16(b, loc, v);
         }
         args.push_back(v.getType() == view16
@@ -199,6 +195,9 @@ struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
           ValueRange(args).getTypes());
       func::CallOp::create(b, loc, fn, args);
       call.erase();
+      for (memref::CastOp cast : f32Casts)
+        if (cast->use_empty())
+          cast.erase();
     }
     for (StringRef name : {"tprt_matmul_f32", "tprt_batch_matmul_f32"})
       if (auto fn = module.lookupSymbol<func::FuncOp>(name))
