@@ -22,6 +22,7 @@ using namespace mlir;
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   pm.addPass(createTPDecomposeAggregates());
   pm.addPass(createTPFoldTransposeIntoMatmul());
+  pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());
   pm.addPass(createTPCollectivesToRuntime());
 

@@ -26,8 +26,8 @@ namespace mlir::tp {
 LogicalResult decomposeAggregatedOps(Operation *root);
 
 /// Stages the CPU and cuda lowerings share. First: aggregates decomposed,
-/// transposed GEMM operands read through the GEMM's maps, f32 math
-/// approximated, collectives as runtime calls, one-shot
+/// transposed GEMM operands read through the GEMM's maps, pointwise chains
+/// fused, f32 math approximated, collectives as runtime calls, one-shot
 /// bufferization with results as out-parameters, f32 GEMMs as runtime calls.
 void addRuntimeCallsAndBufferization(OpPassManager &pm);
 /// Ownership-based deallocation, lowered, each free moved after the last

@@ -47,6 +47,20 @@ def TPFoldTransposeIntoMatmul : Pass<"tp-fold-transpose-into-matmul"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TPFusePointwise : Pass<"tp-fuse-pointwise"> {
+  let summary = "Fuse chains of pointwise linalg.generic ops";
+  let description = [{
+    Each linalg op becomes one loop nest on the CPU and one kernel launch on
+    the GPU, with its result written to memory and read back by the next. On
+    tensors, before bufferization, an all-parallel `linalg.generic` whose
+    result has one use is fused into the `linalg.generic` using it
+    (upstream's elementwise fusion), unless that consumer is a contraction:
+    GEMMs must stay recognisable for `tp-linalg-to-runtime`. A producer
+    with several uses is left alone (no recomputation).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
   let summary = "Turn f32 linalg.matmul / batch_matmul on buffers into "
                 "calls of the runtime's GEMM";

@@ -1,0 +1,41 @@
+//===- FusePointwise.cpp - fuse chains of pointwise generics --------------===//
+//
+// Upstream's elementwise fusion, restricted so that GEMMs stay GEMMs (never
+// fused into a contraction) and nothing is computed twice (single-use
+// producers only).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPFUSEPOINTWISE
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+
+namespace {
+
+bool fusable(OpOperand *use) {
+  auto producer = use->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
+  return producer && consumer && use->get().hasOneUse() &&
+         !linalg::isaContractionOpInterface(consumer);
+}
+
+struct TPFusePointwisePass
+    : tp::impl::TPFusePointwiseBase<TPFusePointwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, fusable);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
