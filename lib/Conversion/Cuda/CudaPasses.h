@@ -19,6 +19,10 @@ namespace mlir::tp {
 /// weights only GEMMs read stored in bf16 (kBf16ArgsAttrName).
 std::unique_ptr<Pass> createGemmBf16Pass();
 
+/// tp-merge-gpu-modules (MergeGpuModules.cpp): every outlined kernel in one
+/// gpu.module, so that gpu-module-to-binary runs ptxas once.
+std::unique_ptr<Pass> createMergeGpuModulesPass();
+
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_CUDA_CUDAPASSES_H

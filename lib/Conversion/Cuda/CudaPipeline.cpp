@@ -186,6 +186,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeGpuModulesPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -219,6 +220,7 @@ void mlir::tp::registerCudaLoweringPipeline() {
   PassRegistration<CopyToLinalgPass>();
   PassRegistration<TileForGpuPass>();
   registerPass([] { return createGemmBf16Pass(); });
+  registerPass([] { return createMergeGpuModulesPass(); });
   PassPipelineRegistration<>(
       "tp-lower-cuda",
       "Lower a per-rank program for the cuda backend (sm_90 cubins)",

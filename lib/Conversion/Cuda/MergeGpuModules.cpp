@@ -1,0 +1,71 @@
+//===- MergeGpuModules.cpp - one gpu.module for all kernels ---------------===//
+//
+// gpu-kernel-outlining puts every kernel in a gpu.module of its own, and
+// gpu-module-to-binary runs the NVPTX back end and ptxas once per module: a
+// few hundred processes for a model (GPT-2-small: 421). This moves every
+// kernel into the first module, renamed after the module it came from (the
+// names are unique: they are the modules' symbols), and points each
+// gpu.launch_func at it, so ptxas runs once and the model loads one image.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaPasses.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace {
+
+struct MergeGpuModulesPass
+    : PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
+  StringRef getArgument() const override { return "tp-merge-gpu-modules"; }
+  StringRef getDescription() const override {
+    return "Move every outlined kernel into one gpu.module (one ptxas run, "
+           "one image to load)";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+    if (gpuModules.size() < 2)
+      return;
+    gpu::GPUModuleOp target = gpuModules.front();
+    MLIRContext *ctx = &getContext();
+    // Kernel (module, function) -> its name in the merged module.
+    DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp from : ArrayRef(gpuModules).drop_front()) {
+      StringAttr moduleName = from.getSymNameAttr();
+      Block &body = from.getBodyRegion().front();
+      auto fn = dyn_cast<gpu::GPUFuncOp>(body.front());
+      if (!fn || !llvm::hasSingleElement(body.getOperations())) {
+        from.emitError("tp-merge-gpu-modules expects one gpu.func per "
+                       "outlined gpu.module");
+        return signalPassFailure();
+      }
+      renamed[{moduleName, SymbolTable::getSymbolName(fn)}] = moduleName;
+      SymbolTable::setSymbolName(fn, moduleName);
+      fn->moveBefore(&target.getBodyRegion().front(),
+                     target.getBodyRegion().front().end());
+    }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      SymbolRefAttr kernel = launch.getKernel();
+      auto it = renamed.find(
+          {kernel.getRootReference(), kernel.getLeafReference()});
+      if (it == renamed.end())
+        return;
+      launch.setKernelAttr(SymbolRefAttr::get(
+          target.getSymNameAttr(), {FlatSymbolRefAttr::get(ctx, it->second)}));
+    });
+    for (gpu::GPUModuleOp from : ArrayRef(gpuModules).drop_front())
+      from.erase();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::tp::createMergeGpuModulesPass() {
+  return std::make_unique<MergeGpuModulesPass>();
+}
