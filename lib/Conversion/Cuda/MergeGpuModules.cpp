@@ -2,10 +2,10 @@
 //
 // gpu-kernel-outlining puts every kernel in a gpu.module of its own, and
 // gpu-module-to-binary runs the NVPTX back end and ptxas once per module: a
-// few hundred processes for a model (GPT-2-small: 421). This moves every
-// kernel into the first module, renamed after the module it came from (the
-// names are unique: they are the modules' symbols), and points each
-// gpu.launch_func at it, so ptxas runs once and the model loads one image.
+// few hundred processes for a model (GPT-2-small: 421). This names every
+// kernel after the module it came from (unique: the modules' symbols are),
+// moves it into the first module and points each gpu.launch_func at it, so
+// ptxas runs once and the model loads one image.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +36,7 @@ struct MergeGpuModulesPass
     MLIRContext *ctx = &getContext();
     // Kernel (module, function) -> its name in the merged module.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
-    for (gpu::GPUModuleOp from : ArrayRef(gpuModules).drop_front()) {
+    for (gpu::GPUModuleOp from : gpuModules) {
       StringAttr moduleName = from.getSymNameAttr();
       Block &body = from.getBodyRegion().front();
       auto fn = dyn_cast<gpu::GPUFuncOp>(body.front());
@@ -47,8 +47,9 @@ struct MergeGpuModulesPass
       }
       renamed[{moduleName, SymbolTable::getSymbolName(fn)}] = moduleName;
       SymbolTable::setSymbolName(fn, moduleName);
-      fn->moveBefore(&target.getBodyRegion().front(),
-                     target.getBodyRegion().front().end());
+      if (from != target)
+        fn->moveBefore(&target.getBodyRegion().front(),
+                       target.getBodyRegion().front().end());
     }
     module.walk([&](gpu::LaunchFuncOp launch) {
       SymbolRefAttr kernel = launch.getKernel();
