@@ -5,8 +5,9 @@
 //   gemm_peak gemms.txt [--iters 20] [--json out.json]
 //
 // Each log line (runtime/cuda/Gemm.cpp) is one cuBLAS call, column-major:
-//   f32|bf16 batch m n k transA transB lda ldb ldc strideA strideB strideC
-// (bf16: bf16 A and B, fp32 C, fp32 accumulation: tp-compile --dtype bf16)
+//   f32|bf16 batch m n k transA transB lda ldb ldc strideA strideB strideC beta
+// (bf16: bf16 A and B, fp32 C, fp32 accumulation: tp-compile --dtype bf16;
+// beta 1 accumulates into C, 0 overwrites it; absent: 1)
 // Identical lines are timed once and weighted by their count. Each call is
 // timed (CUDA events, after warm-up) with cublasGemmEx /
 // cublasGemmStridedBatchedEx as the runtime issues it, in the runtime's
@@ -44,6 +45,7 @@ struct Call {
   long long batch, m, n, k;
   int ta, tb;
   long long lda, ldb, ldc, sa, sb, sc;
+  long long beta;
   bool operator<(const Call &o) const {
     return std::memcmp(this, &o, sizeof(Call)) < 0;
   }
@@ -67,7 +69,7 @@ static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
   cudaDataType_t out = CUDA_R_32F; // the runtime's c is fp32 in both modes
   cublasComputeType_t compute =
       mode == Mode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  float one = 1.0f;
+  float one = 1.0f, beta = float(c.beta);
   auto op = [](int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
   double best = 1e30;
   for (cublasGemmAlgo_t algo :
@@ -76,11 +78,11 @@ static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
       if (c.batch == 1)
         return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n),
                             int(c.k), &one, a, in, int(c.lda), b, in,
-                            int(c.ldb), &one, d, out, int(c.ldc), compute,
+                            int(c.ldb), &beta, d, out, int(c.ldc), compute,
                             algo);
       return cublasGemmStridedBatchedEx(
           h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one, a, in,
-          int(c.lda), c.sa, b, in, int(c.ldb), c.sb, &one, d, out, int(c.ldc),
+          int(c.lda), c.sa, b, in, int(c.ldb), c.sb, &beta, d, out, int(c.ldc),
           c.sc, int(c.batch), compute, algo);
     };
     if (run() != CUBLAS_STATUS_SUCCESS)
@@ -130,6 +132,8 @@ int main(int argc, char **argv) {
     if (!(is >> c.batch >> c.m >> c.n >> c.k >> c.ta >> c.tb >>
           c.lda >> c.ldb >> c.ldc >> c.sa >> c.sb >> c.sc))
       continue;
+    if (!(is >> c.beta))
+      c.beta = 1;
     ++calls[c];
   }
   if (calls.empty()) {

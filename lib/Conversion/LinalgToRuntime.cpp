@@ -11,6 +11,9 @@
 #include "RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPLINALGTORUNTIME
 #include "tp/Conversion/Passes.h.inc"
@@ -37,6 +40,23 @@ static std::optional<bool> isTransposed(AffineMap map, bool batched,
   return std::nullopt;
 }
 
+/// The linalg.fill of zero that writes exactly `c` before `op`, with only
+/// ops free of memory effects in between: the GEMM can overwrite c instead
+/// of accumulating into zeros (one pass over c, on the GPU one kernel, less).
+static linalg::FillOp zeroFillOf(linalg::LinalgOp op, Value c) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getOutputs()[0] != c ||
+          !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+        return nullptr;
+      return fill;
+    }
+    if (!isMemoryEffectFree(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
 static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
   bool batched = isa<linalg::BatchMatmulOp>(op);
   unsigned b = batched ? 1 : 0;
@@ -60,7 +80,7 @@ static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
   StringRef name = batched ? "tprt_batch_matmul_f32" : "tprt_matmul_f32";
   Type i64 = builder.getI64Type();
   func::FuncOp fn = tp::declareRuntimeFunc(
-      module, name, {viewType, viewType, viewType, i64, i64});
+      module, name, {viewType, viewType, viewType, i64, i64, i64});
   SmallVector<Value> args = llvm::map_to_vector(
       op->getOperands(), [&](Value v) -> Value {
         return memref::CastOp::create(builder, loc, viewType, v);
@@ -69,8 +89,18 @@ static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
       builder, loc, builder.getI64IntegerAttr(*transA)));
   args.push_back(arith::ConstantOp::create(
       builder, loc, builder.getI64IntegerAttr(*transB)));
+  // k must be known non-zero: with k = 0 nothing would write c.
+  Value a = op->getOperand(0);
+  int64_t k = cast<MemRefType>(a.getType()).getDimSize(*transA ? b : b + 1);
+  linalg::FillOp fill = ShapedType::isDynamic(k) || k == 0
+                            ? nullptr
+                            : zeroFillOf(op, op->getOperand(2));
+  args.push_back(arith::ConstantOp::create(
+      builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1)));
   func::CallOp::create(builder, loc, fn, args);
   op->erase();
+  if (fill)
+    fill->erase();
   return success();
 }
 

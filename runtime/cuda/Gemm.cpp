@@ -101,11 +101,11 @@ Operand toOperand(const char *call, const View &v, bool trans,
 
 bool fitsInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
-/// Column-major C(m x n) += op(A) op(B), every matrix of the batch.
+/// Column-major C(m x n) = op(A) op(B) + beta C, every matrix of the batch.
 void blasGemm(const char *call, bool transA, bool transB, int64_t m,
               int64_t n, int64_t k, const Operand &a, const Operand &b,
               float *c, int64_t ldc, int64_t strideC, int64_t batch,
-              cudaDataType_t ab) {
+              cudaDataType_t ab, float beta) {
   if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(a.ld) ||
       !fitsInt(b.ld) || !fitsInt(ldc) || !fitsInt(batch))
     fail(call, "dimensions exceed the cuBLAS integer range");
@@ -116,12 +116,12 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
     return path && *path ? std::fopen(path, "w") : nullptr;
   }();
   if (log) {
-    std::fprintf(log, "%s %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld\n",
+    std::fprintf(log, "%s %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld %d\n",
                  ab == CUDA_R_32F ? "f32" : "bf16", (long long)batch,
                  (long long)m, (long long)n, (long long)k,
                  int(transA), int(transB), (long long)a.ld, (long long)b.ld,
                  (long long)ldc, (long long)a.batchStride,
-                 (long long)b.batchStride, (long long)strideC);
+                 (long long)b.batchStride, (long long)strideC, int(beta));
     std::fflush(log);
   }
   const float one = 1.0f;
@@ -130,20 +130,21 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
   cublasStatus_t rc;
   if (batch == 1)
     rc = cublasGemmEx(h, op(transA), op(transB), int(m), int(n), int(k), &one,
-                      a.data, ab, int(a.ld), b.data, ab, int(b.ld), &one, c, CUDA_R_32F, int(ldc),
+                      a.data, ab, int(a.ld), b.data, ab, int(b.ld), &beta, c, CUDA_R_32F, int(ldc),
                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   else
     rc = cublasGemmStridedBatchedEx(
         h, op(transA), op(transB), int(m), int(n), int(k), &one, a.data, ab,
         int(a.ld), a.batchStride, b.data, ab, int(b.ld),
-        b.batchStride, &one, c, CUDA_R_32F, int(ldc), strideC, int(batch),
+        b.batchStride, &beta, c, CUDA_R_32F, int(ldc), strideC, int(batch),
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   checkBlas(call, rc, batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
 }
 
-/// c += op(a) * op(b) (row-major logical views, every matrix of the batch).
+/// c = op(a) * op(b) + beta c (row-major logical views, every matrix of the
+/// batch; beta 0 or 1).
 void gemm(const char *call, const View &a, const View &b, const View &c,
-          bool transA, bool transB, cudaDataType_t ab = CUDA_R_32F) {
+          bool transA, bool transB, cudaDataType_t ab, float beta) {
   auto [m, n, k] = gemmShape(call, a, b, c, transA, transB);
   if (m == 0 || n == 0 || k == 0 || c.batch == 0)
     return;
@@ -154,20 +155,20 @@ void gemm(const char *call, const View &a, const View &b, const View &c,
   case Layout::RowMajor:
     // Column-major c^T (n x m) = op(b)^T op(a)^T.
     blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, c.data,
-             rowMajorLd(c), c.batchStride, c.batch, ab);
+             rowMajorLd(c), c.batchStride, c.batch, ab, beta);
     return;
   case Layout::ColumnMajor:
     // c is column-major m x n: c = op(a) op(b) directly, with a and b read
     // column-major (their transposes): flip each op.
     blasGemm(call, !opA.trans, !opB.trans, m, n, k, opA, opB, c.data,
-             columnMajorLd(c), c.batchStride, c.batch, ab);
+             columnMajorLd(c), c.batchStride, c.batch, ab, beta);
     return;
   case Layout::Other:
     break;
   }
   copyView(call, c, scratchC, /*back=*/false);
   blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, scratchC.data, n,
-           m * n, c.batch, ab);
+           m * n, c.batch, ab, beta);
   copyView(call, c, scratchC, /*back=*/true);
 }
 
@@ -212,8 +213,9 @@ double flopsOf(const View &a, const View &c, bool transA) {
 /// The four entry points: fp32 or bf16 operands, one matrix or a batch.
 template <typename Operand, typename Result>
 void matmul(const char *call, const Operand *a, const Operand *b,
-            const Result *c, int64_t transA, int64_t transB) {
-  checkGemmDescriptors(call, a, b, c);
+            const Result *c, int64_t transA, int64_t transB,
+            int64_t accumulate) {
+  checkGemmDescriptors(call, a, b, c, transA, accumulate);
   constexpr bool bf16 = !std::is_same_v<Operand, Result>;
   View va, vb;
   if constexpr (bf16) {
@@ -226,7 +228,7 @@ void matmul(const char *call, const Operand *a, const Operand *b,
   View vc = view(c);
   timed(call, flopsOf(va, vc, transA != 0), [&] {
     gemm(call, va, vb, vc, transA != 0, transB != 0,
-         bf16 ? CUDA_R_16BF : CUDA_R_32F);
+         bf16 ? CUDA_R_16BF : CUDA_R_32F, accumulate ? 1.0f : 0.0f);
   });
 }
 
@@ -236,30 +238,34 @@ extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
                                              tprt_memref2d_f32 *b,
                                              tprt_memref2d_f32 *c,
                                              int64_t trans_a,
-                                             int64_t trans_b) {
-  matmul("matmul_f32", a, b, c, trans_a, trans_b);
+                                             int64_t trans_b,
+                                             int64_t accumulate) {
+  matmul("matmul_f32", a, b, c, trans_a, trans_b, accumulate);
 }
 
 extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                                    tprt_memref3d_f32 *b,
                                                    tprt_memref3d_f32 *c,
                                                    int64_t trans_a,
-                                                   int64_t trans_b) {
-  matmul("batch_matmul_f32", a, b, c, trans_a, trans_b);
+                                                   int64_t trans_b,
+                                                   int64_t accumulate) {
+  matmul("batch_matmul_f32", a, b, c, trans_a, trans_b, accumulate);
 }
 
 extern "C" void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a,
                                               tprt_memref2d_bf16 *b,
                                               tprt_memref2d_f32 *c,
                                               int64_t trans_a,
-                                              int64_t trans_b) {
-  matmul("matmul_bf16", a, b, c, trans_a, trans_b);
+                                              int64_t trans_b,
+                                              int64_t accumulate) {
+  matmul("matmul_bf16", a, b, c, trans_a, trans_b, accumulate);
 }
 
 extern "C" void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
                                                     tprt_memref3d_bf16 *b,
                                                     tprt_memref3d_f32 *c,
                                                     int64_t trans_a,
-                                                    int64_t trans_b) {
-  matmul("batch_matmul_bf16", a, b, c, trans_a, trans_b);
+                                                    int64_t trans_b,
+                                                    int64_t accumulate) {
+  matmul("batch_matmul_bf16", a, b, c, trans_a, trans_b, accumulate);
 }

@@ -54,12 +54,13 @@ BlasOperand toOperand(const MatrixView &v, bool trans, std::vector<float> &scrat
 
 bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
-/// c += op(a) * op(b); `call` names the entry point in messages.
+/// c = op(a) * op(b) + beta c (beta 0 or 1); `call` names the entry point in
+/// messages.
 void gemm(const char *call, const MatrixView &a, const MatrixView &b, const MatrixView &c,
-          bool transA, bool transB) {
+          bool transA, bool transB, float beta) {
   auto [m, n, k] = gemmShape(call, a, b, c, transA, transB);
   if (m == 0 || n == 0 || k == 0)
-    return; // c += 0
+    return; // c += 0 (k = 0 without accumulation is refused by the caller)
   if (!fitsBlasInt(m) || !fitsBlasInt(n) || !fitsBlasInt(k))
     fail(call, "dimensions exceed the BLAS integer range (m " +
                    std::to_string(m) + ", n " + std::to_string(n) + ", k " +
@@ -76,20 +77,20 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b, const Matr
   if (cLayout == Layout::ColumnMajor && fitsBlasInt(columnMajorLd(c))) {
     // c is the transpose of a row-major n x m matrix: c^T += op(b)^T op(a)^T.
     cblas_sgemm(CblasRowMajor, blasTrans(!opB.trans), blasTrans(!opA.trans),
-                n, m, k, 1.0f, opB.data, opB.ld, opA.data, opA.ld, 1.0f,
+                n, m, k, 1.0f, opB.data, opB.ld, opA.data, opA.ld, beta,
                 c.data, columnMajorLd(c));
     return;
   }
   if (cLayout == Layout::RowMajor && fitsBlasInt(rowMajorLd(c))) {
     cblas_sgemm(CblasRowMajor, blasTrans(opA.trans), blasTrans(opB.trans), m,
-                n, k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, 1.0f, c.data,
+                n, k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, beta, c.data,
                 rowMajorLd(c));
     return;
   }
   // Accumulate into a contiguous copy of c and write it back.
   copyToContiguous(c, scratchC);
   cblas_sgemm(CblasRowMajor, blasTrans(opA.trans), blasTrans(opB.trans), m, n,
-              k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, 1.0f,
+              k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, beta,
               scratchC.data(), n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
@@ -121,13 +122,13 @@ double flopsOf(const MatrixView &a, const MatrixView &c, bool transA) {
 extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
                                              tprt_memref2d_f32 *b,
                                              tprt_memref2d_f32 *c,
-                                             int64_t trans_a,
-                                             int64_t trans_b) {
+                                             int64_t trans_a, int64_t trans_b,
+                                             int64_t accumulate) {
   const char *call = "matmul_f32";
-  checkGemmDescriptors(call, a, b, c);
+  checkGemmDescriptors(call, a, b, c, trans_a, accumulate);
   double start = now();
   MatrixView va = matrixView(a), vb = matrixView(b), vc = matrixView(c);
-  gemm(call, va, vb, vc, trans_a != 0, trans_b != 0);
+  gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, accumulate ? 1.0f : 0.0f);
   count(flopsOf(va, vc, trans_a != 0), now() - start);
 }
 
@@ -135,15 +136,17 @@ extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                                    tprt_memref3d_f32 *b,
                                                    tprt_memref3d_f32 *c,
                                                    int64_t trans_a,
-                                                   int64_t trans_b) {
+                                                   int64_t trans_b,
+                                                   int64_t accumulate) {
   const char *call = "batch_matmul_f32";
-  checkGemmDescriptors(call, a, b, c);
+  checkGemmDescriptors(call, a, b, c, trans_a, accumulate);
   int64_t batch = c->sizes[0];
   double start = now();
   double flops = 0;
   for (int64_t i = 0; i < batch; ++i) {
     MatrixView va = view(a, i), vb = view(b, i), vc = view(c, i);
-    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0);
+    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0,
+         accumulate ? 1.0f : 0.0f);
     flops += flopsOf(va, vc, trans_a != 0);
   }
   count(flops, now() - start);

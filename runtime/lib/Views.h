@@ -67,11 +67,16 @@ void checkDescriptor(const char *call, const char *name, const Memref *m) {
 /// The descriptor checks of a (batch) matmul's operands; batches must agree.
 template <typename Operand, typename Result>
 void checkGemmDescriptors(const char *call, const Operand *a, const Operand *b,
-                          const Result *c) {
+                          const Result *c, int64_t transA, int64_t accumulate) {
   checkDescriptor(call, "a", a);
   checkDescriptor(call, "b", b);
   checkDescriptor(call, "c", c);
   constexpr int rank = sizeof(c->sizes) / sizeof(c->sizes[0]);
+  // Without accumulation c must be written even when op(a) has no columns;
+  // the compiler never asks for that (it keeps the zero fill then).
+  int64_t k = a->sizes[transA ? rank - 2 : rank - 1];
+  if (!accumulate && k == 0)
+    fail(call, "k = 0 without accumulation (c would not be written)");
   if constexpr (rank == 3) {
     if (a->sizes[0] != c->sizes[0] || b->sizes[0] != c->sizes[0])
       fail(call, "batch sizes do not agree: a " + formatList(a->sizes, 3) +

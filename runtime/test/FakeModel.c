@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef FAKE_ABI
+#define FAKE_ABI TPRT_ABI_VERSION
+#endif
+
 #define HIDDEN 16
 
 const char *tp_model_manifest(void) {
@@ -53,12 +57,12 @@ void tp_model_forward(void **args) {
                           {tokens, model}, {model, 1}};
   float *h = calloc((size_t)(tokens * hidden), sizeof(float));
   tprt_memref2d_f32 h2 = {h, h, 0, {tokens, hidden}, {hidden, 1}};
-  _mlir_ciface_tprt_matmul_f32(&x2, fc1, &h2, 0, 0);
+  _mlir_ciface_tprt_matmul_f32(&x2, fc1, &h2, 0, 0, 1);
 
-  memset(y->aligned + y->offset, 0, (size_t)(tokens * model) * sizeof(float));
+  /* y is overwritten (accumulate = 0), as after a dropped zero fill. */
   tprt_memref2d_f32 y2 = {y->allocated, y->aligned, y->offset,
                           {tokens, model}, {model, 1}};
-  _mlir_ciface_tprt_matmul_f32(&h2, fc2, &y2, 0, 0);
+  _mlir_ciface_tprt_matmul_f32(&h2, fc2, &y2, 0, 0, 0);
   free(h);
 
   tprt_memref3d_f32 view = *y;

@@ -73,10 +73,12 @@ std::vector<float> values(Matrix &m) {
   return out;
 }
 
-/// c + op(a) op(b) by the definition.
+/// c + op(a) op(b) by the definition (op(a) op(b) when !accumulate).
 std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta,
-                             bool tb) {
+                             bool tb, bool accumulate = true) {
   std::vector<float> out = values(c);
+  if (!accumulate)
+    std::fill(out.begin(), out.end(), 0.0f);
   int64_t k = ta ? a.rows : a.cols;
   for (int64_t i = 0; i < c.rows; ++i)
     for (int64_t j = 0; j < c.cols; ++j) {
@@ -98,18 +100,24 @@ TEST(Gemm, EveryLayoutAndTransposition) {
     for (Layout lb : layouts)
       for (Layout lc : layouts)
         for (int ta = 0; ta < 2; ++ta)
-          for (int tb = 0; tb < 2; ++tb) {
+          for (int tb = 0; tb < 2; ++tb)
+          for (int acc = 0; acc < 2; ++acc) {
             SCOPED_TRACE(testing::Message()
                          << "a " << name(la) << ", b " << name(lb) << ", c "
                          << name(lc) << ", trans_a " << ta << ", trans_b "
-                         << tb);
+                         << tb << ", accumulate " << acc);
             Matrix a(ta ? k : m, ta ? m : k, la, rng);
             Matrix b(tb ? n : k, tb ? k : n, lb, rng);
             Matrix c(m, n, lc, rng);
-            std::vector<float> expected = reference(a, b, c, ta, tb);
+            std::vector<float> expected = reference(a, b, c, ta, tb, acc);
+            // Without accumulation c is not read: NaN there must not show.
+            if (!acc)
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j)
+                  c.at(i, j) = std::nanf("");
             std::vector<float> before = c.storage;
             auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
-            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb);
+            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
             std::vector<float> got = values(c);
             for (size_t i = 0; i < expected.size(); ++i)
               ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
@@ -127,7 +135,7 @@ TEST(Gemm, VectorShapesAndEmptyK) {
   Matrix c(1, 1, Layout::Strided, rng);
   std::vector<float> expected = reference(a, b, c, false, false);
   auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
-  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0);
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0, 1);
   EXPECT_NEAR(c.at(0, 0), expected[0], 1e-5);
 
   // k = 0 leaves c as it was.
@@ -135,7 +143,7 @@ TEST(Gemm, VectorShapesAndEmptyK) {
   Matrix g(3, 2, Layout::RowMajor, rng);
   std::vector<float> unchanged = values(g);
   auto de = e.descriptor(), df = f.descriptor(), dg = g.descriptor();
-  _mlir_ciface_tprt_matmul_f32(&de, &df, &dg, 0, 0);
+  _mlir_ciface_tprt_matmul_f32(&de, &df, &dg, 0, 0, 1);
   EXPECT_EQ(values(g), unchanged);
 }
 
@@ -170,7 +178,7 @@ TEST(Gemm, BatchMatchesEachMatrix) {
       for (int64_t i = 0; i < batch; ++i)
         expected.push_back(reference(as[i], bs[i], cs[i], ta, tb));
 
-      _mlir_ciface_tprt_batch_matmul_f32(&da, &db, &dc, ta, tb);
+      _mlir_ciface_tprt_batch_matmul_f32(&da, &db, &dc, ta, tb, 1);
       int64_t size = static_cast<int64_t>(cs[0].storage.size());
       for (int64_t i = 0; i < batch; ++i)
         for (int64_t r = 0; r < m; ++r)
@@ -188,8 +196,8 @@ TEST(Gemm, CountsCallsAndFlops) {
       c(2, 4, Layout::RowMajor, rng);
   tprt_reset_counters();
   auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
-  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0);
-  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0);
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0, 1);
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0, 0);
   tprt_counters counters;
   tprt_get_counters(&counters);
   EXPECT_EQ(counters.gemm_calls, 2);
@@ -202,7 +210,7 @@ TEST(GemmDeathTest, MismatchedShapesEndTheRankWithAMessage) {
   Matrix a(2, 3, Layout::RowMajor, rng), b(4, 5, Layout::RowMajor, rng),
       c(2, 5, Layout::RowMajor, rng);
   auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
-  EXPECT_EXIT(_mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0),
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0, 1),
               testing::ExitedWithCode(1),
               "tprt\\[rank 0\\]: matmul_f32: shapes do not agree: op\\(a\\) "
               "is 2x3, op\\(b\\) is 4x5, c is 2x5");
@@ -213,9 +221,19 @@ TEST(GemmDeathTest, MismatchedBatchEndsTheRank) {
   tprt_memref3d_f32 a{storage.data(), storage.data(), 0, {2, 2, 2}, {4, 2, 1}};
   tprt_memref3d_f32 b{storage.data(), storage.data(), 0, {3, 2, 2}, {4, 2, 1}};
   tprt_memref3d_f32 c{storage.data(), storage.data(), 0, {2, 2, 2}, {4, 2, 1}};
-  EXPECT_EXIT(_mlir_ciface_tprt_batch_matmul_f32(&a, &b, &c, 0, 0),
+  EXPECT_EXIT(_mlir_ciface_tprt_batch_matmul_f32(&a, &b, &c, 0, 0, 1),
               testing::ExitedWithCode(1),
               "batch_matmul_f32: batch sizes do not agree");
+}
+
+TEST(GemmDeathTest, OverwritingWithEmptyKEndsTheRank) {
+  std::mt19937 rng(9);
+  Matrix a(3, 0, Layout::RowMajor, rng), b(0, 2, Layout::RowMajor, rng),
+      c(3, 2, Layout::RowMajor, rng);
+  auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0, 0),
+              testing::ExitedWithCode(1),
+              "matmul_f32: k = 0 without accumulation");
 }
 
 } // namespace

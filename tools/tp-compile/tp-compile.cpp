@@ -14,6 +14,7 @@
 #include "tp/IR/TPDialect.h"
 #include "tp/InitAll.h"
 #include "tp/Transforms/Passes.h"
+#include "tprt/tprt.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -95,7 +96,8 @@ static cl::opt<bool> cudaEmulateOnHost(
              "for the CPU (with --backend cpu: run by tp-run on libtprt)"),
     cl::init(false));
 
-static constexpr int64_t kAbiVersion = 1;
+// The runtime ABI the lowering emits calls for (the manifest says which).
+static constexpr int64_t kAbiVersion = TPRT_ABI_VERSION;
 
 static LogicalResult fail(const Twine &message) {
   llvm::errs() << "tp-compile: " << message << "\n";

@@ -67,8 +67,11 @@ def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
   let description = [{
     After bufferization: `linalg.matmul` and `linalg.batch_matmul` on f32
     memrefs, with plain or transposed operand maps, become calls of
-    `tprt_matmul_f32` / `tprt_batch_matmul_f32` (c += op(a) op(b)). Other
-    contractions are left to the loop lowering.
+    `tprt_matmul_f32` / `tprt_batch_matmul_f32` (c = op(a) op(b) + c). When
+    a `linalg.fill` of zero writes exactly c just before (nothing with
+    memory effects in between) and k is known non-zero, the fill goes and
+    the call overwrites c instead (`accumulate` = 0). Other contractions are
+    left to the loop lowering.
   }];
   let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
                            "arith::ArithDialect"];

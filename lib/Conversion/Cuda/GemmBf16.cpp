@@ -188,7 +188,8 @@ struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
                            ? v
                            : memref::CastOp::create(b, loc, view16, v));
       }
-      for (unsigned i = 2; i < 5; ++i)
+      // c, the transpositions and whether to accumulate, as they were.
+      for (unsigned i = 2, e = call.getNumOperands(); i < e; ++i)
         args.push_back(call.getOperand(i));
       func::FuncOp fn = tp::declareRuntimeFunc(
           module, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",

@@ -82,18 +82,20 @@ TEST_F(CudaRuntime, MatmulEveryLayout) {
     for (char lb : {'r', 'c', 's'})
       for (char lc : {'r', 'c', 's'})
         for (int ta = 0; ta < 2; ++ta)
-          for (int tb = 0; tb < 2; ++tb) {
+          for (int tb = 0; tb < 2; ++tb)
+          for (int acc = 0; acc < 2; ++acc) {
             Matrix a(ta ? k : m, ta ? m : k, la, rng);
             Matrix b(tb ? n : k, tb ? k : n, lb, rng);
             Matrix c(m, n, lc, rng);
             tprt_memref2d_f32 da = a.descriptor(), db = b.descriptor(),
                               dc = c.descriptor();
-            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb);
+            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
             std::vector<float> got = c.download();
             double worst = 0;
             for (int64_t i = 0; i < m; ++i)
               for (int64_t j = 0; j < n; ++j) {
-                double want = c.at(i, j);
+                // Without accumulation c's (random) values must not count.
+                double want = acc ? c.at(i, j) : 0.0;
                 for (int64_t p = 0; p < k; ++p)
                   want += double(ta ? a.at(p, i) : a.at(i, p)) *
                           double(tb ? b.at(j, p) : b.at(p, j));
@@ -101,7 +103,8 @@ TEST_F(CudaRuntime, MatmulEveryLayout) {
                                  std::abs(want - got[i * c.s0 + j * c.s1]));
               }
             EXPECT_LT(worst, 1e-3) << "layouts a " << la << " b " << lb
-                                   << " c " << lc << ", trans " << ta << tb;
+                                   << " c " << lc << ", trans " << ta << tb
+                                   << ", accumulate " << acc;
           }
 }
 
@@ -127,7 +130,7 @@ TEST_F(CudaRuntime, BatchMatmulWithBatchStride) {
   tprt_memref3d_f32 mb{f(db), f(db), 0, {batch, k, n}, {k * n, n, 1}};
   tprt_memref3d_f32 mc{f(dc), f(dc), 0, {batch, m, n}, {m * n, n, 1}};
   tprt_reset_counters();
-  _mlir_ciface_tprt_batch_matmul_f32(&ma, &mb, &mc, 1, 0);
+  _mlir_ciface_tprt_batch_matmul_f32(&ma, &mb, &mc, 1, 0, 1);
   std::vector<float> got(c.size());
   tprt_copy_to_host(got.data(), dc, got.size() * 4);
   for (int64_t s = 0; s < batch; ++s)
@@ -193,7 +196,7 @@ TEST_F(CudaRuntime, Bf16MatmulRowAndColumnMajorOperands) {
     tprt_memref2d_bf16 ma{pa, pa, 0, {m, k}, {aCol ? 1 : k, aCol ? m : 1}};
     tprt_memref2d_bf16 mb{pb, pb, 0, {k, n}, {bCol ? 1 : n, bCol ? k : 1}};
     tprt_memref2d_f32 mc{pc, pc, 0, {m, n}, {n, 1}};
-    _mlir_ciface_tprt_matmul_bf16(&ma, &mb, &mc, 0, 0);
+    _mlir_ciface_tprt_matmul_bf16(&ma, &mb, &mc, 0, 0, 1);
     std::vector<float> got(c.size());
     tprt_copy_to_host(got.data(), dc, got.size() * 4);
     for (int64_t i = 0; i < m; ++i)

@@ -221,7 +221,9 @@ cublasStatus_t cublasGemmStridedBatchedEx(
                                                         : j + p * (long long)ldb));
           sum += double(x) * y;
         }
-        c[i + j * ldc] = float(al * sum + be * c[i + j * ldc]);
+        // beta 0: C is not read (cuBLAS: NaN there does not propagate).
+        c[i + j * ldc] = float(be == 0.0f ? al * sum
+                                          : al * sum + be * c[i + j * ldc]);
       }
   }
   return CUBLAS_STATUS_SUCCESS;

@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 1
+#define TPRT_ABI_VERSION 2
 
 typedef enum tprt_status {
   TPRT_OK = 0,
@@ -93,18 +93,19 @@ void tprt_abort(const char *message);
 
 /*--- compiled-code side ---------------------------------------------------*/
 
-/* c += op(a) * op(b), fp32, row-major logical views given by the
- * descriptors; op transposes when trans_* != 0. Any strides are accepted
- * (a view whose inner stride is not 1 is handled by BLAS transposition or a
- * copy). */
+/* c = op(a) * op(b) + (accumulate ? c : 0), fp32, row-major logical views
+ * given by the descriptors; op transposes when trans_* != 0. Any strides are
+ * accepted (a view whose inner stride is not 1 is handled by BLAS
+ * transposition or a copy). accumulate = 0 does not read c (the compiler
+ * drops the zero fill before the GEMM); with k = 0 it is refused. */
 void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a, tprt_memref2d_f32 *b,
                                   tprt_memref2d_f32 *c, int64_t trans_a,
-                                  int64_t trans_b);
-/* The same for each batch index: c[i] += op(a[i]) * op(b[i]). */
+                                  int64_t trans_b, int64_t accumulate);
+/* The same for each batch index: c[i] = op(a[i]) * op(b[i]) (+ c[i]). */
 void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                         tprt_memref3d_f32 *b,
                                         tprt_memref3d_f32 *c, int64_t trans_a,
-                                        int64_t trans_b);
+                                        int64_t trans_b, int64_t accumulate);
 /* In place, contiguous (identity layout) buffers of any rank: every rank
  * ends with the elementwise sum over ranks. */
 void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);

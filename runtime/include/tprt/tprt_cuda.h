@@ -49,15 +49,16 @@ typedef struct tprt_memref3d_bf16 {
   int64_t strides[3];
 } tprt_memref3d_bf16;
 
-/* c += op(a) * op(b) with bf16 a and b, fp32 c and fp32 accumulation
- * (cuBLAS CUBLAS_COMPUTE_32F); a and b must be row- or column-major views. */
+/* c = op(a) * op(b) (+ c when accumulate) with bf16 a and b, fp32 c and
+ * fp32 accumulation (cuBLAS CUBLAS_COMPUTE_32F); a and b must be row- or
+ * column-major views. */
 void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a, tprt_memref2d_bf16 *b,
                                    tprt_memref2d_f32 *c, int64_t trans_a,
-                                   int64_t trans_b);
+                                   int64_t trans_b, int64_t accumulate);
 void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
                                          tprt_memref3d_bf16 *b,
                                          tprt_memref3d_f32 *c, int64_t trans_a,
-                                         int64_t trans_b);
+                                         int64_t trans_b, int64_t accumulate);
 
 #ifdef __cplusplus
 }
