@@ -19,11 +19,14 @@
 
 using namespace mlir;
 
-void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
+void mlir::tp::addTensorSimplifications(OpPassManager &pm) {
   pm.addPass(createTPDecomposeAggregates());
   pm.addPass(createTPFoldTransposeIntoMatmul());
   pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());
+}
+
+void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   pm.addPass(createTPCollectivesToRuntime());
 
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -68,6 +71,7 @@ void mlir::tp::addHostToLLVM(OpPassManager &pm) {
 }
 
 void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
+  addTensorSimplifications(pm);
   addRuntimeCallsAndBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addDeallocation(pm);

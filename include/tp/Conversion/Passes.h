@@ -25,10 +25,12 @@ namespace mlir::tp {
 /// decomposition into generics; fails at the first that cannot be.
 LogicalResult decomposeAggregatedOps(Operation *root);
 
-/// Stages the CPU and cuda lowerings share. First: aggregates decomposed,
-/// transposed GEMM operands read through the GEMM's maps, pointwise chains
-/// fused, f32 math approximated, collectives as runtime calls, one-shot
-/// bufferization with results as out-parameters, f32 GEMMs as runtime calls.
+/// Stages the CPU and cuda lowerings share. First, on tensors: aggregates
+/// decomposed, transposed GEMM operands read through the GEMM's maps,
+/// pointwise chains fused, f32 math approximated.
+void addTensorSimplifications(OpPassManager &pm);
+/// Then: collectives as runtime calls, one-shot bufferization with results
+/// as out-parameters, f32 GEMMs as runtime calls.
 void addRuntimeCallsAndBufferization(OpPassManager &pm);
 /// Ownership-based deallocation, lowered, each free moved after the last
 /// use (tp-early-dealloc).

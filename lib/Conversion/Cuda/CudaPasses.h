@@ -23,6 +23,11 @@ std::unique_ptr<Pass> createGemmBf16Pass();
 /// gpu.module, so that gpu-module-to-binary runs ptxas once.
 std::unique_ptr<Pass> createMergeGpuModulesPass();
 
+/// tp-split-reductions (SplitReductions.cpp): reductions over at least
+/// `minSize` elements as interleaved partial reductions plus a short final
+/// one.
+std::unique_ptr<Pass> createSplitReductionsPass(int64_t minSize = 1024);
+
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_CUDA_CUDAPASSES_H

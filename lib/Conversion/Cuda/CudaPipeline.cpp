@@ -168,6 +168,8 @@ struct TileForGpuPass
 
 void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
+  addTensorSimplifications(pm);
+  pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
   addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16")
     pm.addPass(createGemmBf16Pass());
@@ -221,6 +223,7 @@ void mlir::tp::registerCudaLoweringPipeline() {
   PassRegistration<TileForGpuPass>();
   registerPass([] { return createGemmBf16Pass(); });
   registerPass([] { return createMergeGpuModulesPass(); });
+  registerPass([] { return createSplitReductionsPass(); });
   PassPipelineRegistration<>(
       "tp-lower-cuda",
       "Lower a per-rank program for the cuda backend (sm_90 cubins)",
