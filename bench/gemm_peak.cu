@@ -170,12 +170,13 @@ int main(int argc, char **argv) {
     (c.bf16 ? anyBf16 : anyF32) = true;
     shapes << (shapes.tellp() ? ",\n" : "") << "    {\"batch\": " << c.batch
            << ", \"m\": " << c.m << ", \"n\": " << c.n << ", \"k\": " << c.k
-           << ", \"count\": " << count << ", \"f32_ms\": " << t[0]
+           << ", \"beta\": " << c.beta << ", \"count\": " << count
+           << ", \"f32_ms\": " << t[0]
            << ", \"f32_tflops\": " << f / t[0] / 1e9 << "}";
-    std::printf("gemm_peak: %3d x batch %lld m %lld n %lld k %lld: f32 %.2f "
-                "TFLOP/s, tf32 %.2f, bf16 %.2f\n",
-                count, c.batch, c.m, c.n, c.k, f / t[0] / 1e9, f / t[1] / 1e9,
-                f / t[2] / 1e9);
+    std::printf("gemm_peak: %3d x batch %lld m %lld n %lld k %lld beta %lld: "
+                "f32 %.2f TFLOP/s, tf32 %.2f, bf16 %.2f\n",
+                count, c.batch, c.m, c.n, c.k, c.beta, f / t[0] / 1e9,
+                f / t[1] / 1e9, f / t[2] / 1e9);
     cudaFree(a);
     cudaFree(b);
     cudaFree(d);

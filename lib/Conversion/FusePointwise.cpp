@@ -2,7 +2,7 @@
 //
 // Upstream's elementwise fusion, restricted so that GEMMs stay GEMMs (never
 // fused into a contraction) and nothing is computed twice (single-use
-// producers only).
+// producers, read through a permutation: no broadcast).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,11 +21,14 @@ using namespace mlir;
 
 namespace {
 
+/// One use, read once per point: a consumer reading the producer through
+/// a broadcast would recompute it for every broadcast index.
 bool fusable(OpOperand *use) {
   auto producer = use->get().getDefiningOp<linalg::GenericOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
   return producer && consumer && use->get().hasOneUse() &&
-         !linalg::isaContractionOpInterface(consumer);
+         !linalg::isaContractionOpInterface(consumer) &&
+         consumer.getMatchingIndexingMap(use).isPermutation();
 }
 
 struct TPFusePointwisePass

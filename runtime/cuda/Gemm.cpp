@@ -1,6 +1,7 @@
 //===- Gemm.cpp - matmul entry points on cuBLAS ---------------------------===//
 //
-// c += op(a) * op(b) on fp32 device memref views. cuBLAS is column-major; a
+// c = op(a) * op(b) (+ c when accumulating) on fp32 or bf16 device memref
+// views. cuBLAS is column-major; a
 // row-major m x n matrix with leading dimension ld is, read column-major, its
 // n x m transpose, so row-major c = op(a) op(b) is computed as column-major
 // c^T = op(b)^T op(a)^T: cublasGemmEx(op_b, op_a, n, m, k, b, a, c). Each
@@ -51,9 +52,13 @@ struct Scratch {
   }
 };
 
+enum class Copy { In, AllocateOnly, Back };
+
 /// Copies the strided view (every matrix of the batch) into `scratch`, as
-/// contiguous row-major matrices; `back` copies scratch into the view.
-void copyView(const char *call, const View &v, Scratch &scratch, bool back) {
+/// contiguous row-major matrices (AllocateOnly: only allocates it, for a c
+/// that is not read); Back copies scratch into the view.
+void copyView(const char *call, const View &v, Scratch &scratch, Copy copy) {
+  bool back = copy == Copy::Back;
   cudaStream_t s = state().stream;
   int64_t rows = v.sizes[0], cols = v.sizes[1];
   if (v.strides[0] <= 0 || v.strides[1] <= 0)
@@ -64,6 +69,8 @@ void copyView(const char *call, const View &v, Scratch &scratch, bool back) {
           cudaMallocAsync(reinterpret_cast<void **>(&scratch.data),
                           size_t(v.batch * rows * cols) * sizeof(float), s),
           "cudaMallocAsync");
+  if (copy == Copy::AllocateOnly)
+    return;
   for (int64_t b = 0; b < v.batch; ++b)
     for (int64_t i = 0; i < rows; ++i) {
       // Row i: `cols` elements `strides[1]` apart.
@@ -94,7 +101,7 @@ Operand toOperand(const char *call, const View &v, bool trans,
   if (type != CUDA_R_32F)
     fail(call, "bf16 operands must be row- or column-major views (strides " +
                    formatList(v.strides, 2) + ")");
-  copyView(call, v, scratch, /*back=*/false);
+  copyView(call, v, scratch, Copy::In);
   return {scratch.data, std::max<int64_t>(1, v.sizes[1]), trans,
           v.sizes[0] * v.sizes[1]};
 }
@@ -166,10 +173,10 @@ void gemm(const char *call, const View &a, const View &b, const View &c,
   case Layout::Other:
     break;
   }
-  copyView(call, c, scratchC, /*back=*/false);
+  copyView(call, c, scratchC, beta != 0 ? Copy::In : Copy::AllocateOnly);
   blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, scratchC.data, n,
            m * n, c.batch, ab, beta);
-  copyView(call, c, scratchC, /*back=*/true);
+  copyView(call, c, scratchC, Copy::Back);
 }
 
 /// A bf16 view; `data` holds the bf16 pointer (only passed on to cuBLAS).

@@ -1,6 +1,6 @@
 //===- Gemm.cpp - matmul entry points on CBLAS ----------------------------===//
 //
-// c += op(a) * op(b) on fp32 memref views. Each operand view is handed to
+// c = op(a) * op(b) (+ c when accumulating) on fp32 memref views. Each operand view is handed to
 // cblas_sgemm(CblasRowMajor) as it lies in memory when it can be: inner
 // stride 1 is a row-major matrix (ld = strides[0]); strides[0] == 1 is the
 // transpose of a row-major matrix (flip the transposition, ld = strides[1]).
@@ -87,8 +87,12 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b, const Matr
                 rowMajorLd(c));
     return;
   }
-  // Accumulate into a contiguous copy of c and write it back.
-  copyToContiguous(c, scratchC);
+  // Compute into a contiguous copy of c (of its values only when
+  // accumulating) and write it back.
+  if (beta != 0)
+    copyToContiguous(c, scratchC);
+  else
+    scratchC.assign(static_cast<size_t>(m * n), 0.0f);
   cblas_sgemm(CblasRowMajor, blasTrans(opA.trans), blasTrans(opB.trans), m, n,
               k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, beta,
               scratchC.data(), n);

@@ -22,25 +22,26 @@
 // CHECK: call @tprt_matmul_bf16(
 // CHECK-NOT: tprt_matmul_f32
 module {
-  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
   func.func private @use(memref<8x16xf32>)
   func.func @forward(%x: memref<4x8xf32>, %w: memref<8x16xf32>, %wr: memref<2x4x16xf32>,
                      %wb: memref<8x16xf32>, %ws: memref<8x32xf32>, %out: memref<4x16xf32>)
       attributes {llvm.emit_c_interface} {
     %f = arith.constant 0 : i64
+    %t = arith.constant 1 : i64
     %c = memref.cast %out : memref<4x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %b0 = memref.cast %w : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    call @tprt_matmul_f32(%a, %b0, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %b0, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     %r = memref.collapse_shape %wr [[0, 1], [2]] : memref<2x4x16xf32> into memref<8x16xf32>
     %b1 = memref.cast %r : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    call @tprt_matmul_f32(%a, %b1, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %b1, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     %b2 = memref.cast %wb : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    call @tprt_matmul_f32(%a, %b2, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %b2, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     call @use(%wb) : (memref<8x16xf32>) -> ()
     %s = memref.subview %ws[0, 0] [8, 16] [1, 2] : memref<8x32xf32> to memref<8x16xf32, strided<[32, 2]>>
     %b3 = memref.cast %s : memref<8x16xf32, strided<[32, 2]>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    call @tprt_matmul_f32(%a, %b3, %c, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %b3, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     return
   }
 }
@@ -53,7 +54,7 @@ module {
 // CHECK-LABEL: func.func @input_only(
 // CHECK-SAME: %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xbf16>, %{{.*}}: memref<8x8xf32>
 module {
-  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
   func.func @input_only(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %out: memref<8x8xf32>)
       attributes {llvm.emit_c_interface} {
     %f = arith.constant 0 : i64
@@ -61,7 +62,7 @@ module {
     %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %b = memref.cast %y : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %c = memref.cast %out : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    call @tprt_matmul_f32(%a, %b, %c, %t, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %b, %c, %t, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     return
   }
 }

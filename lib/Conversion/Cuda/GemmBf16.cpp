@@ -33,9 +33,11 @@ using namespace mlir;
 
 namespace {
 
+/// tprt_[batch_]matmul_f32(a, b, c, trans_a, trans_b, accumulate): ABI 2.
 bool isF32Gemm(func::CallOp call) {
   StringRef callee = call.getCallee();
-  return callee == "tprt_matmul_f32" || callee == "tprt_batch_matmul_f32";
+  return (callee == "tprt_matmul_f32" || callee == "tprt_batch_matmul_f32") &&
+         call.getNumOperands() == 6;
 }
 
 /// The memref a view-like op reads, if `op` is one.

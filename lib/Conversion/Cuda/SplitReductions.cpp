@@ -8,7 +8,9 @@
 // reads elements j, j + ratio, ...: a warp reads contiguous memory) and a
 // short final reduction of the partials. On tensors, before bufferization;
 // only generics with one reduction dimension of at least `minSize` static
-// elements, split by a power of two that divides it.
+// elements that 32 divides, projected-permutation maps and no linalg.index
+// (upstream copies the body as it is, so an index would name the wrong
+// loop).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +47,9 @@ struct SplitReductionsPass
   /// The reduction's static size when it is worth splitting.
   std::optional<int64_t> splittable(linalg::GenericOp op) const {
     if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1 ||
-        op.getNumDpsInits() != 1)
+        op.getNumDpsInits() != 1 || op.hasIndexSemantics() ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isProjectedPermutation(); }))
       return std::nullopt;
     SmallVector<unsigned> dims;
     op.getReductionDims(dims);
