@@ -20,6 +20,8 @@
 
 #include "tp/Transforms/ShardingAnalysis.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -113,6 +115,21 @@ static bool isSumReduction(linalg::LinalgOp op) {
   return true;
 }
 
+/// A linalg.broadcast, or a generic that only repeats its one input along
+/// new dimensions (all loops parallel, the body yields the input).
+static bool isBroadcast(linalg::LinalgOp op) {
+  if (isa<linalg::BroadcastOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getBody()->getArgument(0);
+}
+
 /// For a cut on a dim that a reshape splits into `sizes` (row-major), the
 /// position within `sizes` that holds the whole cut and the cut there.
 static std::optional<std::pair<unsigned, int64_t>>
@@ -171,6 +188,10 @@ public:
 
   llvm::MapVector<Value, DimCut> cuts;
   SmallVector<PlannedCollective> collectives;
+  /// Uncut values a broadcast reads whole to make a cut result (a single
+  /// K/V head repeated for the local query heads): computed whole on every
+  /// rank, they need no cut of their own.
+  SetVector<Value> broadcastReads;
   struct Failure {
     Operation *op;
     std::string message;
@@ -450,6 +471,10 @@ bool CutPropagation::visitLinalg(linalg::LinalgOp op) {
   for (OpResult result : op->getResults())
     if (!markIndexed(result, resultMap(result)))
       return false;
+  if (isBroadcast(op))
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (!lookup(input->get()))
+        broadcastReads.insert(input->get());
   return true;
 }
 
@@ -644,6 +669,7 @@ struct Seed {
 struct Candidate {
   llvm::MapVector<Value, DimCut> cuts;
   SmallVector<PlannedCollective> collectives;
+  SetVector<Value> broadcastReads;
   bool hasNarrowing = false;
   int64_t extra = 0, total = 0;
   /// Lower is better: a pair first, then the least extra communication.
@@ -714,6 +740,42 @@ static void describeFallbacks(const Candidate &best, bool asError,
   }
 }
 
+static void reportNoCut(const Seed &seed, int64_t tpSize,
+                        ArrayRef<CutPropagation::Failure> failures) {
+  InFlightDiagnostic diag = seed.op->emitError()
+                            << "no tensor-parallel cut for " << tpSize
+                            << " ranks of output dimension " << seed.resultDim
+                            << " of " << seed.op->getResult(0).getType()
+                            << " keeps the values after it local; each cut "
+                               "tried fails (see notes)";
+  noteRejected(diag, failures, "");
+}
+
+/// The ops `seed`'s result reaches before any other seed, through ops
+/// `keep` accepts.
+static SetVector<Operation *>
+sliceUpToSeeds(Operation *seed, const DenseSet<Operation *> &seedOps,
+               function_ref<bool(Operation *)> keep) {
+  ForwardSliceOptions options;
+  // (The filter sees the seed itself first.)
+  options.filter = [&](Operation *op) {
+    return op == seed || (!seedOps.contains(op) && keep(op));
+  };
+  SetVector<Operation *> slice;
+  getForwardSlice(seed, &slice, options);
+  return slice;
+}
+
+static bool reachesBroadcast(Operation *seed,
+                             const DenseSet<Operation *> &seedOps) {
+  SetVector<Operation *> slice =
+      sliceUpToSeeds(seed, seedOps, [](Operation *) { return true; });
+  return llvm::any_of(slice, [](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    return linalgOp && isBroadcast(linalgOp);
+  });
+}
+
 FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                                                int64_t tpSize,
                                                bool allowFallback) {
@@ -727,6 +789,16 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     if (std::optional<Seed> seed = asSeed(op))
       seeds.push_back(*seed);
   });
+  DenseSet<Operation *> seedOps;
+  for (const Seed &s : seeds)
+    seedOps.insert(s.op);
+  // Seeds no cut keeps local, decided once every other seed is placed.
+  struct Unplaced {
+    Seed seed;
+    SmallVector<CutPropagation::Failure> failures;
+  };
+  SmallVector<Unplaced> unplaced;
+  SetVector<Value> broadcastReads;
 
   for (Seed &seed : seeds) {
     if (covered.contains(seed.op) ||
@@ -752,6 +824,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       Candidate candidate;
       candidate.cuts = std::move(attempt.cuts);
       candidate.collectives = std::move(attempt.collectives);
+      candidate.broadcastReads = std::move(attempt.broadcastReads);
       for (const PlannedCollective &c : candidate.collectives) {
         candidate.total += c.bytes;
         if (!c.narrowing)
@@ -766,15 +839,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     }
 
     if (!best) {
-      InFlightDiagnostic diag = seed.op->emitError()
-                                << "no tensor-parallel cut for " << tpSize
-                                << " ranks of output dimension "
-                                << seed.resultDim << " of "
-                                << result.getType()
-                                << " keeps the values after it local; each "
-                                   "cut tried fails (see notes)";
-      noteRejected(diag, failures, "");
-      // Later seeds would only report the consequences of this one.
+      // Only a seed whose result reaches a broadcast before any other seed
+      // can be left whole (see below); any other failure is reported now:
+      // later seeds would only report its consequences.
+      if (reachesBroadcast(seed.op, seedOps)) {
+        unplaced.push_back({seed, std::move(failures)});
+        continue;
+      }
+      reportNoCut(seed, tpSize, failures);
       return failure();
     }
 
@@ -799,6 +871,8 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
         return failure();
     }
 
+    broadcastReads.insert(best->broadcastReads.begin(),
+                          best->broadcastReads.end());
     ShardRegion region;
     region.seed = seed.op;
     region.cuts = std::move(best->cuts);
@@ -811,6 +885,34 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
         covered.insert(user);
     }
     plan.regions.push_back(std::move(region));
+  }
+
+  // A seed without a cut may stay whole on every rank when what it computes
+  // reaches a broadcast that makes a cut region's cut dimension, through
+  // ops that are neither cut nor other seeds (multi-query attention: the
+  // one K/V head, repeated for each local query head; Megatron replicates
+  // K and V the same way). Any other is an error: the first one, since
+  // later ones mostly follow from it.
+  for (Unplaced &u : unplaced) {
+    Value result = u.seed.op->getResult(0);
+    SetVector<Operation *> slice =
+        sliceUpToSeeds(u.seed.op, seedOps, [&](Operation *op) {
+          return llvm::none_of(op->getResults(),
+                               [&](Value v) { return taken.contains(v); });
+        });
+    auto read = [&](Value v) { return broadcastReads.contains(v); };
+    if (read(result) || llvm::any_of(slice, [&](Operation *op) {
+          return llvm::any_of(op->getResults(), read);
+        })) {
+      u.seed.op->emitRemark()
+          << "left whole on every rank: no cut for " << tpSize
+          << " ranks of output dimension " << u.seed.resultDim << " of "
+          << result.getType()
+          << ", and the cut regions read it through a broadcast";
+      continue;
+    }
+    reportNoCut(u.seed, tpSize, u.failures);
+    return failure();
   }
   return plan;
 }
