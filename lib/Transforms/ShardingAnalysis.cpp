@@ -894,6 +894,9 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
   // K and V the same way). Any other is an error: the first one, since
   // later ones mostly follow from it.
   for (Unplaced &u : unplaced) {
+    // A region planned after it may have cut it after all.
+    if (covered.contains(u.seed.op))
+      continue;
     Value result = u.seed.op->getResult(0);
     SetVector<Operation *> slice =
         sliceUpToSeeds(u.seed.op, seedOps, [&](Operation *op) {
