@@ -94,6 +94,11 @@ tiny tiny_llama 2
 compile "$BUNDLE/models/tiny_gpt2/m.mlir" --backend cuda --tp-size 2 -o "$BUNDLE/models/tiny_gpt2/m.cuda2.so"
 compile "$BUNDLE/models/tiny_llama/m.mlir" --backend cuda --dtype bf16 --tp-size 1 \
   -o "$BUNDLE/models/tiny_llama/m.bf16.so"
+# The same weights inline, as torch-mlir emits them: read from device copies.
+"$PYTHON" -m tpmlir.build --preset tiny_llama --layers 2 --inline-weights \
+  -o "$BUNDLE/models/tiny_llama/m.inline.mlir"
+compile "$BUNDLE/models/tiny_llama/m.inline.mlir" --backend cuda --tp-size 1 \
+  -o "$BUNDLE/models/tiny_llama/m.inline.so"
 
 bench_model() {  # bench_model NAME DTYPES BUILD_ARGS...: the .so files and the arguments
   local name=$1 dtypes=$2 d="$BUNDLE/models/$1"; shift 2

@@ -16,8 +16,9 @@
 #  3. tiny GPT-2 (4 layers) and Llama (2 layers) at tp 1 through NCCL with one
 #     rank: vs numpy (and the all-reduce count), vs the CPU backend's output
 #     computed when the bundle was made; Llama with bf16 GEMMs within 2% of
-#     numpy and not within 1e-4 (the bf16 path was taken); a model compiled
-#     for tp 2 refused by a one-GPU world;
+#     numpy and not within 1e-4 (the bf16 path was taken); Llama with its
+#     weights inline (constants the runtime uploads); a model compiled for
+#     tp 2 refused by a one-GPU world;
 #  4. benchmarks at tp 1, batch 1, 128 tokens (weights, input and numpy
 #     reference made here by tpmlir.build with the bundle's arguments):
 #       GPT-2-small, 12 layers, fp32 (TF32 off);
@@ -154,6 +155,11 @@ compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 2
   || die "tiny_llama bf16: not within 2% of numpy"
 ! compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 1e-4 >/dev/null \
   || die "tiny_llama bf16: within 1e-4 of numpy: were the GEMMs bf16?"
+log "tiny_llama, weights inline (constants uploaded by the runtime)"
+"${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$BUNDLE/models/tiny_llama/m.inline.so" \
+  --input "$BUNDLE/models/tiny_llama/x.npy" --output "$WORK/tiny_llama.inline.npy" --quiet
+compare "$WORK/tiny_llama.inline.npy" "$BUNDLE/models/tiny_llama/ref.npy" \
+  || die "tiny_llama, weights inline: GPU vs numpy"
 log "a tp-2 model on a one-GPU world"
 if run_tiny tiny_gpt2 m.cuda2.so "$WORK/refused.npy" > "$WORK/refused.txt" 2>&1; then
   die "tp-run-cuda ran a tp-2 model with one rank"

@@ -56,12 +56,14 @@ void mlir::tp::addDeallocation(OpPassManager &pm) {
   pm.addPass(createTPEarlyDealloc());
 }
 
-void mlir::tp::addHostToLLVM(OpPassManager &pm) {
+void mlir::tp::addHostToLLVM(OpPassManager &pm, bool genericAllocation) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = genericAllocation;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -8,16 +8,18 @@
 
 namespace mlir::tp {
 
-/// Declares the runtime function `name(argTypes)` once per module, with a C
-/// interface: compiled code then calls `_mlir_ciface_<name>` with memref
-/// descriptors, as runtime/include/tprt/tprt.h declares.
+/// Declares the runtime function `name(argTypes) -> resultTypes` once per
+/// module, with a C interface: compiled code then calls `_mlir_ciface_<name>`
+/// with memref descriptors (a memref result's descriptor is written through
+/// a pointer passed first), as runtime/include/tprt/tprt.h declares.
 inline func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
-                                       TypeRange argTypes) {
+                                       TypeRange argTypes,
+                                       TypeRange resultTypes = {}) {
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   auto fn = func::FuncOp::create(builder, module.getLoc(), name,
-                                 builder.getFunctionType(argTypes, {}));
+                                 builder.getFunctionType(argTypes, resultTypes));
   fn.setPrivate();
   fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   return fn;

@@ -5,7 +5,8 @@
 Every ModelConfig field can be overridden (--qkv separate, --norm rmsnorm,
 --no-bias, ...). --weights/--input also write a random checkpoint and input
 (safetensors) that match the emitted signature, plus the numpy reference output
-with --expected.
+with --expected. --inline-weights puts those weights in the MLIR instead, as
+dense_resource constants (the form torch-mlir's importer emits).
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--weights", help="also write random weights (safetensors) named like tp.name")
     ap.add_argument("--input", help="also write a random input x (.npy, else safetensors with key 'x')")
     ap.add_argument("--expected", help="also write the numpy reference output (.npy, else safetensors with key 'y')")
+    ap.add_argument("--inline-weights", action="store_true",
+                    help="put the random weights in the MLIR as dense_resource constants, "
+                         "as torch-mlir's importer does, instead of arguments")
     ap.add_argument("--seed", type=int, default=0)
     return ap
 
@@ -51,16 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    text = describe(cfg) + "\n" + build_mlir(cfg)
+    weights = None
+    if args.weights or args.input or args.expected or args.inline_weights:
+        from . import reference
+        weights = reference.random_weights(cfg, args.seed)
+    text = describe(cfg) + "\n" + build_mlir(cfg, weights if args.inline_weights else None)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
     if args.weights or args.input or args.expected:
-        from . import reference
         from .checkpoint import save_safetensors
-        weights = reference.random_weights(cfg, args.seed)
         x = reference.random_input(cfg, args.seed + 1)
         if args.weights:
             save_safetensors(args.weights, weights, {"config": describe(cfg)})

@@ -166,22 +166,41 @@ class _Builder:
         h = self.residual(x, self.attention(self.norm(x, f"h.{i}.ln_1", f"l{i}_ln1"), i), f"l{i}_h")
         return self.residual(h, self.mlp(self.norm(h, f"h.{i}.ln_2", f"l{i}_ln2"), i), f"l{i}_out")
 
-    def build(self) -> str:
+    def build(self, inline: dict | None = None) -> str:
         x = self.args["x"]
         for i in range(self.cfg.layers):
             x = self.block(x, i)
-        sig = ",\n".join(f"    {v.name}: {v.type} {{tp.name = \"{n}\"}}" for n, v in self.args.items())
+        params = [n for n in self.args if inline is None or n == "x"]
+        sig = ",\n".join(f"    {self.args[n].name}: {self.args[n].type} {{tp.name = \"{n}\"}}" for n in params)
         out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in self.ir.maps.items())]
         out += ["module {", f"  func.func @forward(\n{sig}) -> {x.type} {{"]
+        if inline is not None:
+            out += [f"    {v.name} = arith.constant dense_resource<{n}> : {v.type}"
+                    for n, v in self.args.items() if n != "x"]
         out += [f"    {line}" for line in self.ir.lines]
         out += [f"    return {x.name} : {x.type}", "  }", "}", ""]
+        if inline is not None:
+            out += _resources({n: inline[n] for n in self.args if n != "x"})
         return "\n".join(out)
 
 
-def build_mlir(cfg: ModelConfig) -> str:
-    """The whole forward pass of `cfg.layers` blocks as MLIR text."""
+def _resources(tensors: dict) -> list[str]:
+    """The dialect_resources section holding `tensors` as builtin blobs
+    (alignment 4, then the little-endian fp32 data), as torch-mlir's importer
+    writes a module's weights."""
+    import numpy as np
+    blobs = [f'      {name}: "0x04000000{np.ascontiguousarray(a, dtype="<f4").tobytes().hex()}"'
+             for name, a in tensors.items()]
+    return ["{-#", "  dialect_resources: {", "    builtin: {", ",\n".join(blobs),
+            "    }", "  }", "#-}", ""]
+
+
+def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
+    """The whole forward pass of `cfg.layers` blocks as MLIR text; with
+    `inline_weights` (name -> array) every weight is an `arith.constant
+    dense_resource<name>` holding that array instead of an argument."""
     cfg.validate()
-    return _Builder(cfg).build()
+    return _Builder(cfg).build(inline_weights)
 
 
 def describe(cfg: ModelConfig) -> str:

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct State {
   /// counters (the work is asynchronous; tprt_get_counters reads them).
   std::vector<TimedCall> pendingTimes;
   std::vector<cudaEvent_t> freeEvents;
+  /// Device copies of the model's constants, by host address
+  /// (tprt_device_constant_f32).
+  std::unordered_map<const float *, float *> constants;
 };
 
 State &state();

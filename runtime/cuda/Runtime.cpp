@@ -77,6 +77,9 @@ static void releaseAll() {
   for (cudaEvent_t event : s.freeEvents)
     cudaEventDestroy(event);
   s.freeEvents.clear();
+  for (auto &[host, device] : s.constants)
+    cudaFree(device);
+  s.constants.clear();
   if (s.nccl)
     ncclCommDestroy(s.nccl);
   s.nccl = nullptr;
@@ -378,4 +381,28 @@ extern "C" __attribute__((visibility("default"))) void
 _mlir_memref_to_llvm_free(void *pointer) {
   if (pointer)
     check("free", cudaFreeAsync(pointer, stream("free")), "cudaFreeAsync");
+}
+
+extern "C" void
+_mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
+                                      tprt_memref1d_f32 *host) {
+  const char *call = "tprt_device_constant_f32";
+  cudaStream_t st = stream(call);
+  if (host->sizes[0] < 0 || (host->sizes[0] > 1 && host->strides[0] != 1))
+    fail(call, "expected a contiguous array, got size " +
+                   std::to_string(host->sizes[0]) + " stride " +
+                   std::to_string(host->strides[0]));
+  const float *data = host->aligned + host->offset;
+  float *&device = state().constants[data];
+  if (!device) {
+    size_t bytes = size_t(host->sizes[0]) * sizeof(float);
+    void *pointer = nullptr;
+    check(call, cudaMalloc(&pointer, bytes ? bytes : 1), "cudaMalloc");
+    device = static_cast<float *>(pointer);
+    // Stream-ordered before every use; the source never changes.
+    check(call,
+          cudaMemcpyAsync(device, data, bytes, cudaMemcpyHostToDevice, st),
+          "cudaMemcpyAsync (a constant, host to device)");
+  }
+  *result = {device, device, 0, {host->sizes[0]}, {1}};
 }

@@ -370,6 +370,7 @@ static LogicalResult compile(MLIRContext &context) {
   if (backend == "cuda" || cudaEmulateOnHost) {
     tp::CudaLoweringOptions cuda;
     cuda.emulateOnHost = cudaEmulateOnHost;
+    cuda.emulateWithCpuRuntime = backend == "cpu";
     cuda.gemmDtype = gemmDtype;
     cuda.chip = cudaChip;
     cuda.toolkitPath = cudaToolkit;

@@ -73,7 +73,7 @@ tprt::AlignedBuffer toBf16(const tprt::AlignedBuffer &f32, size_t count) {
 }
 
 const char *kUsage =
-    "usage: mpirun -np N tp-run MODEL.so --weights FILE.safetensors\n"
+    "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]\n"
     "              --input X.npy [--output Y.npy] [--warmup K] [--iters K]\n"
     "              [--quiet] [--report-json FILE]\n";
 
@@ -168,8 +168,6 @@ Expected<Options> parseOptions(int argc, char **argv) {
     return options;
   if (options.model.empty())
     return bad("no model .so given");
-  if (options.weights.empty())
-    return bad("no --weights given");
   if (options.input.empty())
     return bad("no --input given");
   return options;
@@ -256,6 +254,59 @@ bool isWritableTarget(const std::string &path) {
   return access(dir.c_str(), W_OK) == 0;
 }
 
+/// Binds every weight argument to its tensor in the checkpoint, checking
+/// dtype and shape (problems go to `errors`); returns the one error that
+/// stops the validation (an unreadable checkpoint).
+std::optional<std::string> bindCheckpoint(const Options &options,
+                                          Loaded &loaded,
+                                          std::vector<std::string> &errors) {
+  Expected<tprt::SafetensorsFile> weights =
+      tprt::SafetensorsFile::open(options.weights);
+  if (!weights)
+    return "checkpoint " + weights.status().message();
+  loaded.weights.emplace(std::move(*weights));
+  std::vector<const tprt::TensorInfo *> inFileOrder;
+  for (const auto &entry : loaded.weights->tensors())
+    inFileOrder.push_back(&entry.second);
+  std::sort(inFileOrder.begin(), inFileOrder.end(),
+            [](auto *a, auto *b) { return a->data < b->data; });
+  for (size_t i = 1; i < loaded.manifest.args.size(); ++i) {
+    const tprt::ManifestArg &arg = loaded.manifest.args[i];
+    const tprt::TensorInfo *tensor =
+        bindWeight(*loaded.weights, inFileOrder, arg, i);
+    loaded.bound[i] = tensor;
+    std::string where = "tensor '" + arg.name + "' (argument " +
+                        std::to_string(i) + ")";
+    if (!tensor) {
+      // A renamed tensor usually keeps its shape: name the candidates.
+      std::string candidates;
+      for (const auto &entry : loaded.weights->tensors()) {
+        const std::string &name = entry.first;
+        bool used = std::any_of(
+            loaded.manifest.args.begin(), loaded.manifest.args.end(),
+            [&](const tprt::ManifestArg &a) { return a.name == name; });
+        if (!used && entry.second.shape == arg.shape)
+          candidates += (candidates.empty() ? "'" : ", '") + name + "'";
+      }
+      errors.push_back("checkpoint '" + options.weights + "' has no " + where +
+                       (candidates.empty()
+                            ? ""
+                            : "; unused tensors of shape " +
+                                  tprt::formatShape(arg.shape) + ": " +
+                                  candidates));
+      continue;
+    }
+    if (tensor->dtype != "F32")
+      errors.push_back(where + " in '" + options.weights + "' is " +
+                       tensor->dtype + ", the model takes F32");
+    else if (tensor->shape != arg.shape)
+      errors.push_back(where + " in '" + options.weights + "' has shape " +
+                       tprt::formatShape(tensor->shape) +
+                       ", the model takes " + tprt::formatShape(arg.shape));
+  }
+  return std::nullopt;
+}
+
 /// Loads and checks everything on this rank without communicating; returns
 /// the problems found (empty when all is well).
 std::vector<std::string> loadAndValidate(const Options &options,
@@ -320,52 +371,17 @@ std::vector<std::string> loadAndValidate(const Options &options,
   if (!errors.empty())
     return errors;
 
-  // The checkpoint: every weight present, F32, with the full shape.
-  Expected<tprt::SafetensorsFile> weights =
-      tprt::SafetensorsFile::open(options.weights);
-  if (!weights)
-    return {"checkpoint " + weights.status().message()};
-  loaded.weights.emplace(std::move(*weights));
-  std::vector<const tprt::TensorInfo *> inFileOrder;
-  for (const auto &entry : loaded.weights->tensors())
-    inFileOrder.push_back(&entry.second);
-  std::sort(inFileOrder.begin(), inFileOrder.end(),
-            [](auto *a, auto *b) { return a->data < b->data; });
+  // The checkpoint: every weight present, F32, with the full shape. A model
+  // compiled with its weights inline takes none.
   loaded.bound.assign(manifest.args.size(), nullptr);
-  for (size_t i = 1; i < manifest.args.size(); ++i) {
-    const tprt::ManifestArg &arg = manifest.args[i];
-    const tprt::TensorInfo *tensor =
-        bindWeight(*loaded.weights, inFileOrder, arg, i);
-    loaded.bound[i] = tensor;
-    std::string where = "tensor '" + arg.name + "' (argument " +
-                        std::to_string(i) + ")";
-    if (!tensor) {
-      // A renamed tensor usually keeps its shape: name the candidates.
-      std::string candidates;
-      for (const auto &entry : loaded.weights->tensors()) {
-        const std::string &name = entry.first;
-        bool used = std::any_of(
-            manifest.args.begin(), manifest.args.end(),
-            [&](const tprt::ManifestArg &a) { return a.name == name; });
-        if (!used && entry.second.shape == arg.shape)
-          candidates += (candidates.empty() ? "'" : ", '") + name + "'";
-      }
-      errors.push_back("checkpoint '" + options.weights + "' has no " + where +
-                       (candidates.empty()
-                            ? ""
-                            : "; unused tensors of shape " +
-                                  tprt::formatShape(arg.shape) + ": " +
-                                  candidates));
-      continue;
-    }
-    if (tensor->dtype != "F32")
-      errors.push_back(where + " in '" + options.weights + "' is " +
-                       tensor->dtype + ", the model takes F32");
-    else if (tensor->shape != arg.shape)
-      errors.push_back(where + " in '" + options.weights + "' has shape " +
-                       tprt::formatShape(tensor->shape) +
-                       ", the model takes " + tprt::formatShape(arg.shape));
-  }
+  if (options.weights.empty() && manifest.args.size() > 1)
+    return {"no --weights given; '" + model + "' takes " +
+            std::to_string(manifest.args.size() - 1) + " weights (the first '" +
+            manifest.args[1].name + "')"};
+  if (!options.weights.empty())
+    if (std::optional<std::string> fatal = bindCheckpoint(options, loaded,
+                                                          errors))
+      return {*fatal};
 
   // The input.
   Expected<tprt::NpyArray> input = tprt::readNpy(options.input);

@@ -35,8 +35,10 @@ void addRuntimeCallsAndBufferization(OpPassManager &pm);
 /// Ownership-based deallocation, lowered, each free moved after the last
 /// use (tp-early-dealloc).
 void addDeallocation(OpPassManager &pm);
-/// Host code (loops, memref, math, arith, func, cf) to the LLVM dialect.
-void addHostToLLVM(OpPassManager &pm);
+/// Host code (loops, memref, math, arith, func, cf) to the LLVM dialect;
+/// `genericAllocation`: allocations call _mlir_memref_to_llvm_alloc / _free
+/// (which the runtime defines) instead of malloc / free.
+void addHostToLLVM(OpPassManager &pm, bool genericAllocation = false);
 
 /// The CPU lowering of a per-rank program down to the LLVM dialect:
 /// decompose aggregates, collectives to runtime calls, one-shot

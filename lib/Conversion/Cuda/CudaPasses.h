@@ -15,6 +15,10 @@
 
 namespace mlir::tp {
 
+/// tp-device-constants (DeviceConstants.cpp): every memref.global read
+/// through its device copy (tprt_device_constant_f32).
+std::unique_ptr<Pass> createDeviceConstantsPass();
+
 /// tp-gemm-bf16 (GemmBf16.cpp): bf16 GEMM operands, fp32 accumulation; the
 /// weights only GEMMs read stored in bf16 (kBf16ArgsAttrName).
 std::unique_ptr<Pass> createGemmBf16Pass();

@@ -44,6 +44,8 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
@@ -176,13 +178,17 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
+  // After deallocation: the device copies belong to the runtime.
+  bool cudaRuntime = !(options.emulateOnHost && options.emulateWithCpuRuntime);
+  if (cudaRuntime)
+    pm.addPass(createDeviceConstantsPass());
 
   // Kernels: one per remaining linalg op.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<TileForGpuPass>(options.blockSize));
   if (options.emulateOnHost) {
-    addHostToLLVM(pm);
+    addHostToLLVM(pm, /*genericAllocation=*/cudaRuntime);
     return;
   }
   pm.addPass(createConvertParallelLoopToGpuPass());
@@ -221,6 +227,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
 void mlir::tp::registerCudaLoweringPipeline() {
   PassRegistration<CopyToLinalgPass>();
   PassRegistration<TileForGpuPass>();
+  registerPass([] { return createDeviceConstantsPass(); });
   registerPass([] { return createGemmBf16Pass(); });
   registerPass([] { return createMergeGpuModulesPass(); });
   registerPass([] { return createSplitReductionsPass(); });
@@ -242,6 +249,9 @@ void mlir::tp::registerCudaLoweringDialects(DialectRegistry &registry) {
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  // gpu-module-to-binary translates the kernels' LLVM dialect.
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);

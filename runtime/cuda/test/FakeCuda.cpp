@@ -7,7 +7,9 @@
 // definition (fp32, or bf16 A and B with fp32 C), so the runtime's row-major <-> column-major
 // mapping, strided copies and batch strides are checked against the
 // definition rather than against themselves; NCCL is one rank. Kernel
-// loading is not faked (it fails).
+// loading is not faked (it fails). Allocations are recorded, and cuBLAS,
+// NCCL, memset and the copies (by their kind) refuse pointers outside them
+// with a message: host memory a real GPU could not read.
 // TPRT_FAKE_NCCL=hang makes the first collective never finish, as when a
 // peer never arrives: events recorded after it stay not ready and waiting
 // for the stream or such an event blocks for good; =error does the same and
@@ -24,15 +26,56 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace {
 template <typename T> T token() { return reinterpret_cast<T>(new char(0)); }
 template <typename T> void drop(T t) { delete reinterpret_cast<char *>(t); }
+/// "Device" allocations: start -> size.
+std::mutex allocationsMutex;
+std::map<const char *, size_t> allocations;
+
 cudaError_t allocate(void **p, size_t bytes) {
   *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+  if (!*p)
+    return cudaErrorMemoryAllocation;
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  allocations[static_cast<const char *>(*p)] = bytes;
+  return cudaSuccess;
+}
+void release(void *p) {
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  allocations.erase(static_cast<const char *>(p));
+  std::free(p);
+}
+/// Whether `p` points into a device allocation; prints what `call` was
+/// given otherwise.
+bool onDevice(const char *call, const void *p) {
+  auto *c = static_cast<const char *>(p);
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  auto it = allocations.upper_bound(c);
+  if (it != allocations.begin()) {
+    --it;
+    if (c < it->first + std::max<size_t>(it->second, 1))
+      return true;
+  }
+  std::fprintf(stderr, "fake cuda: %s given %p, which is not device memory\n",
+               call, p);
+  return false;
+}
+/// Whether the ends of a copy of `kind` are where it says.
+bool copyEndsOnDevice(const char *call, void *dst, const void *src,
+                      cudaMemcpyKind kind) {
+  bool toDevice =
+      kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  bool fromDevice =
+      kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  return (!toDevice || onDevice(call, dst)) &&
+         (!fromDevice || onDevice(call, src));
 }
 
 std::atomic<bool> stuck{false}, asyncError{false};
@@ -93,30 +136,38 @@ cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
   return allocate(p, bytes);
 }
 cudaError_t cudaFree(void *p) {
-  std::free(p);
+  release(p);
   return cudaSuccess;
 }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
-                            cudaMemcpyKind, cudaStream_t) {
+                            cudaMemcpyKind kind, cudaStream_t) {
+  if (!copyEndsOnDevice("cudaMemcpyAsync", dst, src, kind))
+    return cudaErrorInvalidValue;
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                               size_t spitch, size_t width, size_t height,
-                              cudaMemcpyKind, cudaStream_t) {
+                              cudaMemcpyKind kind, cudaStream_t) {
   if (width > dpitch || width > spitch)
     return cudaErrorInvalidPitchValue;
+  if (!copyEndsOnDevice("cudaMemcpy2DAsync", dst, src, kind))
+    return cudaErrorInvalidValue;
   for (size_t r = 0; r < height; ++r)
     std::memmove(static_cast<char *>(dst) + r * dpitch,
                  static_cast<const char *>(src) + r * spitch, width);
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
+  if (!onDevice("cudaMemsetAsync", p))
+    return cudaErrorInvalidValue;
   std::memset(p, value, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+  if (!onDevice("cudaMemset", p))
+    return cudaErrorInvalidValue;
   std::memset(p, value, bytes);
   return cudaSuccess;
 }
@@ -200,6 +251,9 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     int batch, cublasComputeType_t, cublasGemmAlgo_t) {
   if ((at != CUDA_R_32F && at != CUDA_R_16BF) || bt != at || ct != CUDA_R_32F)
     return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (!onDevice("cublasGemm A", A) || !onDevice("cublasGemm B", B) ||
+      !onDevice("cublasGemm C", C))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
   // cuBLAS's argument checks.
   if (m < 0 || n < 0 || k < 0 || ldc < std::max(1, m) ||
       lda < std::max(1, ta == CUBLAS_OP_N ? m : k) ||
@@ -266,6 +320,8 @@ const char *ncclGetLastError(ncclComm_t) { return ""; }
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t, ncclRedOp_t, ncclComm_t,
                            cudaStream_t) {
+  if (!onDevice("ncclAllReduce", send) || !onDevice("ncclAllReduce", recv))
+    return ncclInvalidArgument;
   issueCollective();
   if (send != recv)
     std::memmove(recv, send, count * 4);
@@ -273,6 +329,8 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
 }
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                            ncclDataType_t, ncclComm_t, cudaStream_t) {
+  if (!onDevice("ncclAllGather", send) || !onDevice("ncclAllGather", recv))
+    return ncclInvalidArgument;
   issueCollective();
   if (send != recv)
     std::memmove(recv, send, count * 4);

@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 2
+#define TPRT_ABI_VERSION 3
 
 typedef enum tprt_status {
   TPRT_OK = 0,
@@ -40,6 +40,14 @@ typedef enum tprt_status {
   TPRT_ERR_STATE = 5,            /* called before tprt_init / after finalize */
   TPRT_ERR_NO_DEVICE = 6         /* the backend needs a device there is none */
 } tprt_status;
+
+typedef struct tprt_memref1d_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} tprt_memref1d_f32;
 
 typedef struct tprt_memref2d_f32 {
   float *allocated;
@@ -113,6 +121,12 @@ void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);
  * (contiguous) along `dim`, rank order. */
 void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *in,
                                       tprt_unranked_memref *out, int64_t dim);
+
+/* cuda backend only (ABI 3): `result` views a device copy of `host`, one of
+ * the model's constant arrays (contiguous; its memref.global), uploaded on
+ * the first call and kept until tprt_finalize. */
+void _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
+                                           tprt_memref1d_f32 *host);
 
 #ifdef __cplusplus
 }

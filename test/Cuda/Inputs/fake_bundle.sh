@@ -21,11 +21,12 @@ echo '{"same_dtype_tflops": 1.0}' > "$3"
 SH
 chmod +x "$bundle/bin/tprt-cuda-probe" "$bundle/bin/gemm_peak"
 for so in "$bundle"/models/*/m.*.so; do
-  flags=()
+  flags=() mlir=m.mlir
   case "$(basename "$so")" in
     m.cuda2.so) flags=(--tp-size 2) ;;
     m.bf16.so) flags=(--dtype bf16) ;;
+    m.inline.so) mlir=m.inline.mlir ;;
   esac
-  "$build/bin/tp-compile" "$(dirname "$so")/m.mlir" --backend cuda --cuda-emulate-on-host \
+  "$build/bin/tp-compile" "$(dirname "$so")/$mlir" --backend cuda --cuda-emulate-on-host \
     "${flags[@]}" -o "$so"
 done

@@ -1,0 +1,86 @@
+//===- DeviceConstants.cpp - the model's constants in device memory -------===//
+//
+// Bufferization turns every constant tensor (a splat weight, a table, a
+// model imported with its weights inline, as torch-mlir emits them) into a
+// memref.global: an array in the shared object, in host memory, which
+// neither the kernels nor cuBLAS can read. Each memref.get_global becomes
+// a call of tprt_device_constant_f32 on the global's flattened view, which
+// returns a device copy (uploaded by the first call, kept until
+// tprt_finalize), viewed with the global's shape again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaPasses.h"
+
+#include "../RuntimeCalls.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kDeviceConstant = "tprt_device_constant_f32";
+
+struct DeviceConstantsPass
+    : PassWrapper<DeviceConstantsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeviceConstantsPass)
+  StringRef getArgument() const override { return "tp-device-constants"; }
+  StringRef getDescription() const override {
+    return "Read memref.global constants through device copies "
+           "(tprt_device_constant_f32)";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<memref::GetGlobalOp> reads;
+    module.walk([&](memref::GetGlobalOp op) { reads.push_back(op); });
+    for (memref::GetGlobalOp op : reads)
+      if (failed(rewrite(module, op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult rewrite(ModuleOp module, memref::GetGlobalOp op) {
+    MemRefType type = op.getType();
+    if (!type.getElementType().isF32())
+      return op.emitError("the cuda backend keeps only f32 constants in "
+                          "device memory; this one is ")
+             << type;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!type.hasStaticShape() ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
+        !type.getLayout().isIdentity())
+      return op.emitError("expected a constant with a static shape and the "
+                          "identity layout, got ")
+             << type;
+
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Location loc = op.getLoc();
+    Type f32 = type.getElementType();
+    int64_t n = type.getNumElements();
+    auto flat = MemRefType::get({n}, f32);
+    auto dynamic = MemRefType::get({ShapedType::kDynamic}, f32);
+    func::FuncOp callee =
+        tp::declareRuntimeFunc(module, kDeviceConstant, {dynamic}, {dynamic});
+
+    auto flatten = memref::ReinterpretCastOp::create(
+        b, loc, flat, op.getResult(), /*offset=*/0, ArrayRef<int64_t>{n},
+        ArrayRef<int64_t>{1});
+    Value host = memref::CastOp::create(b, loc, dynamic, flatten);
+    Value device =
+        func::CallOp::create(b, loc, callee, ValueRange{host}).getResult(0);
+    Value view = memref::ReinterpretCastOp::create(
+        b, loc, type, device, /*offset=*/0, type.getShape(), strides);
+    op.getResult().replaceAllUsesExcept(view, flatten);
+    return success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::tp::createDeviceConstantsPass() {
+  return std::make_unique<DeviceConstantsPass>();
+}

@@ -1,0 +1,43 @@
+// RUN: tp-opt %s --tp-device-constants --split-input-file --verify-diagnostics | FileCheck %s
+
+// Every read of a constant (a weight given inline, a splat, a scalar) goes
+// through its device copy, viewed with the global's shape again; the host
+// array is only read by the runtime.
+// CHECK: func.func private @tprt_device_constant_f32(memref<?xf32>) -> memref<?xf32> attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @forward(
+// CHECK: %[[G:.*]] = memref.get_global @w : memref<8x16xf32>
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[G]] to offset: [0], sizes: [128], strides: [1] : memref<8x16xf32> to memref<128xf32>
+// CHECK: %[[DYN:.*]] = memref.cast %[[FLAT]] : memref<128xf32> to memref<?xf32>
+// CHECK: %[[DEV:.*]] = call @tprt_device_constant_f32(%[[DYN]]) : (memref<?xf32>) -> memref<?xf32>
+// CHECK: %[[W:.*]] = memref.reinterpret_cast %[[DEV]] to offset: [0], sizes: [8, 16], strides: [16, 1] : memref<?xf32> to memref<8x16xf32>
+// CHECK: %[[S:.*]] = memref.get_global @s : memref<f32>
+// CHECK: memref.reinterpret_cast %[[S]] to offset: [0], sizes: [1], strides: [1] : memref<f32> to memref<1xf32>
+// CHECK: %[[SD:.*]] = call @tprt_device_constant_f32(
+// CHECK: %[[SV:.*]] = memref.reinterpret_cast %[[SD]] to offset: [0], sizes: [], strides: [] : memref<?xf32> to memref<f32>
+// CHECK: call @use(%[[W]], %[[SV]], %[[W]])
+// CHECK-NOT: @tprt_device_constant_f32
+module {
+  memref.global "private" constant @w : memref<8x16xf32> = dense<0.5>
+  memref.global "private" constant @s : memref<f32> = dense<2.0>
+  func.func private @use(memref<8x16xf32>, memref<f32>, memref<8x16xf32>)
+  func.func @forward() {
+    %w = memref.get_global @w : memref<8x16xf32>
+    %s = memref.get_global @s : memref<f32>
+    func.call @use(%w, %s, %w) : (memref<8x16xf32>, memref<f32>, memref<8x16xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// Only f32 constants have device copies.
+module {
+  memref.global "private" constant @mask : memref<4xi1> = dense<[true, false, true, true]>
+  func.func private @use(memref<4xi1>)
+  func.func @forward() {
+    // expected-error @below {{the cuda backend keeps only f32 constants in device memory; this one is 'memref<4xi1>'}}
+    %m = memref.get_global @mask : memref<4xi1>
+    func.call @use(%m) : (memref<4xi1>) -> ()
+    return
+  }
+}
