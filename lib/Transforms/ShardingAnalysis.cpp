@@ -57,15 +57,11 @@ static std::string typeString(Type type) {
   return s;
 }
 
-/// Follows ops that only move or repeat elements (transposes, broadcasts,
-/// reshapes) back to a function argument: that operand is a weight. A
-/// weight broadcast over the batch is how torch-mlir feeds `x @ W` on 3-D
-/// activations to linalg.batch_matmul.
-static bool isWeight(Value value) {
+Value mlir::tp::weightSource(Value value) {
   while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
     Operation *def = value.getDefiningOp();
+    if (!def)
+      return value;
     if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
       value = def->getOperand(0);
       continue;
@@ -81,7 +77,7 @@ static bool isWeight(Value value) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
     if (!linalgOp || linalgOp.getNumDpsInputs() != 1 ||
         linalgOp.getNumReductionLoops() != 0)
-      return false;
+      return value;
     // The body yields the input element unchanged, read through a
     // permutation or a broadcast.
     Block *body = linalgOp.getBlock();
@@ -90,9 +86,17 @@ static bool isWeight(Value value) {
         yield.getOperand(0) != body->getArgument(0) ||
         !linalgOp.getMatchingIndexingMap(linalgOp.getDpsInputOperand(0))
              .isProjectedPermutation())
-      return false;
+      return value;
     value = linalgOp.getDpsInputs()[0];
   }
+}
+
+/// A function argument, possibly moved or repeated: a weight. A weight
+/// broadcast over the batch is how torch-mlir feeds `x @ W` on 3-D
+/// activations to linalg.batch_matmul.
+static bool isWeight(Value value) {
+  auto arg = dyn_cast<BlockArgument>(weightSource(value));
+  return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
 }
 
 /// True if every result is `init + f(inputs)`: then summing over a cut loop

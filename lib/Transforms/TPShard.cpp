@@ -212,6 +212,29 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
   }
 }
 
+/// tp-shard cuts weight arguments only; a non-splat constant read as a
+/// weight stays whole on every rank, computed with whole. Correct, but
+/// not tensor parallel: say so at the constant.
+static void warnInlineWeights(FunctionOpInterface func) {
+  llvm::SmallPtrSet<Operation *, 8> warned;
+  func->walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() == 0)
+      return;
+    for (Value input : llvm::drop_begin(op.getDpsInputs())) {
+      auto constant = weightSource(input).getDefiningOp<arith::ConstantOp>();
+      if (!constant || !isa<ElementsAttr>(constant.getValue()))
+        continue;
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if ((dense && dense.isSplat()) || !warned.insert(constant).second)
+        continue;
+      constant.emitWarning(
+          "this weight is a constant, so it is not cut: every rank holds it "
+          "and computes with it whole; tp-externalize-weights (tp-compile "
+          "--weights-out) makes it an argument that tp-shard cuts");
+    }
+  });
+}
+
 /// Gives `func` its local argument types and the shard attributes.
 static void updateSignature(FunctionOpInterface func,
                             const DenseMap<unsigned, ShardAttr> &argShards) {
@@ -244,6 +267,8 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
     module.walk([&](FunctionOpInterface func) {
       if (func.isExternal())
         return;
+      if (tpSize > 1)
+        warnInlineWeights(func);
       privatizeInitTensors(func);
       FailureOr<ShardPlan> plan =
           analyzeSharding(func, tpSize, allowFallback);

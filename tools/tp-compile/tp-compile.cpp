@@ -57,6 +57,12 @@ static cl::opt<int64_t> tpSize("tp-size", cl::desc("number of ranks"),
                                cl::init(1));
 static cl::opt<std::string> backend("backend", cl::desc("cpu or cuda"),
                                     cl::init("cpu"));
+static cl::opt<std::string> weightsOut(
+    "weights-out",
+    cl::desc("move the weights given as constants (as torch-mlir emits them) "
+             "into arguments, so that they are cut, and write their values "
+             "to this safetensors file for tp-run --weights"),
+    cl::value_desc("weights.safetensors"), cl::init(""));
 static cl::opt<bool> allowFallback(
     "allow-fallback", cl::desc("accept cuts that need extra communication"),
     cl::init(false));
@@ -339,6 +345,8 @@ static LogicalResult compile(MLIRContext &context) {
   std::string entryName = entry->getName().str();
 
   PassManager shard(&context);
+  if (!weightsOut.empty())
+    shard.addPass(tp::createTPExternalizeWeights({weightsOut}));
   tp::TPShardOptions options;
   options.tpSize = tpSize;
   options.allowFallback = allowFallback;

@@ -40,4 +40,29 @@ def TPShard : Pass<"tp-shard", "ModuleOp"> {
                            "tensor::TensorDialect", "arith::ArithDialect"];
 }
 
+def TPExternalizeWeights : Pass<"tp-externalize-weights", "ModuleOp"> {
+  let summary = "Turn weights given as constants into arguments, their "
+                "values into a safetensors checkpoint";
+  let description = [{
+    `tp-shard` cuts weight arguments: the runtime gives each rank its slice
+    of the checkpoint. A model imported with its weights inline (torch-mlir's
+    importer writes every parameter as an `arith.constant dense_resource<..>`)
+    has none, so every rank would hold and compute it whole. This pass makes
+    each non-splat f32 constant of a function with a body an argument,
+    appended after the existing ones in the order the constants appear,
+    named (`tp.name`) after its resource key, or `const<i>` for inline
+    `dense<..>` values, with a numeric suffix where a name is taken; one
+    value used twice is one argument. Their values go to `file`, a
+    safetensors checkpoint in that order (what `tp-run --weights` reads).
+    Splat constants stay: `tp-shard` shrinks them in place. A function that
+    is called cannot take more arguments: the pass fails there.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"",
+           "the safetensors checkpoint to write (required when there is a "
+           "constant to move)">,
+  ];
+  let dependentDialects = ["tp::TPDialect"];
+}
+
 #endif // TP_TRANSFORMS_PASSES_TD

@@ -69,6 +69,11 @@ int64_t staticElements(Type type);
 /// Bytes of those elements: what a collective of the type moves.
 int64_t tensorBytes(Type type);
 
+/// Follows ops that only move or repeat elements (reshapes, transposes,
+/// broadcasts, copy-like generics) back from `value` to where the elements
+/// come from: a weight argument, say.
+Value weightSource(Value value);
+
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the
 /// op concerned and fails when no cut keeps a pair free of extra
 /// communication, unless `allowFallback`, in which case the extra
