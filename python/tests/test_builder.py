@@ -75,6 +75,23 @@ def test_arguments_carry_names():
     assert '{tp.name = "rope.sin"}' in text
 
 
+def test_inline_weights(mlir_opt):
+    """--inline-weights: only x is an argument; each weight is a dense_resource
+    constant whose blob (alignment 4, then little-endian fp32) holds its values."""
+    cfg = tiny_llama(layers=1)
+    weights = reference.random_weights(cfg, 0)
+    text = build_mlir(cfg, weights)
+    printed = verify(mlir_opt, text)
+    assert parsed_signature(printed) == [("x", (cfg.batch, cfg.seq, cfg.d_model))]
+    for name, value in weights.items():
+        shape = "x".join(map(str, value.shape))
+        assert f"arith.constant dense_resource<{name}> : tensor<{shape}xf32>" in text
+        blob = re.search(rf'^      {re.escape(name)}: "0x04000000([0-9a-f]*)"', text, re.M)
+        assert blob, name
+        stored = np.frombuffer(bytes.fromhex(blob.group(1)), dtype="<f4")
+        np.testing.assert_array_equal(stored, value.ravel())
+
+
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_reference_runs(name):
     cfg = ALL[name]

@@ -170,17 +170,17 @@ class _Builder:
         x = self.args["x"]
         for i in range(self.cfg.layers):
             x = self.block(x, i)
-        params = [n for n in self.args if inline is None or n == "x"]
+        inline = {n: a for n, a in (inline or {}).items() if n in self.args and n != "x"}
+        params = [n for n in self.args if n not in inline]
         sig = ",\n".join(f"    {self.args[n].name}: {self.args[n].type} {{tp.name = \"{n}\"}}" for n in params)
         out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in self.ir.maps.items())]
         out += ["module {", f"  func.func @forward(\n{sig}) -> {x.type} {{"]
-        if inline is not None:
-            out += [f"    {v.name} = arith.constant dense_resource<{n}> : {v.type}"
-                    for n, v in self.args.items() if n != "x"]
+        out += [f"    {self.args[n].name} = arith.constant dense_resource<{n}> : {self.args[n].type}"
+                for n in inline]
         out += [f"    {line}" for line in self.ir.lines]
         out += [f"    return {x.name} : {x.type}", "  }", "}", ""]
-        if inline is not None:
-            out += _resources({n: inline[n] for n in self.args if n != "x"})
+        if inline:
+            out += _resources(inline)
         return "\n".join(out)
 
 
@@ -196,8 +196,8 @@ def _resources(tensors: dict) -> list[str]:
 
 
 def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
-    """The whole forward pass of `cfg.layers` blocks as MLIR text; with
-    `inline_weights` (name -> array) every weight is an `arith.constant
+    """The whole forward pass of `cfg.layers` blocks as MLIR text; each weight
+    named in `inline_weights` (name -> array) is an `arith.constant
     dense_resource<name>` holding that array instead of an argument."""
     cfg.validate()
     return _Builder(cfg).build(inline_weights)

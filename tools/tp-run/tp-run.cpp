@@ -4,7 +4,10 @@
 //          --output y.npy [--warmup K] [--iters K] [--quiet]
 //          [--report-json FILE]
 //
-// Every rank loads the model, checks it against the checkpoint, the input
+// --weights may be repeated (a model that has weight arguments and weights
+// tp-compile --weights-out moved out of its constants reads two files) or
+// left out (a model without weight arguments).
+// Every rank loads the model, checks it against the checkpoints, the input
 // and the world size, and then all ranks agree (one MPI_Allreduce) before
 // any collective runs: if one rank failed, every rank prints its message and
 // exits 1. Then each rank slices its weights, runs the forward pass and rank
@@ -73,7 +76,7 @@ tprt::AlignedBuffer toBf16(const tprt::AlignedBuffer &f32, size_t count) {
 }
 
 const char *kUsage =
-    "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]\n"
+    "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
     "              --input X.npy [--output Y.npy] [--warmup K] [--iters K]\n"
     "              [--quiet] [--report-json FILE]\n";
 
@@ -100,7 +103,9 @@ double now() {
 //===----------------------------------------------------------------------===//
 
 struct Options {
-  std::string model, weights, input, output, reportJson;
+  std::string model, input, output, reportJson;
+  /// Checkpoints, in the order given (--weights may be repeated).
+  std::vector<std::string> weights;
   int warmup = 1;
   int iters = 5;
   bool quiet = false;
@@ -136,7 +141,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
     if (arg == "-h" || arg == "--help") {
       options.help = true;
     } else if (arg == "--weights") {
-      status = value(options.weights);
+      status = value(options.weights.emplace_back());
     } else if (arg == "--input") {
       status = value(options.input);
     } else if (arg == "--output") {
@@ -228,23 +233,13 @@ private:
 struct Loaded {
   std::optional<ModelLibrary> library;
   tprt::Manifest manifest;
-  std::optional<tprt::SafetensorsFile> weights;
-  /// The checkpoint tensor of each argument (null for the input).
+  std::vector<tprt::SafetensorsFile> checkpoints;
+  /// The checkpoint tensor of each argument and its file (null for the
+  /// input).
   std::vector<const tprt::TensorInfo *> bound;
+  std::vector<const tprt::SafetensorsFile *> boundFile;
   std::optional<tprt::NpyArray> input;
 };
-
-/// The tensor weight argument `i` binds to: by name, or, for an argument
-/// the IR left unnamed, the checkpoint's tensor at the same position among
-/// the weights (`inFileOrder`, the checkpoint's tensors by data offset).
-const tprt::TensorInfo *
-bindWeight(const tprt::SafetensorsFile &checkpoint,
-           const std::vector<const tprt::TensorInfo *> &inFileOrder,
-           const tprt::ManifestArg &arg, size_t i) {
-  if (arg.named)
-    return checkpoint.find(arg.name);
-  return i - 1 < inFileOrder.size() ? inFileOrder[i - 1] : nullptr;
-}
 
 bool isWritableTarget(const std::string &path) {
   size_t slash = path.rfind('/');
@@ -254,53 +249,91 @@ bool isWritableTarget(const std::string &path) {
   return access(dir.c_str(), W_OK) == 0;
 }
 
-/// Binds every weight argument to its tensor in the checkpoint, checking
+/// `names` quoted and joined with ", ".
+std::string quotedList(const std::vector<std::string> &names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "'" : ", '") + name + "'";
+  return text;
+}
+
+/// Binds every weight argument to its tensor in the checkpoints, checking
 /// dtype and shape (problems go to `errors`); returns the one error that
-/// stops the validation (an unreadable checkpoint).
-std::optional<std::string> bindCheckpoint(const Options &options,
-                                          Loaded &loaded,
-                                          std::vector<std::string> &errors) {
-  Expected<tprt::SafetensorsFile> weights =
-      tprt::SafetensorsFile::open(options.weights);
-  if (!weights)
-    return "checkpoint " + weights.status().message();
-  loaded.weights.emplace(std::move(*weights));
-  std::vector<const tprt::TensorInfo *> inFileOrder;
-  for (const auto &entry : loaded.weights->tensors())
-    inFileOrder.push_back(&entry.second);
-  std::sort(inFileOrder.begin(), inFileOrder.end(),
-            [](auto *a, auto *b) { return a->data < b->data; });
-  for (size_t i = 1; i < loaded.manifest.args.size(); ++i) {
-    const tprt::ManifestArg &arg = loaded.manifest.args[i];
-    const tprt::TensorInfo *tensor =
-        bindWeight(*loaded.weights, inFileOrder, arg, i);
-    loaded.bound[i] = tensor;
+/// stops the validation (an unreadable checkpoint). A named argument binds
+/// to the tensor of that name, which one checkpoint alone must hold; an
+/// argument the IR left unnamed to the tensor at its position among the
+/// weights (the checkpoints in the order given, each by data offset).
+std::optional<std::string> bindCheckpoints(const Options &options,
+                                           Loaded &loaded,
+                                           std::vector<std::string> &errors) {
+  const std::vector<tprt::ManifestArg> &args = loaded.manifest.args;
+  loaded.checkpoints.reserve(options.weights.size()); // stable addresses
+  std::vector<std::pair<const tprt::SafetensorsFile *, const tprt::TensorInfo *>>
+      inFileOrder;
+  for (const std::string &path : options.weights) {
+    Expected<tprt::SafetensorsFile> file = tprt::SafetensorsFile::open(path);
+    if (!file)
+      return "checkpoint " + file.status().message();
+    const tprt::SafetensorsFile &checkpoint =
+        loaded.checkpoints.emplace_back(std::move(*file));
+    size_t first = inFileOrder.size();
+    for (const auto &entry : checkpoint.tensors())
+      inFileOrder.push_back({&checkpoint, &entry.second});
+    std::sort(inFileOrder.begin() + first, inFileOrder.end(),
+              [](auto a, auto b) { return a.second->data < b.second->data; });
+  }
+  std::vector<std::string> paths = options.weights;
+  std::string checkpoints =
+      (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
+  loaded.boundFile.assign(args.size(), nullptr);
+  for (size_t i = 1; i < args.size(); ++i) {
+    const tprt::ManifestArg &arg = args[i];
     std::string where = "tensor '" + arg.name + "' (argument " +
                         std::to_string(i) + ")";
-    if (!tensor) {
-      // A renamed tensor usually keeps its shape: name the candidates.
-      std::string candidates;
-      for (const auto &entry : loaded.weights->tensors()) {
-        const std::string &name = entry.first;
-        bool used = std::any_of(
-            loaded.manifest.args.begin(), loaded.manifest.args.end(),
-            [&](const tprt::ManifestArg &a) { return a.name == name; });
-        if (!used && entry.second.shape == arg.shape)
-          candidates += (candidates.empty() ? "'" : ", '") + name + "'";
-      }
-      errors.push_back("checkpoint '" + options.weights + "' has no " + where +
-                       (candidates.empty()
-                            ? ""
-                            : "; unused tensors of shape " +
-                                  tprt::formatShape(arg.shape) + ": " +
-                                  candidates));
+    std::vector<std::string> holders;
+    if (!arg.named) {
+      if (i - 1 < inFileOrder.size())
+        std::tie(loaded.boundFile[i], loaded.bound[i]) = inFileOrder[i - 1];
+    } else {
+      for (const tprt::SafetensorsFile &checkpoint : loaded.checkpoints)
+        if (const tprt::TensorInfo *tensor = checkpoint.find(arg.name)) {
+          holders.push_back(checkpoint.path());
+          loaded.bound[i] = tensor;
+          loaded.boundFile[i] = &checkpoint;
+        }
+    }
+    if (holders.size() > 1) {
+      errors.push_back(where + " is in " + quotedList(holders) +
+                       ": give it once");
       continue;
     }
+    const tprt::TensorInfo *tensor = loaded.bound[i];
+    if (!tensor) {
+      // A renamed tensor usually keeps its shape: name the candidates.
+      std::vector<std::string> candidates;
+      for (auto [checkpoint, info] : inFileOrder) {
+        const std::string &name = info->name;
+        bool used = std::any_of(
+            args.begin(), args.end(),
+            [&](const tprt::ManifestArg &a) { return a.name == name; });
+        if (!used && info->shape == arg.shape)
+          candidates.push_back(name);
+      }
+      errors.push_back(
+          checkpoints + (paths.size() == 1 ? " has no " : " have no ") +
+          where +
+          (candidates.empty() ? ""
+                              : "; unused tensors of shape " +
+                                    tprt::formatShape(arg.shape) + ": " +
+                                    quotedList(candidates)));
+      continue;
+    }
+    const std::string &path = loaded.boundFile[i]->path();
     if (tensor->dtype != "F32")
-      errors.push_back(where + " in '" + options.weights + "' is " +
-                       tensor->dtype + ", the model takes F32");
+      errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
+                       ", the model takes F32");
     else if (tensor->shape != arg.shape)
-      errors.push_back(where + " in '" + options.weights + "' has shape " +
+      errors.push_back(where + " in '" + path + "' has shape " +
                        tprt::formatShape(tensor->shape) +
                        ", the model takes " + tprt::formatShape(arg.shape));
   }
@@ -379,8 +412,8 @@ std::vector<std::string> loadAndValidate(const Options &options,
             std::to_string(manifest.args.size() - 1) + " weights (the first '" +
             manifest.args[1].name + "')"};
   if (!options.weights.empty())
-    if (std::optional<std::string> fatal = bindCheckpoint(options, loaded,
-                                                          errors))
+    if (std::optional<std::string> fatal =
+            bindCheckpoints(options, loaded, errors))
       return {*fatal};
 
   // The input.
@@ -626,7 +659,7 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
     Expected<tprt::SlicedTensor> slice =
         tprt::sliceTensor(tensor, arg.shard, rank(), worldSize);
     if (i > 0)
-      loaded.weights->release(tensor);
+      loaded.boundFile[i]->release(tensor);
     if (!slice) {
       errors.push_back(slice.status().message());
       continue;

@@ -24,7 +24,8 @@
  * Argument 0 is the input; every other argument is a weight, bound to the
  * checkpoint tensor of the same name. An argument without a tp.name in the
  * IR is named "argI" with "named": false, and binds by position: weight
- * argument i (i >= 1) takes the checkpoint's i-th tensor in file order.
+ * argument i (i >= 1) takes the checkpoint's i-th tensor in file order
+ * (with several checkpoints: the files in the order tp-run was given them).
  * Every dtype is "f32", except the weights of a cuda model built with
  * `tp-compile --dtype bf16` that only GEMMs read: "bf16", which the
  * launcher converts from the checkpoint's f32 before the first call.

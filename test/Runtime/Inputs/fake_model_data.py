@@ -48,6 +48,7 @@ def make(out):
     good = safetensors_bytes({"fc1.weight": fc1, "fc2.weight": fc2})
     write(f"{out}/weights.safetensors", good)
     write(f"{out}/missing.safetensors", safetensors_bytes({"fc1.weight": fc1}))
+    write(f"{out}/fc2_only.safetensors", safetensors_bytes({"fc2.weight": fc2}))
     write(f"{out}/renamed.safetensors",
           safetensors_bytes({"fc1.weight": fc1, "mlp.fc2.weight": fc2}))
     write(f"{out}/wrong_shape.safetensors",
