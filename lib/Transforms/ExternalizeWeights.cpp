@@ -59,11 +59,11 @@ FailureOr<ArrayRef<char>> bytesOf(arith::ConstantOp op) {
   auto resource = cast<DenseResourceElementsAttr>(op.getValue());
   const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
   if (!blob)
-    return op.emitError("the value of dense_resource<")
+    return emitError(op.getLoc(), "the value of dense_resource<")
            << resource.getRawHandle().getKey()
            << "> is not in the module (elided?): nothing to write";
   if (blob->getData().size() != size)
-    return op.emitError("dense_resource<")
+    return emitError(op.getLoc(), "dense_resource<")
            << resource.getRawHandle().getKey() << "> holds "
            << blob->getData().size() << " bytes, " << type << " takes "
            << size;
@@ -78,11 +78,10 @@ std::string uniqueName(StringRef base, llvm::StringSet<> &taken) {
   return name;
 }
 
-/// The safetensors file: an 8-byte little-endian header length, the JSON
-/// header (padded with spaces to 8 bytes, as the Python writer does), the
-/// tensors' bytes in order.
-LogicalResult writeSafetensors(StringRef path, ArrayRef<Weight> weights,
-                               Operation *at) {
+/// Writes the safetensors file: an 8-byte little-endian header length, the
+/// JSON header (padded with spaces to 8 bytes, as the Python writer does),
+/// the tensors' bytes in order.
+void writeSafetensors(raw_ostream &os, ArrayRef<Weight> weights) {
   llvm::json::Object header;
   uint64_t offset = 0;
   for (const Weight &w : weights) {
@@ -98,22 +97,11 @@ LogicalResult writeSafetensors(StringRef path, ArrayRef<Weight> weights,
   std::string text;
   llvm::raw_string_ostream(text) << llvm::json::Value(std::move(header));
   text.append((8 - text.size() % 8) % 8, ' ');
-
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
-  if (!out)
-    return at->emitError("cannot write the weights to '")
-           << path << "': " << error;
-  llvm::support::endian::write<uint64_t>(out->os(), text.size(),
+  llvm::support::endian::write<uint64_t>(os, text.size(),
                                          llvm::endianness::little);
-  out->os() << text;
+  os << text;
   for (const Weight &w : weights)
-    out->os().write(w.bytes.data(), w.bytes.size());
-  if (out->os().has_error())
-    return at->emitError("cannot write the weights to '")
-           << path << "': " << out->os().error().message();
-  out->keep();
-  return success();
+    os.write(w.bytes.data(), w.bytes.size());
 }
 
 struct TPExternalizeWeightsPass
@@ -122,6 +110,18 @@ struct TPExternalizeWeightsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Diagnostics name locations only: printing an op would print a
+    // function or an inline weight whole.
+    std::unique_ptr<llvm::ToolOutputFile> out;
+    if (!file.empty()) {
+      std::string error;
+      out = openOutputFile(file, &error);
+      if (!out) {
+        emitError(module.getLoc(), "cannot write the weights to '")
+            << file << "': " << error;
+        return signalPassFailure();
+      }
+    }
     llvm::StringSet<> taken;
     for (func::FuncOp func : module.getOps<func::FuncOp>())
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
@@ -143,7 +143,7 @@ struct TPExternalizeWeightsPass
       if (constants.empty())
         continue;
       if (!SymbolTable::symbolKnownUseEmpty(func, module)) {
-        func.emitError("cannot take its ")
+        emitError(func.getLoc(), "cannot take its ")
             << constants.size()
             << " constant weights as arguments: the function is called";
         return signalPassFailure();
@@ -178,17 +178,25 @@ struct TPExternalizeWeightsPass
         op.erase();
       }
     }
-    if (weights.empty())
-      return;
-    if (file.empty()) {
-      module.emitError("tp-externalize-weights: ")
+    // With file=, the file is written even empty: a stale one from an
+    // earlier run would otherwise be taken for this model's.
+    if (!out) {
+      if (weights.empty())
+        return;
+      emitError(module.getLoc(), "tp-externalize-weights: ")
           << weights.size()
           << " constant weights became arguments but no file= was given for "
              "their values";
       return signalPassFailure();
     }
-    if (failed(writeSafetensors(file, weights, module)))
-      signalPassFailure();
+    writeSafetensors(out->os(), weights);
+    if (out->os().has_error()) {
+      emitError(module.getLoc(), "cannot write the weights to '")
+          << file << "': " << out->os().error().message();
+      out->os().clear_error();
+      return signalPassFailure();
+    }
+    out->keep();
   }
 };
 

@@ -345,7 +345,8 @@ bool CutPropagation::visit(Operation *op) {
     if (dense && dense.isSplat())
       return true;
     return fail(op, "a non-uniform constant cannot be cut without knowing "
-                    "the rank; pass it as a function argument instead");
+                    "the rank; pass it as a function argument instead "
+                    "(tp-externalize-weights does)");
   }
   if (op->hasTrait<OpTrait::Elementwise>())
     return visitSameShape(op);

@@ -227,10 +227,12 @@ static void warnInlineWeights(FunctionOpInterface func) {
       auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
       if ((dense && dense.isSplat()) || !warned.insert(constant).second)
         continue;
-      constant.emitWarning(
-          "this weight is a constant, so it is not cut: every rank holds it "
-          "and computes with it whole; tp-externalize-weights (tp-compile "
-          "--weights-out) makes it an argument that tp-shard cuts");
+      // At the location only: printing the op would print the weight.
+      emitWarning(constant.getLoc(),
+                  "this weight is a constant, so it is not cut: every rank "
+                  "holds it and computes with it whole; tp-externalize-weights "
+                  "(tp-compile --weights-out) makes it an argument that "
+                  "tp-shard cuts");
     }
   });
 }

@@ -92,6 +92,11 @@ def test_inline_weights(mlir_opt):
         np.testing.assert_array_equal(stored, value.ravel())
 
 
+def test_inline_weights_must_be_weights():
+    with pytest.raises(ValueError, match=r"\['h.9.mlp.up.weight', 'x'\] are not weights"):
+        build_mlir(tiny_llama(layers=1), {"x": np.zeros(1), "h.9.mlp.up.weight": np.zeros(1)})
+
+
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_reference_runs(name):
     cfg = ALL[name]

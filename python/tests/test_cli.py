@@ -39,6 +39,11 @@ def test_invalid_config_is_an_error(capsys):
     assert "not divisible by heads=5" in capsys.readouterr().err
 
 
+def test_inline_weights_are_not_written_twice(tmp_path, capsys):
+    assert main(["--preset", "tiny_gpt2", "--inline-weights", "--weights", str(tmp_path / "w")]) == 2
+    assert "--inline-weights puts the weights in the MLIR" in capsys.readouterr().err
+
+
 def test_safetensors_round_trip(tmp_path):
     t = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.ones(5, dtype=np.float32)}
     path = str(tmp_path / "t.safetensors")

@@ -50,6 +50,10 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.inline_weights and args.weights:
+        print("error: --inline-weights puts the weights in the MLIR; --weights would write "
+              "them a second time", file=sys.stderr)
+        return 2
     try:
         cfg = config_from_args(args)
     except ValueError as e:

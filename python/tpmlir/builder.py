@@ -170,7 +170,10 @@ class _Builder:
         x = self.args["x"]
         for i in range(self.cfg.layers):
             x = self.block(x, i)
-        inline = {n: a for n, a in (inline or {}).items() if n in self.args and n != "x"}
+        inline = dict(inline or {})
+        unknown = sorted(n for n in inline if n not in self.args or n == "x")
+        if unknown:
+            raise ValueError(f"inline weights {unknown} are not weights of this model")
         params = [n for n in self.args if n not in inline]
         sig = ",\n".join(f"    {self.args[n].name}: {self.args[n].type} {{tp.name = \"{n}\"}}" for n in params)
         out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in self.ir.maps.items())]

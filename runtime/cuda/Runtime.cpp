@@ -78,7 +78,7 @@ static void releaseAll() {
     cudaEventDestroy(event);
   s.freeEvents.clear();
   for (auto &[host, device] : s.constants)
-    cudaFree(device);
+    cudaFreeAsync(device, s.stream);
   s.constants.clear();
   if (s.nccl)
     ncclCommDestroy(s.nccl);
@@ -396,10 +396,12 @@ _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
   float *&device = state().constants[data];
   if (!device) {
     size_t bytes = size_t(host->sizes[0]) * sizeof(float);
+    // Stream-ordered, as every use is (cudaMalloc would wait for the work
+    // queued so far); the source never changes.
     void *pointer = nullptr;
-    check(call, cudaMalloc(&pointer, bytes ? bytes : 1), "cudaMalloc");
+    check(call, cudaMallocAsync(&pointer, bytes ? bytes : 1, st),
+          "cudaMallocAsync");
     device = static_cast<float *>(pointer);
-    // Stream-ordered before every use; the source never changes.
     check(call,
           cudaMemcpyAsync(device, data, bytes, cudaMemcpyHostToDevice, st),
           "cudaMemcpyAsync (a constant, host to device)");

@@ -41,3 +41,17 @@ module {
     return
   }
 }
+
+// -----
+
+// A writable global would diverge from its device copy.
+module {
+  memref.global "private" @state : memref<4xf32> = dense<0.0>
+  func.func private @use(memref<4xf32>)
+  func.func @forward() {
+    // expected-error @below {{the cuda backend copies constant globals to device memory once; @state is not constant}}
+    %m = memref.get_global @state : memref<4xf32>
+    func.call @use(%m) : (memref<4xf32>) -> ()
+    return
+  }
+}

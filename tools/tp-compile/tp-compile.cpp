@@ -352,7 +352,7 @@ static LogicalResult compile(MLIRContext &context) {
   options.allowFallback = allowFallback;
   shard.addPass(tp::createTPShard(options));
   if (failed(shard.run(*module)))
-    return fail("tp-shard failed on " + inputFile);
+    return fail("sharding failed on " + inputFile);
   auto fn = module->lookupSymbol<func::FuncOp>(entryName);
   FailureOr<llvm::json::Object> manifest = buildManifest(fn);
   if (failed(manifest))
@@ -377,8 +377,10 @@ static LogicalResult compile(MLIRContext &context) {
   PassManager lower(&context);
   if (backend == "cuda" || cudaEmulateOnHost) {
     tp::CudaLoweringOptions cuda;
-    cuda.emulateOnHost = cudaEmulateOnHost;
-    cuda.emulateWithCpuRuntime = backend == "cpu";
+    using Emulation = tp::CudaLoweringOptions::Emulation;
+    if (cudaEmulateOnHost)
+      cuda.emulation = backend == "cpu" ? Emulation::WithCpuRuntime
+                                        : Emulation::WithCudaRuntime;
     cuda.gemmDtype = gemmDtype;
     cuda.chip = cudaChip;
     cuda.toolkitPath = cudaToolkit;

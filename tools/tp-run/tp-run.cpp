@@ -282,7 +282,7 @@ std::optional<std::string> bindCheckpoints(const Options &options,
     std::sort(inFileOrder.begin() + first, inFileOrder.end(),
               [](auto a, auto b) { return a.second->data < b.second->data; });
   }
-  std::vector<std::string> paths = options.weights;
+  const std::vector<std::string> &paths = options.weights;
   std::string checkpoints =
       (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
   loaded.boundFile.assign(args.size(), nullptr);

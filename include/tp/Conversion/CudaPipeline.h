@@ -32,12 +32,12 @@ struct CudaLoweringOptions {
   int64_t blockSize = 256;
   /// Test only: stop before the GPU conversion and lower the tiled parallel
   /// loops for the host, so the loop structure the kernels are made of can
-  /// be checked numerically without a GPU: with libtprt_cuda over the host
-  /// stand-ins for cudart (FakeCuda.cpp; buffers and constants from the
-  /// runtime, as on the GPU), or, with `emulateWithCpuRuntime`, with
-  /// libtprt (malloc'd buffers, constants in place; MPI at several ranks).
-  bool emulateOnHost = false;
-  bool emulateWithCpuRuntime = false;
+  /// be checked numerically without a GPU, run with libtprt_cuda over the
+  /// host stand-ins for cudart (FakeCuda.cpp; buffers and constants from
+  /// the runtime, as on the GPU) or with libtprt (malloc'd buffers,
+  /// constants in place; MPI at several ranks).
+  enum class Emulation { None, WithCudaRuntime, WithCpuRuntime };
+  Emulation emulation = Emulation::None;
   /// GEMM inputs: "f32", or "bf16" (bf16 operands, fp32 accumulation and
   /// output: tprt_matmul_bf16; weights only GEMMs read are stored in bf16,
   /// other operands rounded by a kernel).

@@ -53,8 +53,8 @@ def TPExternalizeWeights : Pass<"tp-externalize-weights", "ModuleOp"> {
     named (`tp.name`) after its resource key, or `const<i>` for inline
     `dense<..>` values, with a numeric suffix where a name is taken; one
     value used twice is one argument. Their values go to `file`, a
-    safetensors checkpoint in that order (what `tp-run --weights` reads).
-    Splat constants stay: `tp-shard` shrinks them in place. A function that
+    safetensors checkpoint in that order (what `tp-run --weights` reads),
+    written even when there is nothing to move. Splat constants stay: `tp-shard` shrinks them in place. A function that
     is called cannot take more arguments: the pass fails there.
   }];
   let options = [

@@ -179,7 +179,8 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
   // After deallocation: the device copies belong to the runtime.
-  bool cudaRuntime = !(options.emulateOnHost && options.emulateWithCpuRuntime);
+  using Emulation = CudaLoweringOptions::Emulation;
+  bool cudaRuntime = options.emulation != Emulation::WithCpuRuntime;
   if (cudaRuntime)
     pm.addPass(createDeviceConstantsPass());
 
@@ -187,7 +188,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<TileForGpuPass>(options.blockSize));
-  if (options.emulateOnHost) {
+  if (options.emulation != Emulation::None) {
     addHostToLLVM(pm, /*genericAllocation=*/cudaRuntime);
     return;
   }

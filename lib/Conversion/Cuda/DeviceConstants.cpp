@@ -15,6 +15,7 @@
 #include "../RuntimeCalls.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 
 using namespace mlir;
@@ -43,6 +44,12 @@ struct DeviceConstantsPass
 
   LogicalResult rewrite(ModuleOp module, memref::GetGlobalOp op) {
     MemRefType type = op.getType();
+    auto global =
+        SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(op, op.getNameAttr());
+    if (!global || !global.getConstant())
+      return op.emitError("the cuda backend copies constant globals to device "
+                          "memory once; @")
+             << op.getName() << " is not constant";
     if (!type.getElementType().isF32())
       return op.emitError("the cuda backend keeps only f32 constants in "
                           "device memory; this one is ")

@@ -47,10 +47,17 @@ cudaError_t allocate(void **p, size_t bytes) {
   allocations[static_cast<const char *>(*p)] = bytes;
   return cudaSuccess;
 }
-void release(void *p) {
+cudaError_t release(void *p) {
+  if (!p)
+    return cudaSuccess;
   std::lock_guard<std::mutex> lock(allocationsMutex);
-  allocations.erase(static_cast<const char *>(p));
+  if (!allocations.erase(static_cast<const char *>(p))) {
+    std::fprintf(stderr, "fake cuda: cudaFree of %p, not a device allocation\n",
+                 p);
+    return cudaErrorInvalidValue;
+  }
   std::free(p);
+  return cudaSuccess;
 }
 /// Whether `p` points into a device allocation; prints what `call` was
 /// given otherwise.
@@ -135,10 +142,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes) { return allocate(p, bytes); }
 cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
   return allocate(p, bytes);
 }
-cudaError_t cudaFree(void *p) {
-  release(p);
-  return cudaSuccess;
-}
+cudaError_t cudaFree(void *p) { return release(p); }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind kind, cudaStream_t) {
