@@ -30,8 +30,11 @@
 #     gemm_peak replays alone for the best rate on these shapes; PyTorch
 #     eager on the GPU (bench/torch_forward_gpu.py) when torch sees the GPU;
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
-# Exits non-zero at the first failed check. With the device tool's $OUT set,
-# the log, the report and the comparisons are copied there, also on failure.
+# Stops at once when step 0 or 1 fails; a failed check after that is
+# recorded and the run goes on (one device run then shows every failure and
+# the numbers that could still be measured); it exits non-zero at the end,
+# with a line per failed check. With the device tool's $OUT set, the log,
+# the report and the comparisons are copied there, also on failure.
 #
 # Environment: BUNDLE (default gpu-bundle), WORK (default /tmp/tp-gpu-check),
 # DOC (default docs/bench-gpu.md), PYTHON (default: the first of python3,
@@ -129,9 +132,15 @@ log "GPU: $GPU_NAME"
 "$B/tprt-cuda-probe" || die "the CUDA runtime sees no usable GPU"
 
 # --- 2. the runtime's unit tests --------------------------------------------------------
+# From here on a failed check is recorded and the run goes on, so that one
+# device run shows every failure and whatever numbers can still be had; the
+# script exits non-zero at the end.
+FAILED=()
+failed() { echo "gpu_check: CHECK FAILED: $*"; FAILED+=("$*"); }
 log "tprt-cuda-unittests"
-"${MPIRUN[@]}" -np 1 "$B/tprt-cuda-unittests" --gtest_color=no | tee "$WORK/unittests.txt"
-grep -q "^\[  PASSED  \] [0-9]* tests" "$WORK/unittests.txt" || die "GPU unit tests"
+"${MPIRUN[@]}" -np 1 "$B/tprt-cuda-unittests" --gtest_color=no > "$WORK/unittests.txt" 2>&1 || true
+cat "$WORK/unittests.txt"
+grep -q "^\[  PASSED  \] [0-9]* tests" "$WORK/unittests.txt" || failed "GPU unit tests"
 
 # --- 3. tiny models: GPU vs numpy, vs the CPU backend -----------------------------------
 compare() { "$PYTHON" -m tpmlir.compare "$@"; }
@@ -143,29 +152,36 @@ run_tiny() {  # run_tiny MODEL SO OUT [tp-run args]
 for model in tiny_gpt2:8 tiny_llama:4; do
   name=${model%:*} ars=${model#*:} d="$BUNDLE/models/${model%:*}"
   log "$name"
-  run_tiny "$name" m.cuda.so "$WORK/$name.npy" --report-json "$WORK/$name.json"
+  run_tiny "$name" m.cuda.so "$WORK/$name.npy" --report-json "$WORK/$name.json" \
+    || { failed "$name: tp-run-cuda"; continue; }
   compare "$WORK/$name.npy" "$d/ref.npy" --report "$WORK/$name.json" --all-reduces "$ars" \
-    | tee "$WORK/compare-$name-ref.txt" || die "$name: GPU vs numpy"
+    | tee "$WORK/compare-$name-ref.txt" || failed "$name: GPU vs numpy"
   compare "$WORK/$name.npy" "$d/y.cpu.npy" | tee "$WORK/compare-$name-cpu.txt" \
-    || die "$name: GPU vs the CPU backend"
+    || failed "$name: GPU vs the CPU backend"
 done
 log "tiny_llama, bf16 GEMMs"
-run_tiny tiny_llama m.bf16.so "$WORK/tiny_llama.bf16.npy"
-compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 2e-2 \
-  || die "tiny_llama bf16: not within 2% of numpy"
-! compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 1e-4 >/dev/null \
-  || die "tiny_llama bf16: within 1e-4 of numpy: were the GEMMs bf16?"
+if run_tiny tiny_llama m.bf16.so "$WORK/tiny_llama.bf16.npy"; then
+  compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 2e-2 \
+    || failed "tiny_llama bf16: not within 2% of numpy"
+  ! compare "$WORK/tiny_llama.bf16.npy" "$BUNDLE/models/tiny_llama/ref.npy" --rtol 1e-4 >/dev/null \
+    || failed "tiny_llama bf16: within 1e-4 of numpy: were the GEMMs bf16?"
+else
+  failed "tiny_llama bf16: tp-run-cuda"
+fi
 log "tiny_llama, weights inline (constants uploaded by the runtime)"
-"${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$BUNDLE/models/tiny_llama/m.inline.so" \
-  --input "$BUNDLE/models/tiny_llama/x.npy" --output "$WORK/tiny_llama.inline.npy" --quiet
-compare "$WORK/tiny_llama.inline.npy" "$BUNDLE/models/tiny_llama/ref.npy" \
-  || die "tiny_llama, weights inline: GPU vs numpy"
+if "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$BUNDLE/models/tiny_llama/m.inline.so" \
+     --input "$BUNDLE/models/tiny_llama/x.npy" --output "$WORK/tiny_llama.inline.npy" --quiet; then
+  compare "$WORK/tiny_llama.inline.npy" "$BUNDLE/models/tiny_llama/ref.npy" \
+    || failed "tiny_llama, weights inline: GPU vs numpy"
+else
+  failed "tiny_llama, weights inline: tp-run-cuda"
+fi
 log "a tp-2 model on a one-GPU world"
 if run_tiny tiny_gpt2 m.cuda2.so "$WORK/refused.npy" > "$WORK/refused.txt" 2>&1; then
-  die "tp-run-cuda ran a tp-2 model with one rank"
+  failed "tp-run-cuda ran a tp-2 model with one rank"
 fi
 grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
-  || die "the tp-2 refusal's message: $(cat "$WORK/refused.txt")"
+  || failed "the tp-2 refusal's message: $(cat "$WORK/refused.txt")"
 
 # --- 4. benchmarks -----------------------------------------------------------------------
 HAVE_TORCH=0
@@ -188,22 +204,27 @@ bench_model() {  # bench_model NAME MODEL DTYPE
   cp "$m/compile_s.$dtype" "$dir/compile_s.txt"
   echo "$dtype" > "$dir/dtype.txt"
   log "$name: tp-run-cuda"
-  "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
-    --input "$data/x.npy" --output "$dir/y.npy" --warmup 3 --iters "$ITERS" \
-    --report-json "$dir/report.json" | tee "$dir/report.txt"
-  compare "$dir/y.npy" "$data/ref.npy" --rtol "$rtol" --report "$dir/report.json" \
-    --all-reduces "$ars" | tee "$dir/compare.txt" || die "$name: GPU output vs numpy"
-  log "$name: its cuBLAS calls alone (gemm_peak)"
-  rm -f "$dir/gemms.txt"
-  TPRT_GEMM_LOG="$dir/gemms.txt" "${MPIRUN[@]}" -x TPRT_GEMM_LOG -np 1 "$TP_RUN_CUDA" \
-    "$m/m.$dtype.so" --weights "$data/w.safetensors" --input "$data/x.npy" \
-    --warmup 0 --iters 1 --quiet
-  timeout "$STEP_TIMEOUT" "$B/gemm_peak" "$dir/gemms.txt" --json "$dir/gemm_peak.json" | tail -3
+  if "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
+       --input "$data/x.npy" --output "$dir/y.npy" --warmup 3 --iters "$ITERS" \
+       --report-json "$dir/report.json" | tee "$dir/report.txt"; then
+    compare "$dir/y.npy" "$data/ref.npy" --rtol "$rtol" --report "$dir/report.json" \
+      --all-reduces "$ars" | tee "$dir/compare.txt" || failed "$name: GPU output vs numpy"
+    log "$name: its cuBLAS calls alone (gemm_peak)"
+    rm -f "$dir/gemms.txt"
+    TPRT_GEMM_LOG="$dir/gemms.txt" "${MPIRUN[@]}" -x TPRT_GEMM_LOG -np 1 "$TP_RUN_CUDA" \
+      "$m/m.$dtype.so" --weights "$data/w.safetensors" --input "$data/x.npy" \
+      --warmup 0 --iters 1 --quiet || failed "$name: tp-run-cuda with TPRT_GEMM_LOG"
+    timeout "$STEP_TIMEOUT" "$B/gemm_peak" "$dir/gemms.txt" --json "$dir/gemm_peak.json" \
+      | tail -3 || failed "$name: gemm_peak"
+  else
+    rm -f "$dir/report.json"
+    failed "$name: tp-run-cuda"
+  fi
   if [ "$HAVE_TORCH" = 1 ]; then
     log "$name: PyTorch eager ($dtype)"
     timeout "$STEP_TIMEOUT" "$PYTHON" "$HERE/torch_forward_gpu.py" "${args[@]}" \
       --weights "$data/w.safetensors" --input "$data/x.npy" --expected "$data/ref.npy" \
-      --dtype "$dtype" --iters "$ITERS" --json "$dir/torch.json" || die "$name: torch ($dtype)"
+      --dtype "$dtype" --iters "$ITERS" --json "$dir/torch.json" || failed "$name: torch ($dtype)"
   fi
 }
 bench_model gpt2_small gpt2_small f32
@@ -212,5 +233,9 @@ bench_model llama7b_bf16 llama7b bf16
 
 # --- 5. report -------------------------------------------------------------------------
 log "report"
-"$PYTHON" "$HERE/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE"
+printf '%s\n' "${FAILED[@]}" > "$WORK/failed.txt"
+"$PYTHON" "$HERE/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE" \
+  || failed "the report (gpu_report.py)"
 log "done"
+for f in "${FAILED[@]}"; do echo "gpu_check: FAILED: $f"; done
+[ "${#FAILED[@]}" -eq 0 ]

@@ -4,8 +4,10 @@
 
 WORK holds one folder per benchmark (gpt2_small, llama7b, llama7b_bf16) with
 tp-run-cuda's report.json, gemm_peak.json, torch.json (when PyTorch ran),
-compare.txt, dtype.txt and compile_s.txt; BUNDLE is bench/gpu_bundle.sh's
-folder (BUNDLE.txt, models/*/build_args). DOC '-' prints only.
+compare.txt, dtype.txt and compile_s.txt (a file is missing where its step
+failed), and failed.txt, the checks that failed; BUNDLE is
+bench/gpu_bundle.sh's folder (BUNDLE.txt, models/*/build_args). DOC '-'
+prints only.
 """
 from __future__ import annotations
 
@@ -49,13 +51,18 @@ def rows(work: str, bundle: str) -> list[str]:
         d = os.path.join(work, name)
         run, peak, torch_run = (_load(f"{d}/report.json"), _load(f"{d}/gemm_peak.json"),
                                 _load(f"{d}/torch.json"))
+        torch_tps = f"{torch_run['tokens_per_s']:.0f}" if torch_run else "n/a"
+        if run is None:
+            out.append(f"| {label} | {_read(f'{d}/dtype.txt')} | failed (gpu_check.log) "
+                       f"|||||| {torch_tps} | {_read(f'{d}/compile_s.txt')} s |")
+            continue
         g = run["gemm"]
         inside = g["gflops"] / 1e3
-        best = peak["same_dtype_tflops"]
-        torch_tps = f"{torch_run['tokens_per_s']:.0f}" if torch_run else "n/a"
+        best = f"{peak['same_dtype_tflops']:.2f}" if peak else "n/a"
+        ratio = f"{inside / peak['same_dtype_tflops'] * 100:.0f}%" if peak else "n/a"
         out.append(f"| {label} | {_read(f'{d}/dtype.txt')} | {run['tokens_per_s']:.0f} | "
                    f"{run['forward_s']['median'] * 1e3:.3f} | {g['share_of_forward'] * 100:.0f}% | "
-                   f"{inside:.2f} | {best:.2f} | {inside / best * 100:.0f}% | {torch_tps} | "
+                   f"{inside:.2f} | {best} | {ratio} | {torch_tps} | "
                    f"{_read(f'{d}/compile_s.txt')} s |")
         out.append(f"|  |  | {_read(f'{d}/compare.txt')} ||||||||")
     return out
@@ -63,6 +70,11 @@ def rows(work: str, bundle: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     work, doc, gpu, iters, bundle = argv
+    failed = [line for line in _read(os.path.join(work, "failed.txt"), "").splitlines() if line]
+    checks = ("Every check passed: the runtime's GPU unit tests, tiny GPT-2 and Llama vs numpy and vs "
+              "the CPU backend's output (Llama also in bf16 and with its weights inline), the tp-2 "
+              "model refused on one GPU, and the outputs above vs numpy." if not failed else
+              "**Checks that FAILED** (see gpu_check.log): " + "; ".join(failed) + ".")
     made = [line for line in _read(os.path.join(bundle, "BUNDLE.txt")).splitlines()
             if line.startswith(("commit:", "made:"))]
     models = "\n".join(f"- {model}: `python3 -m tpmlir.build {' '.join(_build_args(bundle, model))}`"
@@ -88,8 +100,7 @@ Models (random weights made on the GPU machine):
 - bf16: weights only GEMMs read are stored in bf16 (converted once when uploaded); the GEMM
   time excludes the kernels that round the other operands (activations) to bf16 in every
   forward pass; they are in the forward time.
-- Every check before the numbers passed: the runtime's GPU unit tests, tiny GPT-2 and Llama vs numpy
-  and vs the CPU backend's output, the tp-2 model refused on one GPU, and the outputs above vs numpy.
+- {checks}
 """
     if doc != "-":
         with open(doc, "w") as f:

@@ -5,7 +5,8 @@
 // storage) and strided (two non-unit strides: the device copy) views of a,
 // b and c with both transpositions; batches with a batch stride; all-reduce
 // and all-gather with one rank through NCCL; counters; device allocation
-// functions. Without a GPU, tprt_init must say "no GPU".
+// functions; the device copies of constants. Without a GPU, tprt_init must
+// say "no GPU".
 //
 //===----------------------------------------------------------------------===//
 
@@ -251,6 +252,23 @@ TEST_F(CudaRuntime, GenericAllocationIsDeviceMemory) {
   EXPECT_EQ(back, ones);
   _mlir_memref_to_llvm_free(p);
   EXPECT_EQ(tprt_device_synchronize(), TPRT_OK);
+}
+
+TEST_F(CudaRuntime, ConstantsCopiedToDeviceOnce) {
+  // A model's constant array (a memref.global in its .rodata).
+  static const float weights[6] = {1, -2, 3.5f, 0, 7, -0.25f};
+  float *host = const_cast<float *>(weights);
+  tprt_memref1d_f32 in{host, host, 2, {4}, {1}}, first{}, again{};
+  _mlir_ciface_tprt_device_constant_f32(&first, &in);
+  _mlir_ciface_tprt_device_constant_f32(&again, &in);
+  ASSERT_NE(first.aligned, host + 2);
+  EXPECT_EQ(again.aligned, first.aligned) << "uploaded twice";
+  EXPECT_EQ(first.offset, 0);
+  EXPECT_EQ(first.sizes[0], 4);
+  EXPECT_EQ(first.strides[0], 1);
+  std::vector<float> back(4);
+  ASSERT_EQ(tprt_copy_to_host(back.data(), first.aligned, 16), TPRT_OK);
+  EXPECT_EQ(back, std::vector<float>(weights + 2, weights + 6));
 }
 
 } // namespace
