@@ -214,9 +214,9 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
 
 /// tp-shard cuts weight arguments only; a non-splat constant read as a
 /// weight stays whole on every rank, computed with whole. Correct, but
-/// not tensor parallel: say so at the constant.
+/// not tensor parallel: say so, once per function.
 static void warnInlineWeights(FunctionOpInterface func) {
-  llvm::SmallPtrSet<Operation *, 8> warned;
+  llvm::SetVector<Operation *> constants;
   func->walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() == 0)
       return;
@@ -225,16 +225,23 @@ static void warnInlineWeights(FunctionOpInterface func) {
       if (!constant || !isa<ElementsAttr>(constant.getValue()))
         continue;
       auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if ((dense && dense.isSplat()) || !warned.insert(constant).second)
-        continue;
-      // At the location only: printing the op would print the weight.
-      emitWarning(constant.getLoc(),
-                  "this weight is a constant, so it is not cut: every rank "
-                  "holds it and computes with it whole; tp-externalize-weights "
-                  "(tp-compile --weights-out) makes it an argument that "
-                  "tp-shard cuts");
+      if (!dense || !dense.isSplat())
+        constants.insert(constant);
     }
   });
+  if (constants.empty())
+    return;
+  // One warning, at the first (a model has hundreds); at the location only:
+  // printing the op would print the weight.
+  InFlightDiagnostic warning = emitWarning(constants.front()->getLoc());
+  warning << "this weight";
+  if (constants.size() > 1)
+    warning << " and " << constants.size() - 1 << " more";
+  warning << (constants.size() > 1 ? " are constants, so they are"
+                                   : " is a constant, so it is")
+          << " not cut: every rank holds them and computes with them whole; "
+             "tp-externalize-weights (tp-compile --weights-out) makes them "
+             "arguments that tp-shard cuts";
 }
 
 /// Gives `func` its local argument types and the shard attributes.

@@ -132,12 +132,15 @@ func.func @index_of_cut_loop(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: t
 // warning; tp-externalize-weights would make it an argument.
 func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight is a constant, so it is not cut: every rank holds it and computes with it whole; tp-externalize-weights (tp-compile --weights-out) makes it an argument that tp-shard cuts}}
+  // expected-warning @below {{this weight and 1 more are constants, so they are not cut: every rank holds them and computes with them whole; tp-externalize-weights (tp-compile --weights-out) makes them arguments that tp-shard cuts}}
   %w = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e8 = tensor.empty() : tensor<8x8xf32>
   %wt = linalg.transpose ins(%w : tensor<8x8xf32>) outs(%e8 : tensor<8x8xf32>) permutation = [1, 0]
   %y = linalg.matmul ins(%x, %wt : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %y : tensor<4x8xf32>
+  %w2 = arith.constant dense_resource<w2> : tensor<8x8xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y2 = linalg.matmul ins(%y, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y2 : tensor<4x8xf32>
 }
