@@ -18,8 +18,9 @@ inline func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  auto fn = func::FuncOp::create(builder, module.getLoc(), name,
-                                 builder.getFunctionType(argTypes, resultTypes));
+  auto fn =
+      func::FuncOp::create(builder, module.getLoc(), name,
+                           builder.getFunctionType(argTypes, resultTypes));
   fn.setPrivate();
   fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   return fn;

@@ -65,8 +65,7 @@ FailureOr<ArrayRef<char>> bytesOf(arith::ConstantOp op) {
   if (blob->getData().size() != size)
     return emitError(op.getLoc(), "dense_resource<")
            << resource.getRawHandle().getKey() << "> holds "
-           << blob->getData().size() << " bytes, " << type << " takes "
-           << size;
+           << blob->getData().size() << " bytes, " << type << " takes " << size;
   return blob->getData();
 }
 
@@ -167,8 +166,8 @@ struct TPExternalizeWeightsPass
           OpBuilder b(op);
           auto attrs = b.getDictionaryAttr(b.getNamedAttr(
               TPDialect::getNameAttrName(), b.getStringAttr(name)));
-          if (failed(func.insertArgument(index, op.getType(), attrs,
-                                         op.getLoc())))
+          if (failed(
+                  func.insertArgument(index, op.getType(), attrs, op.getLoc())))
             return signalPassFailure();
           arg = func.getArgument(index);
           weights.push_back(

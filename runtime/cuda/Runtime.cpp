@@ -383,9 +383,8 @@ _mlir_memref_to_llvm_free(void *pointer) {
     check("free", cudaFreeAsync(pointer, stream("free")), "cudaFreeAsync");
 }
 
-extern "C" void
-_mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
-                                      tprt_memref1d_f32 *host) {
+extern "C" void _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
+                                                      tprt_memref1d_f32 *host) {
   const char *call = "tprt_device_constant_f32";
   cudaStream_t st = stream(call);
   if (host->sizes[0] < 0 || (host->sizes[0] > 1 && host->strides[0] != 1))

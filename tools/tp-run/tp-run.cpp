@@ -268,7 +268,8 @@ std::optional<std::string> bindCheckpoints(const Options &options,
                                            std::vector<std::string> &errors) {
   const std::vector<tprt::ManifestArg> &args = loaded.manifest.args;
   loaded.checkpoints.reserve(options.weights.size()); // stable addresses
-  std::vector<std::pair<const tprt::SafetensorsFile *, const tprt::TensorInfo *>>
+  std::vector<
+      std::pair<const tprt::SafetensorsFile *, const tprt::TensorInfo *>>
       inFileOrder;
   for (const std::string &path : options.weights) {
     Expected<tprt::SafetensorsFile> file = tprt::SafetensorsFile::open(path);
@@ -288,8 +289,8 @@ std::optional<std::string> bindCheckpoints(const Options &options,
   loaded.boundFile.assign(args.size(), nullptr);
   for (size_t i = 1; i < args.size(); ++i) {
     const tprt::ManifestArg &arg = args[i];
-    std::string where = "tensor '" + arg.name + "' (argument " +
-                        std::to_string(i) + ")";
+    std::string where =
+        "tensor '" + arg.name + "' (argument " + std::to_string(i) + ")";
     std::vector<std::string> holders;
     if (!arg.named) {
       if (i - 1 < inFileOrder.size())
@@ -320,12 +321,11 @@ std::optional<std::string> bindCheckpoints(const Options &options,
           candidates.push_back(name);
       }
       errors.push_back(
-          checkpoints + (paths.size() == 1 ? " has no " : " have no ") +
-          where +
-          (candidates.empty() ? ""
-                              : "; unused tensors of shape " +
-                                    tprt::formatShape(arg.shape) + ": " +
-                                    quotedList(candidates)));
+          checkpoints + (paths.size() == 1 ? " has no " : " have no ") + where +
+          (candidates.empty()
+               ? ""
+               : "; unused tensors of shape " + tprt::formatShape(arg.shape) +
+                     ": " + quotedList(candidates)));
       continue;
     }
     const std::string &path = loaded.boundFile[i]->path();
@@ -334,8 +334,8 @@ std::optional<std::string> bindCheckpoints(const Options &options,
                        ", the model takes F32");
     else if (tensor->shape != arg.shape)
       errors.push_back(where + " in '" + path + "' has shape " +
-                       tprt::formatShape(tensor->shape) +
-                       ", the model takes " + tprt::formatShape(arg.shape));
+                       tprt::formatShape(tensor->shape) + ", the model takes " +
+                       tprt::formatShape(arg.shape));
   }
   return std::nullopt;
 }

@@ -54,8 +54,9 @@ def TPExternalizeWeights : Pass<"tp-externalize-weights", "ModuleOp"> {
     `dense<..>` values, with a numeric suffix where a name is taken; one
     value used twice is one argument. Their values go to `file`, a
     safetensors checkpoint in that order (what `tp-run --weights` reads),
-    written even when there is nothing to move. Splat constants stay: `tp-shard` shrinks them in place. A function that
-    is called cannot take more arguments: the pass fails there.
+    written even when there is nothing to move. Splat constants stay:
+    `tp-shard` shrinks them in place. A function that is called cannot take
+    more arguments: the pass fails there.
   }];
   let options = [
     Option<"file", "file", "std::string", /*default=*/"",

@@ -44,8 +44,8 @@ struct DeviceConstantsPass
 
   LogicalResult rewrite(ModuleOp module, memref::GetGlobalOp op) {
     MemRefType type = op.getType();
-    auto global =
-        SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(op, op.getNameAttr());
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        op, op.getNameAttr());
     if (!global || !global.getConstant())
       return op.emitError("the cuda backend copies constant globals to device "
                           "memory once; @")

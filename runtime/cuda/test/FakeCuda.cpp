@@ -4,10 +4,10 @@
 // machine without a GPU: "device" memory is host memory, streams and events
 // are tokens and every call completes at once; cublasGemmEx and
 // cublasGemmStridedBatchedEx follow cuBLAS's documented column-major
-// definition (fp32, or bf16 A and B with fp32 C), so the runtime's row-major <-> column-major
-// mapping, strided copies and batch strides are checked against the
-// definition rather than against themselves; NCCL is one rank. Kernel
-// loading is not faked (it fails). Allocations are recorded, and cuBLAS,
+// definition (fp32, or bf16 A and B with fp32 C), so the runtime's row-major
+// <-> column-major mapping, strided copies and batch strides are checked
+// against the definition rather than against themselves; NCCL is one rank.
+// Kernel loading is not faked (it fails). Allocations are recorded, and cuBLAS,
 // NCCL, memset and the copies (by their kind) refuse pointers outside them
 // with a message: host memory a real GPU could not read.
 // TPRT_FAKE_NCCL=hang makes the first collective never finish, as when a
@@ -25,8 +25,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
