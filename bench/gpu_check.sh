@@ -190,7 +190,8 @@ bench_model() {  # bench_model NAME MODEL DTYPE
   local name=$1 m="$BUNDLE/models/$2" dtype=$3
   local dir="$WORK/$name" data="$WORK/$2.data" rtol=1e-3
   [ "$dtype" = bf16 ] && rtol=3e-2
-  mkdir -p "$dir"
+  # Afresh: a file left by an earlier run must not stand in for a failed step.
+  rm -rf "$dir" && mkdir -p "$dir"
   local args; mapfile -t args < "$m/build_args"
   # Two all-reduces per layer (--layers N in the arguments).
   local ars; ars=$(( 2 * $(sed -n '/^--layers$/{n;p}' "$m/build_args") ))
