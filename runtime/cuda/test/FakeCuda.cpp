@@ -6,8 +6,9 @@
 // cublasGemmStridedBatchedEx follow cuBLAS's documented column-major
 // definition (fp32, or bf16 A and B with fp32 C), so the runtime's row-major
 // <-> column-major mapping, strided copies and batch strides are checked
-// against the definition rather than against themselves; NCCL is one rank.
-// Kernel loading is not faked (it fails). Allocations are recorded, and cuBLAS,
+// against the definition rather than against themselves; NCCL's
+// collectives are MPI's on MPI_COMM_WORLD (the runtime has MPI up), so
+// several ranks move real data. Kernel loading is not faked (it fails). Allocations are recorded, and cuBLAS,
 // NCCL, memset and the copies (by their kind) refuse pointers outside them
 // with a message: host memory a real GPU could not read.
 // TPRT_FAKE_NCCL=hang makes the first collective never finish, as when a
@@ -19,6 +20,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <mpi.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -305,8 +307,10 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
 }
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId,
                               int) {
-  if (nranks != 1)
-    return ncclInvalidUsage; // the fake is one rank
+  int worldSize = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  if (nranks != worldSize)
+    return ncclInvalidUsage; // the fake's ranks are MPI_COMM_WORLD's
   *comm = token<ncclComm_t>();
   return ncclSuccess;
 }
@@ -322,23 +326,29 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *r) {
 const char *ncclGetErrorString(ncclResult_t) { return "fake nccl error"; }
 const char *ncclGetLastError(ncclComm_t) { return ""; }
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
-                           ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                           ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
                            cudaStream_t) {
-  if (!onDevice("ncclAllReduce", send) || !onDevice("ncclAllReduce", recv))
+  if (!onDevice("ncclAllReduce", send) || !onDevice("ncclAllReduce", recv) ||
+      type != ncclFloat32 || op != ncclSum)
     return ncclInvalidArgument;
   issueCollective();
-  if (send != recv)
-    std::memmove(recv, send, count * 4);
-  return ncclSuccess;
+  if (stuck) // never arrives
+    return ncclSuccess;
+  int rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
+                         MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
-                           ncclDataType_t, ncclComm_t, cudaStream_t) {
-  if (!onDevice("ncclAllGather", send) || !onDevice("ncclAllGather", recv))
+                           ncclDataType_t type, ncclComm_t, cudaStream_t) {
+  if (!onDevice("ncclAllGather", send) || !onDevice("ncclAllGather", recv) ||
+      type != ncclFloat32)
     return ncclInvalidArgument;
   issueCollective();
-  if (send != recv)
-    std::memmove(recv, send, count * 4);
-  return ncclSuccess;
+  if (stuck)
+    return ncclSuccess;
+  int rc = MPI_Allgather(send, int(count), MPI_FLOAT, recv, int(count),
+                         MPI_FLOAT, MPI_COMM_WORLD);
+  return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 
 } // extern "C"
