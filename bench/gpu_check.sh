@@ -33,13 +33,16 @@
 # Stops at once when step 0 or 1 fails; a failed check after that is
 # recorded and the run goes on (one device run then shows every failure and
 # the numbers that could still be measured); it exits non-zero at the end,
-# with a line per failed check. With the device tool's $OUT set, the log,
-# the report and the comparisons are copied there, also on failure.
+# with a line per failed check. With the device tool's $OUT set, the log goes
+# there as it is written (a run killed at the tool's limit still returns it),
+# and the report (once made) and the comparisons are copied there at the end.
 #
 # Environment: BUNDLE (default gpu-bundle), WORK (default /tmp/tp-gpu-check),
 # DOC (default docs/bench-gpu.md), PYTHON (default: the first of python3,
 # /usr/bin/python3 that has numpy), ITERS (default 20), STEP_TIMEOUT
-# (default 300 s for each command on the GPU), TPRT_COMM_TIMEOUT_S.
+# (default 240 s for each command on the GPU), DEADLINE (default 420 s: no
+# benchmark starts later, so the run ends inside the device call's 480 s),
+# TPRT_COMM_TIMEOUT_S.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,13 +52,17 @@ BUNDLE="$(cd "${BUNDLE:-$ROOT/gpu-bundle}" 2>/dev/null && pwd)" \
 WORK="${WORK:-/tmp/tp-gpu-check}"
 DOC="${DOC:-$ROOT/docs/bench-gpu.md}"
 ITERS="${ITERS:-20}"
-STEP_TIMEOUT="${STEP_TIMEOUT:-300}"
+STEP_TIMEOUT="${STEP_TIMEOUT:-240}"
+DEADLINE="${DEADLINE:-420}"
 B="$BUNDLE/bin"
 T0=$(date +%s)
 mkdir -p "$WORK"
 LOG="$WORK/gpu_check.log"
-exec 3>&1 4>&2 > >(tee "$LOG") 2>&1
+TEE_TO=("$LOG")
+[ -n "${OUT:-}" ] && [ -d "$OUT" ] && TEE_TO+=("$OUT/gpu_check.log")
+exec 3>&1 4>&2 > >(tee "${TEE_TO[@]}") 2>&1
 TEE_PID=$!
+REPORTED=0
 log() { echo "# [$(( $(date +%s) - T0 )) s] $*"; }
 die() { echo "gpu_check: FAILED: $*"; exit 1; }
 save_out() {  # what comes back through the device tool
@@ -63,8 +70,8 @@ save_out() {  # what comes back through the device tool
   exec 1>&3 2>&4
   wait "$TEE_PID" 2>/dev/null || true
   [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
-  cp "$LOG" "$OUT/" 2>/dev/null || true
-  if [ "$DOC" != - ]; then cp "$DOC" "$OUT/" 2>/dev/null || true; fi
+  # Only this run's report: the checkout has an older one at $DOC.
+  if [ "$DOC" != - ] && [ "$REPORTED" = 1 ]; then cp "$DOC" "$OUT/" 2>/dev/null || true; fi
   (cd "$WORK" && tar czf "$OUT/gpu-check-work.tgz" --exclude='*.safetensors' \
      --exclude='*.npy' --exclude='*.so' . 2>/dev/null) || true
 }
@@ -136,11 +143,18 @@ log "GPU: $GPU_NAME"
 # device run shows every failure and whatever numbers can still be had; the
 # script exits non-zero at the end.
 FAILED=()
-failed() { echo "gpu_check: CHECK FAILED: $*"; FAILED+=("$*"); }
+failed() {  # one line each, for the summary and the report
+  local what; what="$(printf '%s' "$*" | tr '\n' ' ' | head -c 300)"
+  echo "gpu_check: CHECK FAILED: $what"; FAILED+=("$what")
+}
 log "tprt-cuda-unittests"
-"${MPIRUN[@]}" -np 1 "$B/tprt-cuda-unittests" --gtest_color=no > "$WORK/unittests.txt" 2>&1 || true
+rc=0
+"${MPIRUN[@]}" -np 1 "$B/tprt-cuda-unittests" --gtest_color=no > "$WORK/unittests.txt" 2>&1 || rc=$?
 cat "$WORK/unittests.txt"
-grep -q "^\[  PASSED  \] [0-9]* tests" "$WORK/unittests.txt" || failed "GPU unit tests"
+if [ "$rc" != 0 ] || grep -q "^\[  FAILED  \]" "$WORK/unittests.txt" \
+   || ! grep -q "^\[  PASSED  \] [1-9][0-9]* tests" "$WORK/unittests.txt"; then
+  failed "GPU unit tests (exit $rc)"
+fi
 
 # --- 3. tiny models: GPU vs numpy, vs the CPU backend -----------------------------------
 compare() { "$PYTHON" -m tpmlir.compare "$@"; }
@@ -192,17 +206,21 @@ bench_model() {  # bench_model NAME MODEL DTYPE
   [ "$dtype" = bf16 ] && rtol=3e-2
   # Afresh: a file left by an earlier run must not stand in for a failed step.
   rm -rf "$dir" && mkdir -p "$dir"
-  local args; mapfile -t args < "$m/build_args"
+  if (( $(date +%s) - T0 >= DEADLINE )); then
+    failed "$name: not run, past DEADLINE (${DEADLINE} s)"; return 0
+  fi
+  local args; mapfile -t args < "$m/build_args" || { failed "$name: $m/build_args"; return 0; }
   # Two all-reduces per layer (--layers N in the arguments).
   local ars; ars=$(( 2 * $(sed -n '/^--layers$/{n;p}' "$m/build_args") ))
   if [ ! -f "$data/done" ]; then
     log "$2: weights, input, numpy reference"
     mkdir -p "$data"
     "$PYTHON" -m tpmlir.build "${args[@]}" -o "$data/m.mlir" --weights "$data/w.safetensors" \
-      --input "$data/x.npy" --expected "$data/ref.npy"
+      --input "$data/x.npy" --expected "$data/ref.npy" \
+      || { failed "$name: weights and reference (tpmlir.build)"; return 0; }
     touch "$data/done"
   fi
-  cp "$m/compile_s.$dtype" "$dir/compile_s.txt"
+  cp "$m/compile_s.$dtype" "$dir/compile_s.txt" || true
   echo "$dtype" > "$dir/dtype.txt"
   log "$name: tp-run-cuda"
   if "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
@@ -221,7 +239,7 @@ bench_model() {  # bench_model NAME MODEL DTYPE
     rm -f "$dir/report.json"
     failed "$name: tp-run-cuda"
   fi
-  if [ "$HAVE_TORCH" = 1 ]; then
+  if [ "$HAVE_TORCH" = 1 ] && (( $(date +%s) - T0 < DEADLINE )); then
     log "$name: PyTorch eager ($dtype)"
     timeout "$STEP_TIMEOUT" "$PYTHON" "$HERE/torch_forward_gpu.py" "${args[@]}" \
       --weights "$data/w.safetensors" --input "$data/x.npy" --expected "$data/ref.npy" \
@@ -235,8 +253,11 @@ bench_model llama7b_bf16 llama7b bf16
 # --- 5. report -------------------------------------------------------------------------
 log "report"
 printf '%s\n' "${FAILED[@]}" > "$WORK/failed.txt"
-"$PYTHON" "$HERE/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE" \
-  || failed "the report (gpu_report.py)"
+if "$PYTHON" "$HERE/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE"; then
+  REPORTED=1
+else
+  failed "the report (gpu_report.py)"
+fi
 log "done"
 for f in "${FAILED[@]}"; do echo "gpu_check: FAILED: $f"; done
 [ "${#FAILED[@]}" -eq 0 ]

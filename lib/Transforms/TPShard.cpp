@@ -237,11 +237,15 @@ static void warnInlineWeights(FunctionOpInterface func) {
   warning << "this weight";
   if (constants.size() > 1)
     warning << " and " << constants.size() - 1 << " more";
-  warning << (constants.size() > 1 ? " are constants, so they are"
-                                   : " is a constant, so it is")
-          << " not cut: every rank holds them and computes with them whole; "
-             "tp-externalize-weights (tp-compile --weights-out) makes them "
-             "arguments that tp-shard cuts";
+  if (constants.size() > 1)
+    warning << " are constants, so they are not cut: every rank holds them "
+               "and computes with them whole; tp-externalize-weights "
+               "(tp-compile --weights-out) makes them arguments that tp-shard "
+               "cuts";
+  else
+    warning << " is a constant, so it is not cut: every rank holds it and "
+               "computes with it whole; tp-externalize-weights (tp-compile "
+               "--weights-out) makes it an argument that tp-shard cuts";
 }
 
 /// Gives `func` its local argument types and the shard attributes.

@@ -144,3 +144,15 @@ func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y2 = linalg.matmul ins(%y, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init2 : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y2 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @one_constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-warning @below {{this weight is a constant, so it is not cut: every rank holds it and computes with it whole; tp-externalize-weights (tp-compile --weights-out) makes it an argument that tp-shard cuts}}
+  %w = arith.constant dense_resource<w> : tensor<8x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -329,7 +330,7 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
                            cudaStream_t) {
   if (!onDevice("ncclAllReduce", send) || !onDevice("ncclAllReduce", recv) ||
-      type != ncclFloat32 || op != ncclSum)
+      type != ncclFloat32 || op != ncclSum || count > size_t(INT_MAX))
     return ncclInvalidArgument;
   issueCollective();
   if (stuck) // never arrives
@@ -341,7 +342,7 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclComm_t, cudaStream_t) {
   if (!onDevice("ncclAllGather", send) || !onDevice("ncclAllGather", recv) ||
-      type != ncclFloat32)
+      type != ncclFloat32 || count > size_t(INT_MAX) || send == recv)
     return ncclInvalidArgument;
   issueCollective();
   if (stuck)
