@@ -63,6 +63,10 @@ MGPU_EXPORT void mgpuModuleUnload(void *module) {
 MGPU_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
   const char *call = "mgpuModuleGetFunction";
   auto *m = static_cast<Module *>(module);
+  if (!m)
+    fail(call, std::string("the model's kernels were never loaded (") + name +
+                   "): its constructor did not run; was it linked with "
+                   ".ctors instead of .init_array?");
   std::lock_guard<std::mutex> lock(mutex());
   if (!m->library)
     check(call,

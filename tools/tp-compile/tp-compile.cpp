@@ -251,6 +251,10 @@ static std::unique_ptr<llvm::TargetMachine> hostMachine() {
     return nullptr;
   }
   llvm::TargetOptions options;
+  // Constructors (the cuda model's kernel loading) in .init_array: the
+  // loader runs only that; .ctors would need crtbegin.o, which lld does not
+  // link here.
+  options.UseInitArray = true;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), "", options,
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
