@@ -64,7 +64,8 @@ def rows(work: str, bundle: str) -> list[str]:
                    f"{run['forward_s']['median'] * 1e3:.3f} | {g['share_of_forward'] * 100:.0f}% | "
                    f"{inside:.2f} | {best} | {ratio} | {torch_tps} | "
                    f"{_read(f'{d}/compile_s.txt')} s |")
-        out.append(f"|  |  | {_read(f'{d}/compare.txt')} ||||||||")
+        compare = _read(f'{d}/compare.txt').replace("|", "\\|")  # max|diff|: not a cell
+        out.append(f"|  |  | {compare} ||||||||")
     return out
 
 
@@ -97,6 +98,9 @@ Models (random weights made on the GPU machine):
 - GEMM rate in the model: the runtime's cuBLAS calls timed with CUDA events (tp-run-cuda's report);
   best: the same calls (TPRT_GEMM_LOG) replayed alone by bench/gemm_peak.cu, best of
   CUBLAS_GEMM_DEFAULT and DEFAULT_TENSOR_OP, in the same input type, weighted by their count.
+- A ratio above 100% (small GEMMs, such as GPT-2-small's attention at 128 tokens) means the
+  replay is bound by launches: its back-to-back calls of a ~15 us GEMM wait for the host between
+  calls, while in the model the GPU runs behind the host and the events time execution only.
 - bf16: weights only GEMMs read are stored in bf16 (converted once when uploaded); the GEMM
   time excludes the kernels that round the other operands (activations) to bf16 in every
   forward pass; they are in the forward time.
