@@ -96,6 +96,11 @@ static cl::opt<std::string> gemmDtype(
     cl::desc("GEMM input type: f32, or bf16 (cuda: operands rounded to bf16, "
              "fp32 accumulation and activations)"),
     cl::init("f32"));
+static cl::opt<int64_t> cudaSplitReductionsMin(
+    "cuda-split-reductions-min", cl::Hidden,
+    cl::desc("cuda: split reductions over at least this many elements into "
+             "two stages"),
+    cl::init(tp::CudaLoweringOptions().splitReductionsMin));
 static cl::opt<bool> cudaEmulateOnHost(
     "cuda-emulate-on-host", cl::Hidden,
     cl::desc("test only: the cuda lowering's tiled parallel loops, lowered "
@@ -389,6 +394,7 @@ static LogicalResult compile(MLIRContext &context) {
     cuda.chip = cudaChip;
     cuda.toolkitPath = cudaToolkit;
     cuda.format = gpuFormat;
+    cuda.splitReductionsMin = cudaSplitReductionsMin;
     if (cuda.format.empty())
       cuda.format = !cuda.toolkitPath.empty() &&
                             llvm::sys::fs::can_execute(cuda.toolkitPath +

@@ -30,7 +30,8 @@ std::unique_ptr<Pass> createMergeGpuModulesPass();
 /// tp-split-reductions (SplitReductions.cpp): reductions over at least
 /// `minSize` elements as interleaved partial reductions plus a short final
 /// one.
-std::unique_ptr<Pass> createSplitReductionsPass(int64_t minSize = 1024);
+std::unique_ptr<Pass> createSplitReductionsPass(
+    int64_t minSize = CudaLoweringOptions().splitReductionsMin);
 
 } // namespace mlir::tp
 

@@ -170,7 +170,8 @@ struct TileForGpuPass
 void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
   addTensorSimplifications(pm);
-  pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
+  pm.addNestedPass<func::FuncOp>(
+      createSplitReductionsPass(options.splitReductionsMin));
   addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16")
     pm.addPass(createGemmBf16Pass());

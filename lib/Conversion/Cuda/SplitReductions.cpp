@@ -32,7 +32,7 @@ constexpr int64_t kRatio = 32;
 struct SplitReductionsPass
     : PassWrapper<SplitReductionsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitReductionsPass)
-  explicit SplitReductionsPass(int64_t minSize = 1024) : minSize(minSize) {}
+  explicit SplitReductionsPass(int64_t minSize) : minSize(minSize) {}
   SplitReductionsPass(const SplitReductionsPass &other)
       : PassWrapper(other), minSize(other.minSize) {}
   StringRef getArgument() const override { return "tp-split-reductions"; }
