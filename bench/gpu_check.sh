@@ -18,7 +18,8 @@
 #     computed when the bundle was made; Llama with bf16 GEMMs within 2% of
 #     numpy and not within 1e-4 (the bf16 path was taken); Llama with its
 #     weights inline (constants the runtime uploads); a model compiled for
-#     tp 2 refused by a one-GPU world;
+#     tp 2 refused by a one-GPU world; tiny GPT-2 and Llama under
+#     compute-sanitizer's memcheck, where it can check the device;
 #  4. benchmarks at tp 1, batch 1, 128 tokens (weights, input and numpy
 #     reference made here by tpmlir.build with the bundle's arguments):
 #       GPT-2-small, 12 layers, fp32 (TF32 off);
@@ -196,6 +197,29 @@ if run_tiny tiny_gpt2 m.cuda2.so "$WORK/refused.npy" > "$WORK/refused.txt" 2>&1;
 fi
 grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
   || failed "the tp-2 refusal's message: $(cat "$WORK/refused.txt")"
+
+# --- 3b. the generated kernels under compute-sanitizer's memcheck -------------------------
+# Out-of-bounds and misaligned accesses of our kernels (API errors are cuBLAS's own
+# probing and not reported). Skipped where the sanitizer is missing or cannot
+# check the device (MEMCHECK=0 skips it too).
+CS="$(command -v compute-sanitizer || true)"
+[ -z "$CS" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && CS=/usr/local/cuda/bin/compute-sanitizer
+if [ "${MEMCHECK:-1}" = 0 ] || [ -z "$CS" ]; then
+  log "memcheck skipped (MEMCHECK=${MEMCHECK:-1}, compute-sanitizer: ${CS:-none})"
+else
+  for name in tiny_gpt2 tiny_llama; do
+    log "$name under compute-sanitizer memcheck"
+    d="$BUNDLE/models/$name" out="$WORK/memcheck-$name.txt"
+    "${MPIRUN[@]}" -np 1 "$CS" --tool memcheck --report-api-errors no --print-limit 10 \
+      "$TP_RUN_CUDA" "$d/m.cuda.so" --weights "$d/w.safetensors" --input "$d/x.npy" \
+      --warmup 0 --iters 1 --quiet > "$out" 2>&1 || true
+    grep -E "^========= (Invalid|ERROR SUMMARY|Error)" "$out" | head -12 || true
+    if grep -qE "Device not supported|Failed to initialize|No CUDA-capable" "$out"; then
+      log "compute-sanitizer cannot check this device: memcheck skipped"; rm -f "$out"; break
+    fi
+    grep -q "ERROR SUMMARY: 0 errors" "$out" || failed "$name: compute-sanitizer memcheck"
+  done
+fi
 
 # --- 4. benchmarks -----------------------------------------------------------------------
 HAVE_TORCH=0

@@ -72,9 +72,13 @@ def rows(work: str, bundle: str) -> list[str]:
 def main(argv: list[str]) -> int:
     work, doc, gpu, iters, bundle = argv
     failed = [line for line in _read(os.path.join(work, "failed.txt"), "").splitlines() if line]
+    memchecked = sorted(f[len("memcheck-"):-len(".txt")] for f in os.listdir(work)
+                        if f.startswith("memcheck-") and f.endswith(".txt"))
+    memcheck = (f"compute-sanitizer memcheck of {', '.join(memchecked)} (one forward pass each), "
+                if memchecked else "")
     checks = ("Every check passed: the runtime's GPU unit tests, tiny GPT-2 and Llama vs numpy and vs "
               "the CPU backend's output (Llama also in bf16 and with its weights inline), the tp-2 "
-              "model refused on one GPU, and the outputs above vs numpy." if not failed else
+              "model refused on one GPU, " + memcheck + "and the outputs above vs numpy." if not failed else
               "**Checks that FAILED** (see gpu_check.log): " + "; ".join(failed) + ".")
     made = [line for line in _read(os.path.join(bundle, "BUNDLE.txt")).splitlines()
             if line.startswith(("commit:", "made:"))]
