@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,11 +27,34 @@ extern "C" void _mlir_memref_to_llvm_free(void *pointer);
 
 namespace {
 
+/// A device copy of `host`, freed at the end of the scope.
+template <typename T> struct DeviceCopy {
+  T *data = nullptr;
+  explicit DeviceCopy(const std::vector<T> &host) {
+    void *p = nullptr;
+    EXPECT_EQ(tprt_device_alloc(host.size() * sizeof(T), 0, &p), TPRT_OK)
+        << tprt_last_error();
+    data = static_cast<T *>(p);
+    EXPECT_EQ(tprt_copy_to_device(data, host.data(), host.size() * sizeof(T)),
+              TPRT_OK);
+  }
+  DeviceCopy(const DeviceCopy &) = delete;
+  DeviceCopy &operator=(const DeviceCopy &) = delete;
+  ~DeviceCopy() { tprt_device_free(data); }
+  /// The device contents, read back.
+  std::vector<T> download(size_t count) const {
+    std::vector<T> out(count);
+    EXPECT_EQ(tprt_copy_to_host(out.data(), data, count * sizeof(T)), TPRT_OK);
+    return out;
+  }
+};
+
 /// A host matrix stored in `storage` with the given strides, mirrored on
 /// the device.
 struct Matrix {
   int64_t rows, cols, s0, s1, span;
   std::vector<float> host;
+  std::optional<DeviceCopy<float>> copy;
   float *device = nullptr;
 
   Matrix(int64_t rows, int64_t cols, char layout, std::mt19937 &rng)
@@ -50,23 +74,13 @@ struct Matrix {
     std::uniform_real_distribution<float> dist(-1, 1);
     for (float &v : host)
       v = dist(rng);
-    void *p = nullptr;
-    EXPECT_EQ(tprt_device_alloc(host.size() * 4, 0, &p), TPRT_OK)
-        << tprt_last_error();
-    device = static_cast<float *>(p);
-    EXPECT_EQ(tprt_copy_to_device(device, host.data(), host.size() * 4),
-              TPRT_OK);
+    device = copy.emplace(host).data;
   }
-  ~Matrix() { tprt_device_free(device); }
   float at(int64_t i, int64_t j) const { return host[i * s0 + j * s1]; }
   tprt_memref2d_f32 descriptor() const {
     return {device, device, 0, {rows, cols}, {s0, s1}};
   }
-  std::vector<float> download() const {
-    std::vector<float> out(host.size());
-    EXPECT_EQ(tprt_copy_to_host(out.data(), device, out.size() * 4), TPRT_OK);
-    return out;
-  }
+  std::vector<float> download() const { return copy->download(host.size()); }
 };
 
 class CudaRuntime : public ::testing::Test {
@@ -119,21 +133,13 @@ TEST_F(CudaRuntime, BatchMatmulWithBatchStride) {
     v = dist(rng);
   for (float &v : b)
     v = dist(rng);
-  void *da, *db, *dc;
-  ASSERT_EQ(tprt_device_alloc(a.size() * 4, 0, &da), TPRT_OK);
-  ASSERT_EQ(tprt_device_alloc(b.size() * 4, 0, &db), TPRT_OK);
-  ASSERT_EQ(tprt_device_alloc(c.size() * 4, 0, &dc), TPRT_OK);
-  tprt_copy_to_device(da, a.data(), a.size() * 4);
-  tprt_copy_to_device(db, b.data(), b.size() * 4);
-  tprt_copy_to_device(dc, c.data(), c.size() * 4);
-  auto f = [](void *p) { return static_cast<float *>(p); };
-  tprt_memref3d_f32 ma{f(da), f(da), 0, {batch, k, m}, {k * m, m, 1}};
-  tprt_memref3d_f32 mb{f(db), f(db), 0, {batch, k, n}, {k * n, n, 1}};
-  tprt_memref3d_f32 mc{f(dc), f(dc), 0, {batch, m, n}, {m * n, n, 1}};
+  DeviceCopy<float> da(a), db(b), dc(c);
+  tprt_memref3d_f32 ma{da.data, da.data, 0, {batch, k, m}, {k * m, m, 1}};
+  tprt_memref3d_f32 mb{db.data, db.data, 0, {batch, k, n}, {k * n, n, 1}};
+  tprt_memref3d_f32 mc{dc.data, dc.data, 0, {batch, m, n}, {m * n, n, 1}};
   tprt_reset_counters();
   _mlir_ciface_tprt_batch_matmul_f32(&ma, &mb, &mc, 1, 0, 1);
-  std::vector<float> got(c.size());
-  tprt_copy_to_host(got.data(), dc, got.size() * 4);
+  std::vector<float> got = dc.download(c.size());
   for (int64_t s = 0; s < batch; ++s)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -147,9 +153,6 @@ TEST_F(CudaRuntime, BatchMatmulWithBatchStride) {
   EXPECT_EQ(counters.gemm_calls, 1);
   EXPECT_DOUBLE_EQ(counters.gemm_flops, 2.0 * batch * m * n * k);
   EXPECT_GT(counters.gemm_seconds, 0);
-  tprt_device_free(da);
-  tprt_device_free(db);
-  tprt_device_free(dc);
 }
 
 /// Rounds to bf16 (nearest even), as the kernels of --dtype bf16 do.
@@ -185,21 +188,13 @@ TEST_F(CudaRuntime, Bf16MatmulRowAndColumnMajorOperands) {
     auto bt = [&](int64_t p, int64_t j) {
       return fromBf16(bCol ? b[j * k + p] : b[p * n + j]);
     };
-    void *da, *db, *dc;
-    ASSERT_EQ(tprt_device_alloc(a.size() * 2, 0, &da), TPRT_OK);
-    ASSERT_EQ(tprt_device_alloc(b.size() * 2, 0, &db), TPRT_OK);
-    ASSERT_EQ(tprt_device_alloc(c.size() * 4, 0, &dc), TPRT_OK);
-    tprt_copy_to_device(da, a.data(), a.size() * 2);
-    tprt_copy_to_device(db, b.data(), b.size() * 2);
-    tprt_copy_to_device(dc, c.data(), c.size() * 4);
-    auto *pa = static_cast<uint16_t *>(da), *pb = static_cast<uint16_t *>(db);
-    auto *pc = static_cast<float *>(dc);
-    tprt_memref2d_bf16 ma{pa, pa, 0, {m, k}, {aCol ? 1 : k, aCol ? m : 1}};
-    tprt_memref2d_bf16 mb{pb, pb, 0, {k, n}, {bCol ? 1 : n, bCol ? k : 1}};
-    tprt_memref2d_f32 mc{pc, pc, 0, {m, n}, {n, 1}};
+    DeviceCopy<uint16_t> da(a), db(b);
+    DeviceCopy<float> dc(c);
+    tprt_memref2d_bf16 ma{da.data, da.data, 0, {m, k}, {aCol ? 1 : k, aCol ? m : 1}};
+    tprt_memref2d_bf16 mb{db.data, db.data, 0, {k, n}, {bCol ? 1 : n, bCol ? k : 1}};
+    tprt_memref2d_f32 mc{dc.data, dc.data, 0, {m, n}, {n, 1}};
     _mlir_ciface_tprt_matmul_bf16(&ma, &mb, &mc, 0, 0, 1);
-    std::vector<float> got(c.size());
-    tprt_copy_to_host(got.data(), dc, got.size() * 4);
+    std::vector<float> got = dc.download(c.size());
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double want = 0.5;
@@ -207,9 +202,6 @@ TEST_F(CudaRuntime, Bf16MatmulRowAndColumnMajorOperands) {
           want += double(at(i, p)) * bt(p, j);
         EXPECT_NEAR(got[i * n + j], want, 1e-3) << "layout " << layout;
       }
-    tprt_device_free(da);
-    tprt_device_free(db);
-    tprt_device_free(dc);
   }
 }
 
@@ -218,29 +210,21 @@ TEST_F(CudaRuntime, CollectivesOneRank) {
   std::vector<float> x(2 * 3 * 4);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = float(i);
-  void *dx, *dy;
-  ASSERT_EQ(tprt_device_alloc(x.size() * 4, 0, &dx), TPRT_OK);
-  ASSERT_EQ(tprt_device_alloc(x.size() * 4, 1, &dy), TPRT_OK);
-  tprt_copy_to_device(dx, x.data(), x.size() * 4);
-  float *px = static_cast<float *>(dx), *py = static_cast<float *>(dy);
+  DeviceCopy<float> dx(x), dy(std::vector<float>(x.size(), 0));
+  float *px = dx.data, *py = dy.data;
   tprt_memref3d_f32 in{px, px, 0, {2, 3, 4}, {12, 4, 1}};
   tprt_memref3d_f32 out{py, py, 0, {2, 3, 4}, {12, 4, 1}};
   tprt_unranked_memref uin{3, &in}, uout{3, &out};
   tprt_reset_counters();
   _mlir_ciface_tprt_all_reduce_sum_f32(&uin);
   _mlir_ciface_tprt_all_gather_f32(&uin, &uout, 1);
-  std::vector<float> got(x.size());
-  tprt_copy_to_host(got.data(), dy, got.size() * 4);
-  EXPECT_EQ(got, x);
-  tprt_copy_to_host(got.data(), dx, got.size() * 4);
-  EXPECT_EQ(got, x);
+  EXPECT_EQ(dy.download(x.size()), x);
+  EXPECT_EQ(dx.download(x.size()), x);
   tprt_counters c;
   tprt_get_counters(&c);
   EXPECT_EQ(c.all_reduce_calls, 1);
   EXPECT_EQ(c.all_reduce_bytes, int64_t(x.size() * 4));
   EXPECT_EQ(c.all_gather_calls, 1);
-  tprt_device_free(dx);
-  tprt_device_free(dy);
 }
 
 TEST_F(CudaRuntime, GenericAllocationIsDeviceMemory) {
