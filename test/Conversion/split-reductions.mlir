@@ -1,4 +1,6 @@
 // RUN: tp-opt %s --pass-pipeline='builtin.module(func.func(tp-split-reductions))' | FileCheck %s
+// RUN: tp-opt %s --pass-pipeline='builtin.module(func.func(tp-split-reductions{min-size=2048}))' | FileCheck %s --check-prefix=MIN2048
+// MIN2048-NOT: tensor.expand_shape
 
 // RMSNorm's sum of squares over d = 1024: 32 interleaved partial sums per
 // row (the inner factor is the parallel one: thread j reads j, j + 32, ...),

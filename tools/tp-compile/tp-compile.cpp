@@ -100,7 +100,7 @@ static cl::opt<int64_t> cudaSplitReductionsMin(
     "cuda-split-reductions-min", cl::Hidden,
     cl::desc("cuda: split reductions over at least this many elements into "
              "two stages"),
-    cl::init(tp::CudaLoweringOptions().splitReductionsMin));
+    cl::init(tp::kSplitReductionsMin));
 static cl::opt<bool> cudaEmulateOnHost(
     "cuda-emulate-on-host", cl::Hidden,
     cl::desc("test only: the cuda lowering's tiled parallel loops, lowered "

@@ -19,6 +19,11 @@
 
 namespace mlir::tp {
 
+/// Reductions over at least this many elements are split in two stages
+/// (tp-split-reductions). 512 measured on an H200 (docs/gpu.md): GPT-2's
+/// LayerNorms (768) split run the forward pass in 4.8 ms instead of 6.6.
+inline constexpr int64_t kSplitReductionsMin = 512;
+
 struct CudaLoweringOptions {
   /// The GPU architecture of the kernels.
   std::string chip = "sm_90";
@@ -30,10 +35,8 @@ struct CudaLoweringOptions {
   std::string format = "bin";
   /// Threads per block of the pointwise and reduction kernels.
   int64_t blockSize = 256;
-  /// Reductions over at least this many elements are split in two stages
-  /// (tp-split-reductions). 512 measured on an H200 (docs/gpu.md): GPT-2's
-  /// LayerNorms (768) split run the forward pass in 4.8 ms instead of 6.6.
-  int64_t splitReductionsMin = 512;
+  /// tp-split-reductions' threshold.
+  int64_t splitReductionsMin = kSplitReductionsMin;
   /// Test only: stop before the GPU conversion and lower the tiled parallel
   /// loops for the host, so the loop structure the kernels are made of can
   /// be checked numerically without a GPU, run with libtprt_cuda over the

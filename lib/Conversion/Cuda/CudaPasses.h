@@ -9,29 +9,23 @@
 
 #include "tp/Conversion/CudaPipeline.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
-
-#include <memory>
 
 namespace mlir::tp {
 
-/// tp-device-constants (DeviceConstants.cpp): every memref.global read
-/// through its device copy (tprt_device_constant_f32).
-std::unique_ptr<Pass> createDeviceConstantsPass();
+// create<Pass>() and register<Pass>() for tp-split-reductions,
+// tp-gemm-bf16, tp-device-constants and tp-merge-gpu-modules
+// (include/tp/Conversion/CudaPasses.td).
+#define GEN_PASS_DECL
+#include "tp/Conversion/CudaPasses.h.inc"
 
-/// tp-gemm-bf16 (GemmBf16.cpp): bf16 GEMM operands, fp32 accumulation; the
-/// weights only GEMMs read stored in bf16 (kBf16ArgsAttrName).
-std::unique_ptr<Pass> createGemmBf16Pass();
-
-/// tp-merge-gpu-modules (MergeGpuModules.cpp): every outlined kernel in one
-/// gpu.module, so that gpu-module-to-binary runs ptxas once.
-std::unique_ptr<Pass> createMergeGpuModulesPass();
-
-/// tp-split-reductions (SplitReductions.cpp): reductions over at least
-/// `minSize` elements as interleaved partial reductions plus a short final
-/// one.
-std::unique_ptr<Pass> createSplitReductionsPass(
-    int64_t minSize = CudaLoweringOptions().splitReductionsMin);
+#define GEN_PASS_REGISTRATION
+#include "tp/Conversion/CudaPasses.h.inc"
 
 } // namespace mlir::tp
 

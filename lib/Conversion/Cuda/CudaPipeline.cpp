@@ -171,10 +171,10 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
   addTensorSimplifications(pm);
   pm.addNestedPass<func::FuncOp>(
-      createSplitReductionsPass(options.splitReductionsMin));
+      createTPSplitReductions({options.splitReductionsMin}));
   addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16")
-    pm.addPass(createGemmBf16Pass());
+    pm.addPass(createTPGemmBf16());
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
@@ -182,7 +182,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   using Emulation = CudaLoweringOptions::Emulation;
   bool cudaRuntime = options.emulation != Emulation::WithCpuRuntime;
   if (cudaRuntime)
-    pm.addPass(createDeviceConstantsPass());
+    pm.addPass(createTPDeviceConstants());
 
   // Kernels: one per remaining linalg op.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -195,7 +195,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createMergeGpuModulesPass());
+  pm.addPass(createTPMergeGpuModules());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -228,10 +228,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
 void mlir::tp::registerCudaLoweringPipeline() {
   PassRegistration<CopyToLinalgPass>();
   PassRegistration<TileForGpuPass>();
-  registerPass([] { return createDeviceConstantsPass(); });
-  registerPass([] { return createGemmBf16Pass(); });
-  registerPass([] { return createMergeGpuModulesPass(); });
-  registerPass([] { return createSplitReductionsPass(); });
+  registerTPCudaPasses();
   PassPipelineRegistration<>(
       "tp-lower-cuda",
       "Lower a per-rank program for the cuda backend (sm_90 cubins)",

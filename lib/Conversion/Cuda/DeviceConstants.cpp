@@ -18,6 +18,11 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPDEVICECONSTANTS
+#include "tp/Conversion/CudaPasses.h.inc"
+} // namespace mlir::tp
+
 using namespace mlir;
 
 namespace {
@@ -25,13 +30,7 @@ namespace {
 constexpr llvm::StringLiteral kDeviceConstant = "tprt_device_constant_f32";
 
 struct DeviceConstantsPass
-    : PassWrapper<DeviceConstantsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeviceConstantsPass)
-  StringRef getArgument() const override { return "tp-device-constants"; }
-  StringRef getDescription() const override {
-    return "Read memref.global constants through device copies "
-           "(tprt_device_constant_f32)";
-  }
+    : tp::impl::TPDeviceConstantsBase<DeviceConstantsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -87,7 +86,3 @@ struct DeviceConstantsPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::tp::createDeviceConstantsPass() {
-  return std::make_unique<DeviceConstantsPass>();
-}

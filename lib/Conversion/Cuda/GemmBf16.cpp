@@ -29,6 +29,11 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPGEMMBF16
+#include "tp/Conversion/CudaPasses.h.inc"
+} // namespace mlir::tp
+
 using namespace mlir;
 
 namespace {
@@ -142,17 +147,7 @@ Value roundToBf16(OpBuilder &b, Location loc, Value v) {
   return buffer;
 }
 
-struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GemmBf16Pass)
-  StringRef getArgument() const override { return "tp-gemm-bf16"; }
-  StringRef getDescription() const override {
-    return "Run the runtime's fp32 GEMMs on bf16 inputs (fp32 accumulation); "
-           "store the weights only GEMMs read in bf16";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, memref::MemRefDialect,
-                    arith::ArithDialect>();
-  }
+struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // The entry function: the one with a C interface and a body (the
@@ -210,7 +205,3 @@ struct GemmBf16Pass : PassWrapper<GemmBf16Pass, OperationPass<ModuleOp>> {
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::tp::createGemmBf16Pass() {
-  return std::make_unique<GemmBf16Pass>();
-}

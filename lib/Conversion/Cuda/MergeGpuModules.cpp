@@ -15,18 +15,17 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPMERGEGPUMODULES
+#include "tp/Conversion/CudaPasses.h.inc"
+} // namespace mlir::tp
+
 using namespace mlir;
 
 namespace {
 
 struct MergeGpuModulesPass
-    : PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
-  StringRef getArgument() const override { return "tp-merge-gpu-modules"; }
-  StringRef getDescription() const override {
-    return "Move every outlined kernel into one gpu.module (one ptxas run, "
-           "one image to load)";
-  }
+    : tp::impl::TPMergeGpuModulesBase<MergeGpuModulesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
@@ -72,7 +71,3 @@ struct MergeGpuModulesPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::tp::createMergeGpuModulesPass() {
-  return std::make_unique<MergeGpuModulesPass>();
-}

@@ -7,7 +7,7 @@
 // into `ratio` interleaved partial reductions per output point (thread j
 // reads elements j, j + ratio, ...: a warp reads contiguous memory) and a
 // short final reduction of the partials. On tensors, before bufferization;
-// only generics with one reduction dimension of at least `minSize` static
+// only generics with one reduction dimension of at least `min-size` static
 // elements that 32 divides, projected-permutation maps and no linalg.index
 // (upstream copies the body as it is, so an index would name the wrong
 // loop).
@@ -22,6 +22,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPSPLITREDUCTIONS
+#include "tp/Conversion/CudaPasses.h.inc"
+} // namespace mlir::tp
+
 using namespace mlir;
 
 namespace {
@@ -30,19 +35,8 @@ namespace {
 constexpr int64_t kRatio = 32;
 
 struct SplitReductionsPass
-    : PassWrapper<SplitReductionsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitReductionsPass)
-  explicit SplitReductionsPass(int64_t minSize) : minSize(minSize) {}
-  SplitReductionsPass(const SplitReductionsPass &other)
-      : PassWrapper(other), minSize(other.minSize) {}
-  StringRef getArgument() const override { return "tp-split-reductions"; }
-  StringRef getDescription() const override {
-    return "Split long reductions into interleaved partial reductions and a "
-           "short final one (coalesced on the GPU)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, tensor::TensorDialect>();
-  }
+    : tp::impl::TPSplitReductionsBase<SplitReductionsPass> {
+  using TPSplitReductionsBase::TPSplitReductionsBase;
 
   /// The reduction's static size when it is worth splitting.
   std::optional<int64_t> splittable(linalg::GenericOp op) const {
@@ -99,11 +93,6 @@ struct SplitReductionsPass
     }
   }
 
-  int64_t minSize;
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::tp::createSplitReductionsPass(int64_t minSize) {
-  return std::make_unique<SplitReductionsPass>(minSize);
-}

@@ -1,0 +1,71 @@
+//===- CudaPasses.td - the cuda lowering's own passes ------*- tablegen -*-===//
+//
+// Built only with the cuda lowering (MLIRTPCudaLowering); the pipeline that
+// runs them is tp/Conversion/CudaPipeline.h's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_CONVERSION_CUDAPASSES_TD
+#define TP_CONVERSION_CUDAPASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TPSplitReductions : Pass<"tp-split-reductions", "func::FuncOp"> {
+  let summary = "Split long reductions into interleaved partial reductions and "
+                "a short final one (coalesced on the GPU)";
+  let description = [{
+    A `linalg.generic` with one reduction dimension of at least `min-size`
+    static elements (divisible by 32) becomes 32 partial reductions per
+    output point, the inner factor parallel (thread j reads j, j + 32, ...:
+    a warp reads contiguous memory), then the partials' sum. Bodies that
+    use `linalg.index` and maps that are not projected permutations are
+    left alone.
+  }];
+  let options = [
+    Option<"minSize", "min-size", "int64_t",
+           /*default=*/"kSplitReductionsMin",
+           "split reductions over at least this many elements "
+           "(default: tp/Conversion/CudaPipeline.h, measured on an H200)">,
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
+def TPGemmBf16 : Pass<"tp-gemm-bf16", "ModuleOp"> {
+  let summary = "Run the runtime's fp32 GEMMs on bf16 inputs (fp32 "
+                "accumulation); store the weights only GEMMs read in bf16";
+  let description = [{
+    Every `tprt_[batch_]matmul_f32` call becomes `tprt_[batch_]matmul_bf16`.
+    An entry-function argument that only GEMMs read becomes a bf16 argument
+    (listed in the module attribute `tpcompile.bf16_args` for the manifest;
+    the launcher converts it once); any other operand is rounded into a
+    fresh bf16 buffer by a kernel.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
+def TPDeviceConstants : Pass<"tp-device-constants", "ModuleOp"> {
+  let summary = "Read memref.global constants through device copies "
+                "(tprt_device_constant_f32)";
+  let description = [{
+    Each `memref.get_global` of a constant f32 global becomes a call of
+    `tprt_device_constant_f32` on the global's flattened view, which returns
+    a device copy (uploaded by the first call, kept until `tprt_finalize`),
+    viewed with the global's shape again. Writable and non-f32 globals are
+    refused at the op.
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect"];
+}
+
+def TPMergeGpuModules : Pass<"tp-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module (one ptxas "
+                "run, one image to load)";
+  let description = [{
+    Each kernel is renamed after the module it came from and moved into the
+    first one; every `gpu.launch_func` follows. When a module holds more than
+    its kernel (a `memref.global` it reads, say), the program is left as it
+    is.
+  }];
+}
+
+#endif // TP_CONVERSION_CUDAPASSES_TD
