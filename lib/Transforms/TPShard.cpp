@@ -220,7 +220,10 @@ static void warnInlineWeights(FunctionOpInterface func) {
   func->walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() == 0)
       return;
-    for (Value input : llvm::drop_begin(op.getDpsInputs())) {
+    // getDpsInputs() returns a vector by value: a range over it in the for
+    // header would outlive it.
+    SmallVector<Value> inputs = op.getDpsInputs();
+    for (Value input : llvm::drop_begin(inputs)) {
       auto constant = weightSource(input).getDefiningOp<arith::ConstantOp>();
       if (!constant || !isa<ElementsAttr>(constant.getValue()))
         continue;
