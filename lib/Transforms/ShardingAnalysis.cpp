@@ -685,7 +685,7 @@ struct Candidate {
 } // namespace
 
 static std::optional<Seed> asSeed(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+  if (op->getNumResults() != 1 || op.getNumReductionLoops() == 0 ||
       !isSumReduction(op))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();

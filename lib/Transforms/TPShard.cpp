@@ -12,6 +12,8 @@
 #include "tp/Transforms/ShardingAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::tp {
@@ -118,11 +120,11 @@ static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op) {
   builder.setInsertionPoint(op);
   if (!isZeroInit(init->get())) {
     bias = init->get();
-    auto type = cast<RankedTensorType>(bias.getType());
-    Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                          type.getElementType());
-    Value zero = arith::ConstantOp::create(
-        builder, loc, builder.getZeroAttr(type.getElementType()));
+    Type elementType = cast<RankedTensorType>(bias.getType()).getElementType();
+    Value empty = tensor::EmptyOp::create(
+        builder, loc, tensor::getMixedSizes(builder, loc, bias), elementType);
+    Value zero = arith::ConstantOp::create(builder, loc,
+                                           builder.getZeroAttr(elementType));
     init->set(linalg::FillOp::create(builder, loc, zero, empty).getResult(0));
   }
   builder.setInsertionPointAfter(op);
@@ -131,9 +133,9 @@ static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op) {
                                        partial, ReductionKind::Sum);
   Value full = allReduce;
   if (bias) {
-    auto type = cast<RankedTensorType>(bias.getType());
-    Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                          type.getElementType());
+    Value empty = tensor::EmptyOp::create(
+        builder, loc, tensor::getMixedSizes(builder, loc, bias),
+        cast<RankedTensorType>(bias.getType()).getElementType());
     full = linalg::AddOp::create(builder, loc, ValueRange{full, bias},
                                  ValueRange{empty})
                .getResult(0);
@@ -251,6 +253,50 @@ static void warnInlineWeights(FunctionOpInterface func) {
                "--weights-out) makes it an argument that tp-shard cuts";
 }
 
+/// tp-shard takes the unsharded graph: a module that already holds a
+/// per-rank program (its tp size, collectives, shard attributes) would be
+/// cut again, on top of its shards.
+static LogicalResult checkNotSharded(ModuleOp module) {
+  if (auto size = module->getAttrOfType<IntegerAttr>(
+          TPDialect::getSizeAttrName()))
+    return module.emitError()
+           << "module is already sharded for " << size.getInt()
+           << " ranks ('" << TPDialect::getSizeAttrName()
+           << "'); tp-shard takes the unsharded graph";
+  WalkResult walk = module->walk([](Operation *op) {
+    if (isa<TPDialect>(op->getDialect())) {
+      op->emitError() << "is a collective of an already sharded program; "
+                         "tp-shard takes the unsharded graph";
+      return WalkResult::interrupt();
+    }
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return WalkResult::advance();
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (func.getArgAttr(i, TPDialect::getShardAttrName())) {
+        func->emitError() << "argument " << i << " is already a shard ('"
+                          << TPDialect::getShardAttrName()
+                          << "'); tp-shard takes the unsharded graph";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// The analysis follows values through ops; an op that writes a buffer
+/// passes nothing on, so a cut would silently stop at it.
+static LogicalResult checkTensorSemantics(FunctionOpInterface func) {
+  WalkResult walk = func->walk([](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics())
+      return WalkResult::advance();
+    op.emitError() << "reads or writes a buffer: tp-shard works on tensors "
+                      "(run it before bufferization)";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// Gives `func` its local argument types and the shard attributes.
 static void updateSignature(FunctionOpInterface func,
                             const DenseMap<unsigned, ShardAttr> &argShards) {
@@ -279,15 +325,20 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
                          << static_cast<int64_t>(tpSize);
       return signalPassFailure();
     }
+    if (failed(checkNotSharded(module)))
+      return signalPassFailure();
     bool anyFailed = false;
     module.walk([&](FunctionOpInterface func) {
       if (func.isExternal())
         return;
+      if (failed(checkTensorSemantics(func))) {
+        anyFailed = true;
+        return;
+      }
       if (tpSize > 1)
         warnInlineWeights(func);
       privatizeInitTensors(func);
-      FailureOr<ShardPlan> plan =
-          analyzeSharding(func, tpSize, allowFallback);
+      FailureOr<ShardPlan> plan = planFor(func);
       if (succeeded(plan)) {
         DenseMap<unsigned, ShardAttr> argShards;
         for (const ShardRegion &region : plan->regions)
@@ -303,6 +354,25 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
     module->setAttr(TPDialect::getSizeAttrName(),
                     IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                      tpSize));
+  }
+
+  /// At tp 1 every cut is exact, so the plan is the one larger tp sizes
+  /// would use where one exists (a tp-1 build then runs the same program,
+  /// all-reduces over one rank included, as the baseline of a scaling
+  /// run); where none does, one rank holds everything and nothing is cut.
+  FailureOr<ShardPlan> planFor(FunctionOpInterface func) {
+    if (tpSize > 1)
+      return analyzeSharding(func, tpSize, allowFallback);
+    FailureOr<ShardPlan> plan = [&] {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      return analyzeSharding(func, /*tpSize=*/1, allowFallback);
+    }();
+    if (succeeded(plan))
+      return plan;
+    ShardPlan whole;
+    whole.tpSize = 1;
+    return whole;
   }
 };
 } // namespace

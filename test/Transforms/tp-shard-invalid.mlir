@@ -156,3 +156,45 @@ func.func @one_constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// tp-shard works on tensors: an op on buffers passes no value on to follow.
+
+func.func @buffers(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  // expected-error @below {{reads or writes a buffer: tp-shard works on tensors (run it before bufferization)}}
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  return
+}
+
+// -----
+
+// Already sharded input is refused, not cut a second time: the module's tp
+// size, a collective, a shard attribute.
+
+// expected-error @below {{module is already sharded for 2 ranks ('tp.size'); tp-shard takes the unsharded graph}}
+module attributes {tp.size = 2 : i64} {
+  func.func @sharded(%x: tensor<8x768xf32>) -> tensor<8x1536xf32> {
+    %g = tp.all_gather %x dim 1 : tensor<8x768xf32> -> tensor<8x1536xf32>
+    return %g : tensor<8x1536xf32>
+  }
+}
+
+// -----
+
+func.func @collective(%x: tensor<8x768xf32>) -> tensor<8x1536xf32> {
+  // expected-error @below {{is a collective of an already sharded program; tp-shard takes the unsharded graph}}
+  %g = tp.all_gather %x dim 1 : tensor<8x768xf32> -> tensor<8x1536xf32>
+  return %g : tensor<8x1536xf32>
+}
+
+// -----
+
+// expected-error @below {{argument 1 is already a shard ('tp.shard'); tp-shard takes the unsharded graph}}
+func.func @shard_attr(%x: tensor<4x16xf32>, %w: tensor<16x8xf32> {tp.shard = #tp.shard<split dim = 1, factors = [32], factor = 0>}) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%i : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

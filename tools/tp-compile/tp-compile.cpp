@@ -139,9 +139,20 @@ static llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
   return array;
 }
 
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
 /// The manifest of runtime/include/tprt/model.h, from the per-rank program.
 static FailureOr<llvm::json::Object> buildManifest(func::FuncOp fn) {
   llvm::json::Array args, results;
+  // A checkpoint holds one tensor per name: two arguments of one name read
+  // the same tensor, so they must take the same full shape.
+  llvm::StringMap<std::pair<unsigned, SmallVector<int64_t>>> named;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -157,6 +168,15 @@ static FailureOr<llvm::json::Object> buildManifest(func::FuncOp fn) {
       full[shard.getDim()] *= tpSize;
       shardJson = llvm::json::Object{{"dim", shard.getDim()},
                                      {"outer", shard.getOuter()}};
+    }
+    if (name) {
+      auto [it, inserted] = named.try_emplace(name, i, full);
+      if (!inserted && it->second.second != full)
+        return fn.emitError("arguments ")
+               << it->second.first << " and " << i << " are both named '"
+               << name.getValue() << "' but take different shapes: "
+               << shapeString(it->second.second) << " and "
+               << shapeString(full);
     }
     args.push_back(llvm::json::Object{
         {"name", name ? name.str() : ("arg" + Twine(i)).str()},
@@ -458,5 +478,7 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A diagnostic at a model's function would print the whole model.
+  context.printOpOnDiagnostic(false);
   return failed(compile(context)) ? 1 : 0;
 }
