@@ -25,7 +25,7 @@ static Value toUnranked(OpBuilder &b, Location loc, Value buffer) {
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
 }
 
-static LogicalResult lowerCollective(Operation *op, ModuleOp module) {
+static LogicalResult lowerCollective(Operation *op) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   auto inType = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -47,12 +47,12 @@ static LogicalResult lowerCollective(Operation *op, ModuleOp module) {
       return op->emitError("the cpu runtime implements sum all-reduces only");
     memref::CopyOp::create(b, loc, in, out);
     func::FuncOp fn =
-        declareRuntimeFunc(module, "tprt_all_reduce_sum_f32", {unranked});
+        declareRuntimeFunc(op, "tprt_all_reduce_sum_f32", {unranked});
     func::CallOp::create(b, loc, fn, ValueRange{toUnranked(b, loc, out)});
   } else {
     auto gather = cast<AllGatherOp>(op);
     func::FuncOp fn = declareRuntimeFunc(
-        module, "tprt_all_gather_f32", {unranked, unranked, b.getI64Type()});
+        op, "tprt_all_gather_f32", {unranked, unranked, b.getI64Type()});
     Value dim = arith::ConstantOp::create(
         b, loc, b.getI64IntegerAttr(gather.getDim()));
     func::CallOp::create(
@@ -70,9 +70,8 @@ namespace {
 struct TPCollectivesToRuntimePass
     : public tp::impl::TPCollectivesToRuntimeBase<TPCollectivesToRuntimePass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
     SmallVector<Operation *> collectives;
-    WalkResult walk = module.walk([&](Operation *op) {
+    WalkResult walk = getOperation().walk([&](Operation *op) {
       if (isa<ReduceScatterOp>(op)) {
         op->emitError("the cpu runtime has no reduce_scatter yet");
         return WalkResult::interrupt();
@@ -84,7 +83,7 @@ struct TPCollectivesToRuntimePass
     if (walk.wasInterrupted())
       return signalPassFailure();
     for (Operation *op : collectives)
-      if (failed(lowerCollective(op, module)))
+      if (failed(lowerCollective(op)))
         return signalPassFailure();
   }
 };

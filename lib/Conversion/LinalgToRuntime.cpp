@@ -57,7 +57,7 @@ static linalg::FillOp zeroFillOf(linalg::LinalgOp op, Value c) {
   return nullptr;
 }
 
-static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
+static LogicalResult lowerGemm(linalg::LinalgOp op) {
   bool batched = isa<linalg::BatchMatmulOp>(op);
   unsigned b = batched ? 1 : 0;
   // Loops are (batch,) m, n, k.
@@ -80,7 +80,7 @@ static LogicalResult lowerGemm(linalg::LinalgOp op, ModuleOp module) {
   StringRef name = batched ? "tprt_batch_matmul_f32" : "tprt_matmul_f32";
   Type i64 = builder.getI64Type();
   func::FuncOp fn = tp::declareRuntimeFunc(
-      module, name, {viewType, viewType, viewType, i64, i64, i64});
+      op, name, {viewType, viewType, viewType, i64, i64, i64});
   SmallVector<Value> args = llvm::map_to_vector(
       op->getOperands(), [&](Value v) -> Value {
         return memref::CastOp::create(builder, loc, viewType, v);
@@ -108,9 +108,8 @@ namespace {
 struct TPLinalgToRuntimePass
     : public tp::impl::TPLinalgToRuntimeBase<TPLinalgToRuntimePass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> gemms;
-    module.walk([&](linalg::LinalgOp op) {
+    getOperation().walk([&](linalg::LinalgOp op) {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
           op.hasPureBufferSemantics())
         gemms.push_back(op);
@@ -118,7 +117,7 @@ struct TPLinalgToRuntimePass
     // A GEMM the runtime cannot take (other element type or maps) stays
     // for the loop lowering.
     for (linalg::LinalgOp op : gemms)
-      (void)lowerGemm(op, module);
+      (void)lowerGemm(op);
   }
 };
 } // namespace

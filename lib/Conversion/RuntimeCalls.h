@@ -8,13 +8,16 @@
 
 namespace mlir::tp {
 
-/// Declares the runtime function `name(argTypes) -> resultTypes` once per
-/// module, with a C interface: compiled code then calls `_mlir_ciface_<name>`
-/// with memref descriptors (a memref result's descriptor is written through
-/// a pointer passed first), as runtime/include/tprt/tprt.h declares.
-inline func::FuncOp declareRuntimeFunc(ModuleOp module, StringRef name,
+/// Declares the runtime function `name(argTypes) -> resultTypes` once in the
+/// module nearest to `caller` (a call from a nested module must find the
+/// callee in its own symbol table), with a C interface: compiled code then
+/// calls `_mlir_ciface_<name>` with memref descriptors (a memref result's
+/// descriptor is written through a pointer passed first), as
+/// runtime/include/tprt/tprt.h declares.
+inline func::FuncOp declareRuntimeFunc(Operation *caller, StringRef name,
                                        TypeRange argTypes,
                                        TypeRange resultTypes = {}) {
+  auto module = caller->getParentOfType<ModuleOp>();
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());

@@ -66,3 +66,27 @@ module {
     return
   }
 }
+
+// -----
+
+// A call in a nested module finds its callee in that module's symbol table:
+// the bf16 entry point is declared there, and the f32 one goes from there.
+// CHECK-LABEL: module @outer {
+// CHECK-NEXT: module @inner {
+// CHECK-NEXT: func.func private @tprt_matmul_bf16(
+// CHECK-NOT: tprt_matmul_f32
+// CHECK: call @tprt_matmul_bf16(
+module @outer {
+  module @inner {
+    func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+    func.func @nested(%x: memref<4x8xf32>, %w: memref<8x16xf32>, %out: memref<4x16xf32>)
+        attributes {llvm.emit_c_interface} {
+      %f = arith.constant 0 : i64
+      %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      %b = memref.cast %w : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      %c = memref.cast %out : memref<4x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      call @tprt_matmul_f32(%a, %b, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+      return
+    }
+  }
+}

@@ -33,15 +33,14 @@ struct DeviceConstantsPass
     : tp::impl::TPDeviceConstantsBase<DeviceConstantsPass> {
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
     SmallVector<memref::GetGlobalOp> reads;
-    module.walk([&](memref::GetGlobalOp op) { reads.push_back(op); });
+    getOperation().walk([&](memref::GetGlobalOp op) { reads.push_back(op); });
     for (memref::GetGlobalOp op : reads)
-      if (failed(rewrite(module, op)))
+      if (failed(rewrite(op)))
         return signalPassFailure();
   }
 
-  LogicalResult rewrite(ModuleOp module, memref::GetGlobalOp op) {
+  LogicalResult rewrite(memref::GetGlobalOp op) {
     MemRefType type = op.getType();
     auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
         op, op.getNameAttr());
@@ -70,7 +69,7 @@ struct DeviceConstantsPass
     auto flat = MemRefType::get({n}, f32);
     auto dynamic = MemRefType::get({ShapedType::kDynamic}, f32);
     func::FuncOp callee =
-        tp::declareRuntimeFunc(module, kDeviceConstant, {dynamic}, {dynamic});
+        tp::declareRuntimeFunc(op, kDeviceConstant, {dynamic}, {dynamic});
 
     auto flatten = memref::ReinterpretCastOp::create(
         b, loc, flat, op.getResult(), /*offset=*/0, ArrayRef<int64_t>{n},

@@ -189,7 +189,7 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
       for (unsigned i = 2, e = call.getNumOperands(); i < e; ++i)
         args.push_back(call.getOperand(i));
       func::FuncOp fn = tp::declareRuntimeFunc(
-          module, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",
+          call, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",
           ValueRange(args).getTypes());
       func::CallOp::create(b, loc, fn, args);
       call.erase();
@@ -197,10 +197,14 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
         if (cast->use_empty())
           cast.erase();
     }
-    for (StringRef name : {"tprt_matmul_f32", "tprt_batch_matmul_f32"})
-      if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-        if (SymbolTable::symbolKnownUseEmpty(fn, module))
-          fn.erase();
+    // The f32 entry points no call uses any more, in whichever module
+    // declared them.
+    module.walk([](ModuleOp scope) {
+      for (StringRef name : {"tprt_matmul_f32", "tprt_batch_matmul_f32"})
+        if (auto fn = scope.lookupSymbol<func::FuncOp>(name))
+          if (SymbolTable::symbolKnownUseEmpty(fn, scope))
+            fn.erase();
+    });
   }
 };
 
