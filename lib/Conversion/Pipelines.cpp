@@ -11,6 +11,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -24,6 +25,7 @@ void mlir::tp::addTensorSimplifications(OpPassManager &pm) {
   pm.addPass(createTPFoldTransposeIntoMatmul());
   pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());
+  pm.addPass(createTPUnfoldStridedSlices());
 }
 
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
@@ -66,6 +68,11 @@ void mlir::tp::addHostToLLVM(OpPassManager &pm, bool genericAllocation) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  // bf16 conversions as integer arithmetic: LLVM would call __truncsfbf2,
+  // which Debian 12's libgcc (12.2) lacks, so a model would not load there.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

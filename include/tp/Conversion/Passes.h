@@ -27,7 +27,8 @@ LogicalResult decomposeAggregatedOps(Operation *root);
 
 /// Stages the CPU and cuda lowerings share. First, on tensors: aggregates
 /// decomposed, transposed GEMM operands read through the GEMM's maps,
-/// pointwise chains fused, f32 math approximated.
+/// pointwise chains fused, f32 math approximated, strided rank-reducing
+/// slices unfolded.
 void addTensorSimplifications(OpPassManager &pm);
 /// Then: collectives as runtime calls, one-shot bufferization with results
 /// as out-parameters, f32 GEMMs as runtime calls.

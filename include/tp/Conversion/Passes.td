@@ -89,6 +89,22 @@ def TPApproximateMath : Pass<"tp-approximate-math"> {
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect"];
 }
 
+def TPUnfoldStridedSlices : Pass<"tp-unfold-strided-slices"> {
+  let summary = "Split a strided rank-reducing tensor.extract_slice into a "
+                "slice that keeps every dimension and a collapse_shape";
+  let description = [{
+    Bufferized, a strided slice that drops unit dimensions (a q|k|v slice
+    of a fused projection with stride 3, say) becomes a rank-reducing
+    `memref.subview`, and upstream MLIR 22 reads past the end of its
+    strides when it works out which unit dimensions such a subview drops
+    (`SubViewOp::getDroppedDims`): tp-compile crashed. On tensors, before
+    bufferization, such a slice keeps every dimension and a
+    `tensor.collapse_shape` drops the unit ones, so no subview has to guess
+    them. Unit-stride rank-reducing slices lower as they are and stay.
+  }];
+  let dependentDialects = ["tensor::TensorDialect"];
+}
+
 def TPEarlyDealloc : Pass<"tp-early-dealloc"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
