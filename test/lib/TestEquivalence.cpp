@@ -140,6 +140,41 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
   return emu;
 }
 
+/// `x` (an f32) as a `type` element: floats rounded or extended; integers
+/// (token ids, masks) 0 or 1, which every vocabulary and mask admits.
+static Value fromF32(OpBuilder &b, Location loc, Value x, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    if (floatType.getWidth() < 32)
+      return arith::TruncFOp::create(b, loc, type, x);
+    if (floatType.getWidth() > 32)
+      return arith::ExtFOp::create(b, loc, type, x);
+    return x;
+  }
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, zero);
+  if (type.isInteger(1))
+    return positive;
+  Type wide = type.isIndex() ? b.getI64Type() : type;
+  Value bit = arith::ExtUIOp::create(b, loc, wide, positive);
+  return type.isIndex() ? arith::IndexCastOp::create(b, loc, type, bit) : bit;
+}
+
+/// An element of any float or integer type as an f32, to compare in f32.
+static Value toF32(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type();
+  if (auto floatType = dyn_cast<FloatType>(x.getType())) {
+    if (floatType.getWidth() < 32)
+      return arith::ExtFOp::create(b, loc, f32, x);
+    if (floatType.getWidth() > 32)
+      return arith::TruncFOp::create(b, loc, f32, x);
+    return x;
+  }
+  if (x.getType().isIndex())
+    x = arith::IndexCastOp::create(b, loc, b.getI64Type(), x);
+  return arith::SIToFPOp::create(b, loc, f32, x);
+}
+
 /// Deterministic values in [-0.5, 0.5) that differ per element and per
 /// argument: fract(sin(i * 12.9898 + seed * 78.233) * 43758.5453) - 0.5.
 static Value pseudoRandom(OpBuilder &b, Location loc, RankedTensorType type,
@@ -173,7 +208,8 @@ static Value pseudoRandom(OpBuilder &b, Location loc, RankedTensorType type,
                                   cst(43758.5453));
         x = arith::SubFOp::create(nb, nl, x, math::FloorOp::create(nb, nl, x));
         x = arith::SubFOp::create(nb, nl, x, cst(0.5));
-        linalg::YieldOp::create(nb, nl, x);
+        linalg::YieldOp::create(nb, nl,
+                                fromF32(nb, nl, x, type.getElementType()));
       });
   return generic.getResult(0);
 }
@@ -200,9 +236,9 @@ static Value maxAbs(OpBuilder &b, Location loc, Value a, Value other) {
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value d = args[0];
+        Value d = toF32(nb, nl, args[0]);
         if (other)
-          d = arith::SubFOp::create(nb, nl, args[0], args[1]);
+          d = arith::SubFOp::create(nb, nl, d, toF32(nb, nl, args[1]));
         d = math::AbsFOp::create(nb, nl, d);
         Value max = arith::MaximumFOp::create(nb, nl, d, args.back());
         linalg::YieldOp::create(nb, nl, max);
