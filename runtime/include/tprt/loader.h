@@ -131,8 +131,9 @@ class SafetensorsFile {
 public:
   /// Maps and validates `path`: header length inside the file, JSON object,
   /// every tensor with a known dtype, a shape and data_offsets inside the
-  /// data area whose length is numel * dtype size. `__metadata__` is
-  /// skipped.
+  /// data area whose length is numel * dtype size, and the tensors, ordered
+  /// by offset, covering the data area back to back (no overlap, no unused
+  /// bytes). `__metadata__` is skipped.
   static Expected<SafetensorsFile> open(const std::string &path);
 
   const std::string &path() const { return file.path(); }

@@ -30,6 +30,17 @@ def safetensors_bytes(tensors):
     return struct.pack("<Q", len(text)) + text + data
 
 
+def safetensors_raw(entries, data):
+    """entries: name -> (array, [begin, end]) as written in the header, over
+    the bytes `data`: for files whose offsets break the format."""
+    header = {name: {"dtype": DTYPES[array.dtype], "shape": list(array.shape),
+                     "data_offsets": offsets}
+              for name, (array, offsets) in entries.items()}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
 def write(path, content):
     with open(path, "wb") as f:
         f.write(content)
@@ -61,6 +72,15 @@ def make(out):
     write(f"{out}/corrupt_header.safetensors",
           good[:8] + b"{\"fc1.weight\": [" + good[8 + 16:])
     write(f"{out}/tiny.safetensors", good[:5])
+    # Each offset in bounds and of the right length, but fc2 reads half of
+    # fc1's bytes; or every tensor 4 bytes later than the data area begins.
+    raw = fc1.tobytes() + fc2.tobytes()
+    write(f"{out}/overlapping.safetensors",
+          safetensors_raw({"fc1.weight": (fc1, [0, 512]),
+                           "fc2.weight": (fc2, [256, 768])}, raw))
+    write(f"{out}/shifted.safetensors",
+          safetensors_raw({"fc1.weight": (fc1, [4, 516]),
+                           "fc2.weight": (fc2, [516, 1028])}, raw + bytes(4)))
 
 
 def check(got_path, want_path):
