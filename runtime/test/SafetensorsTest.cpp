@@ -4,6 +4,12 @@
 
 #include "tprt/loader.h"
 
+#include <cerrno>
+#include <cstring>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace {
 
 using namespace tprt::test;
@@ -170,6 +176,27 @@ TEST(Safetensors, AcceptsTensorsOutOfHeaderOrder) {
                          safetensorsBytes("{}", ""));
   ASSERT_TRUE(empty) << empty.status().message();
   EXPECT_TRUE(empty->tensors().empty());
+}
+
+TEST(Safetensors, RefusesAFifoAndADirectoryAtOnce) {
+  // Reading a FIFO with no writer would block for good.
+  std::string fifo = tempPath("fifo.safetensors");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto file = tprt::SafetensorsFile::open(fifo);
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.status().message(),
+            "'" + fifo + "': is a FIFO, not a regular file");
+  ::unlink(fifo.c_str());
+
+  std::string dir = tempPath("dir.safetensors");
+  ::rmdir(dir.c_str());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0) << std::strerror(errno);
+  file = tprt::SafetensorsFile::open(dir);
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.status().message(),
+            "'" + dir + "': is a directory, not a regular file");
+  ::rmdir(dir.c_str());
 }
 
 TEST(Safetensors, NamesAMissingFile) {

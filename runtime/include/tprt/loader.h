@@ -87,6 +87,8 @@ private:
 /// A whole file mapped read-only; unmapped on destruction; move-only.
 class MappedFile {
 public:
+  /// Refuses anything but a regular file, naming what it is; a FIFO is
+  /// refused at once, not read (which would wait for a writer).
   static Expected<MappedFile> open(const std::string &path);
   ~MappedFile();
   MappedFile(MappedFile &&other) noexcept;
