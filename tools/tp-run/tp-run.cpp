@@ -191,6 +191,9 @@ public:
   static Expected<ModelLibrary> open(const std::string &path) {
     // A name without a slash would be searched on the library path.
     std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+    // dlopen of a truncated object dies of SIGBUS, of a FIFO waits forever.
+    if (Status whole = tprt::checkSharedObject(path); !whole)
+      return Status(whole.code(), "cannot load model " + whole.message());
     dlerror();
     void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)

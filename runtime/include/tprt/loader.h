@@ -2,9 +2,10 @@
 //
 // The C++ side of the runtime that launchers and tests use (library
 // tprt_loader): 64-byte-aligned buffers, read-only file mappings, a
-// safetensors reader, slicing a tensor for one rank, and .npy input/output.
-// Nothing here throws; failures come back as a Status whose message names the
-// file and the tensor.
+// safetensors reader, slicing a tensor for one rank, .npy input/output, and
+// the check that a model .so is whole before dlopen. Nothing here throws;
+// failures come back as a Status whose message names the file and the
+// tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,6 +107,13 @@ private:
   size_t size_ = 0;
   std::string path_;
 };
+
+/// Checks that `path` is a regular file holding a whole 64-bit little-endian
+/// ELF shared object (ET_DYN) for this machine: the program header table,
+/// every PT_LOAD segment's bytes and the section header table lie within
+/// the file. A launcher calls it before dlopen, which dies of SIGBUS on a
+/// truncated object instead of returning an error. Messages name the file.
+Status checkSharedObject(const std::string &path);
 
 /// Bytes per element of a safetensors dtype ("F32" -> 4), none if unknown.
 std::optional<size_t> dtypeSize(const std::string &dtype);
