@@ -37,6 +37,7 @@
 
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -244,12 +245,35 @@ struct Loaded {
   std::optional<tprt::NpyArray> input;
 };
 
-bool isWritableTarget(const std::string &path) {
+/// A result file name: y.npy for result 0, y.1.npy for result 1, ...
+std::string resultPath(const std::string &output, size_t index) {
+  if (index == 0)
+    return output;
+  std::string stem = output, suffix;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) {
+    stem.resize(stem.size() - 4);
+    suffix = ".npy";
+  }
+  return stem + "." + std::to_string(index) + suffix;
+}
+
+/// Why rank 0 could not create or overwrite `path` at the end of the run
+/// (none if it can). Checked before the run, which may take long.
+std::optional<std::string> whyNotWritable(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0) {
+    // fopen would refuse a directory only after the forward passes.
+    if (S_ISDIR(info.st_mode))
+      return "it is a directory";
+    return std::nullopt;
+  }
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   if (dir.empty())
     dir = "/";
-  return access(dir.c_str(), W_OK) == 0;
+  if (access(dir.c_str(), W_OK) != 0)
+    return "its directory is missing or not writable";
+  return std::nullopt;
 }
 
 /// `names` quoted and joined with ", ".
@@ -432,14 +456,18 @@ std::vector<std::string> loadAndValidate(const Options &options,
     loaded.input.emplace(std::move(*input));
   }
 
-  if (rank() == 0 && !options.output.empty() &&
-      !isWritableTarget(options.output))
-    errors.push_back("cannot write the output '" + options.output +
-                     "': its directory is missing or not writable");
-  if (rank() == 0 && !options.reportJson.empty() &&
-      !isWritableTarget(options.reportJson))
-    errors.push_back("cannot write the report '" + options.reportJson +
-                     "': its directory is missing or not writable");
+  // Only rank 0 writes, so only it checks; the others learn of a problem
+  // in agree().
+  if (rank() == 0 && !options.output.empty())
+    for (size_t j = 0; j < manifest.results.size(); ++j) {
+      std::string path = resultPath(options.output, j);
+      if (std::optional<std::string> why = whyNotWritable(path))
+        errors.push_back("cannot write the output '" + path + "': " + *why);
+    }
+  if (rank() == 0 && !options.reportJson.empty())
+    if (std::optional<std::string> why = whyNotWritable(options.reportJson))
+      errors.push_back("cannot write the report '" + options.reportJson +
+                       "': " + *why);
   return errors;
 }
 
@@ -479,18 +507,6 @@ std::vector<int64_t> makeDescriptor(void *data,
     stride *= shape[i];
   }
   return descriptor;
-}
-
-/// A result file name: y.npy for result 0, y.1.npy for result 1, ...
-std::string resultPath(const std::string &output, size_t index) {
-  if (index == 0)
-    return output;
-  std::string stem = output, suffix;
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) {
-    stem.resize(stem.size() - 4);
-    suffix = ".npy";
-  }
-  return stem + "." + std::to_string(index) + suffix;
 }
 
 double median(std::vector<double> values) {
