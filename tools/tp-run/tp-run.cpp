@@ -651,6 +651,39 @@ void printReport(const nlohmann::json &r) {
   std::cout << os.str() << std::flush;
 }
 
+/// Rank 0's end of the run: the outputs, the report, the report file; 1 if
+/// any of them could not be written.
+int writeResults(const Options &options, const Loaded &loaded,
+                 const Timings &timings,
+                 const std::vector<tprt::AlignedBuffer> &buffers) {
+  const tprt::Manifest &manifest = loaded.manifest;
+  int status = 0;
+  if (!options.output.empty()) {
+    size_t firstResult = manifest.args.size();
+    for (size_t j = 0; j < manifest.results.size(); ++j) {
+      Status written = tprt::writeNpy(
+          resultPath(options.output, j),
+          buffers[firstResult + j].as<float>(), manifest.results[j].localShape);
+      if (!written) {
+        printError(written.message());
+        status = 1;
+      }
+    }
+  }
+  nlohmann::json report = makeReport(options, loaded, timings);
+  if (!options.quiet)
+    printReport(report);
+  if (!options.reportJson.empty()) {
+    std::ofstream file(options.reportJson);
+    file << report.dump(2) << "\n";
+    if (!file) {
+      printError("cannot write the report '" + options.reportJson + "'");
+      status = 1;
+    }
+  }
+  return status;
+}
+
 /// Slices, runs and reports; every rank reaches the same collectives.
 int run(const Options &options, Loaded &loaded, double loadSeconds) {
   const tprt::Manifest &manifest = loaded.manifest;
@@ -771,32 +804,13 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
   timings.weightsLocalMib = phases[3];
   timings.activationsMib = phases[4];
 
-  if (rank() != 0)
-    return 0;
   int status = 0;
-  if (!options.output.empty()) {
-    size_t firstResult = manifest.args.size();
-    for (size_t j = 0; j < manifest.results.size(); ++j) {
-      Status written = tprt::writeNpy(
-          resultPath(options.output, j),
-          buffers[firstResult + j].as<float>(), manifest.results[j].localShape);
-      if (!written) {
-        printError(written.message());
-        status = 1;
-      }
-    }
-  }
-  nlohmann::json report = makeReport(options, loaded, timings);
-  if (!options.quiet)
-    printReport(report);
-  if (!options.reportJson.empty()) {
-    std::ofstream file(options.reportJson);
-    file << report.dump(2) << "\n";
-    if (!file) {
-      printError("cannot write the report '" + options.reportJson + "'");
-      status = 1;
-    }
-  }
+  if (rank() == 0)
+    status = writeResults(options, loaded, timings, buffers);
+  // A failed write fails the run on every rank, not on rank 0 alone.
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status != 0 && rank() != 0)
+    printError("rank 0 could not write the results");
   return status;
 }
 
