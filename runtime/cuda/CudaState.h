@@ -52,7 +52,7 @@ struct State {
   ncclComm_t nccl = nullptr;
   /// Seconds a collective may take before every rank is ended
   /// (TPRT_COMM_TIMEOUT_S, default 60).
-  double commTimeout = 60;
+  double commTimeout = common::kDefaultCommTimeoutSeconds;
   /// Whether MPI runs at MPI_THREAD_MULTIPLE, so the watchdog's thread may
   /// call MPI_Abort.
   bool mpiThreadMultiple = false;

@@ -15,10 +15,7 @@
 
 #include "CudaState.h"
 
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
-#include <thread>
 
 namespace tprt {
 namespace cuda {
@@ -171,6 +168,9 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   State &s = state();
   if (s.initialized)
     return TPRT_OK;
+  if (tprt_status st = tprt::common::readCommTimeout(s.commTimeout);
+      st != TPRT_OK)
+    return st;
   if (tprt_status st = tprt::common::startMpi(
           s.finalized, argc, argv, s.ownsMpi,
           // The watchdog's thread may call MPI_Abort while the main thread
@@ -189,11 +189,6 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(s.comm, &s.rank);
   MPI_Comm_size(s.comm, &s.worldSize);
-  if (const char *value = std::getenv("TPRT_COMM_TIMEOUT_S")) {
-    double timeout = std::atof(value);
-    if (timeout > 0)
-      s.commTimeout = timeout;
-  }
 
   tprt_status status = initDevice(s);
   if (status == TPRT_OK)
@@ -261,13 +256,7 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
-  // The watchdog's thread and the main thread may both fail (the main one
-  // on the communicator the other just aborted): the first one ends the
-  // ranks, the other waits to be ended with them.
-  static std::atomic<bool> aborting{false};
-  if (aborting.exchange(true))
-    for (;;)
-      std::this_thread::sleep_for(std::chrono::seconds(1));
+  tprt::common::enterAbort();
   tprt::common::printAbortMessage(
       tprt::common::rankForMessages(state().initialized, state().rank),
       message);

@@ -17,7 +17,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 using namespace tprt::cuda;
@@ -83,13 +82,8 @@ void watch(int device, ncclComm_t comm, double timeout) {
     if (async != ncclSuccess && async != ncclInProgress)
       end(front,
           std::string("failed: NCCL error ") + ncclGetErrorString(async));
-    if (rc == cudaErrorNotReady && now() - since > timeout) {
-      std::ostringstream os;
-      os << "did not finish within " << timeout
-         << " s (TPRT_COMM_TIMEOUT_S); a rank did not reach it or the link "
-            "is down";
-      end(front, os.str());
-    }
+    if (rc == cudaErrorNotReady && now() - since > timeout)
+      end(front, tprt::common::commTimeoutReason(timeout));
     lock.lock();
     if (rc == cudaSuccess) {
       since = now();

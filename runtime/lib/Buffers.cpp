@@ -54,8 +54,26 @@ AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
 // MappedFile
 //===----------------------------------------------------------------------===//
 
+/// What a file that is not regular is, for messages.
+static const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  return "a special file";
+}
+
 Expected<MappedFile> MappedFile::open(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
+  // (forever, on every rank) before fstat can refuse it. A regular file
+  // ignores the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return Status(TPRT_ERR_IO,
                   "'" + path + "': cannot open: " + std::strerror(errno));
@@ -68,7 +86,9 @@ Expected<MappedFile> MappedFile::open(const std::string &path) {
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return Status(TPRT_ERR_IO, "'" + path + "' is not a regular file");
+    return Status(TPRT_ERR_IO, "'" + path + "': is " +
+                                   fileKind(info.st_mode) +
+                                   ", not a regular file");
   }
   MappedFile file;
   file.path_ = path;

@@ -48,6 +48,7 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
 
   double start = now();
   if (state().worldSize > 1 && count > 0) {
+    WatchedCollective watched(call, "MPI_Allreduce", count);
     int rc = MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT,
                            MPI_SUM, comm);
     if (rc != MPI_SUCCESS)
@@ -81,12 +82,14 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
       if (out.data != in.data)
         std::memmove(out.data, in.data, size_t(count) * sizeof(float));
     } else if (outer == 1) {
+      WatchedCollective watched(call, "MPI_Allgather", count);
       int rc = MPI_Allgather(in.data, count, MPI_FLOAT, out.data, count,
                              MPI_FLOAT, comm);
       if (rc != MPI_SUCCESS)
         fail(call, "MPI_Allgather failed: " + mpiErrorString(rc));
     } else {
       std::vector<float> gathered(size_t(count) * size_t(worldSize));
+      WatchedCollective watched(call, "MPI_Allgather", count);
       int rc = MPI_Allgather(in.data, count, MPI_FLOAT, gathered.data(), count,
                              MPI_FLOAT, comm);
       if (rc != MPI_SUCCESS)

@@ -4,9 +4,12 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 namespace tprt {
 namespace common {
@@ -83,6 +86,37 @@ tprt_status finishMpi(bool ownsMpi) {
                       "MPI_Finalize failed: " + mpiErrorString(rc));
   }
   return TPRT_OK;
+}
+
+tprt_status readCommTimeout(double &seconds) {
+  seconds = kDefaultCommTimeoutSeconds;
+  const char *value = std::getenv("TPRT_COMM_TIMEOUT_S");
+  if (!value)
+    return TPRT_OK;
+  char *end = nullptr;
+  double parsed = std::strtod(value, &end);
+  // !(parsed > 0) also refuses NaN.
+  if (end == value || *end != '\0' || !(parsed > 0) || std::isinf(parsed))
+    return setError(TPRT_ERR_INVALID_ARGUMENT, "tprt_init",
+                    std::string("TPRT_COMM_TIMEOUT_S='") + value +
+                        "' is not a positive number of seconds");
+  seconds = parsed;
+  return TPRT_OK;
+}
+
+std::string commTimeoutReason(double seconds) {
+  std::ostringstream os;
+  os << "did not finish within " << seconds
+     << " s (TPRT_COMM_TIMEOUT_S); a rank did not reach it or the link is "
+        "down";
+  return os.str();
+}
+
+void enterAbort() {
+  static std::atomic<bool> aborting{false};
+  if (aborting.exchange(true))
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 void printAbortMessage(int rank, const char *message) {

@@ -62,6 +62,24 @@ void printAbortMessage(int rank, const char *message);
 /// Ends every rank (MPI_Abort while MPI runs), else this process.
 [[noreturn]] void endAllRanks();
 
+/// How long a collective may wait for the other ranks before every rank is
+/// ended, unless TPRT_COMM_TIMEOUT_S says otherwise: generous, since a slow
+/// rank is not a stopped one.
+constexpr double kDefaultCommTimeoutSeconds = 60;
+
+/// TPRT_COMM_TIMEOUT_S, or the default when it is not set; an error (for
+/// tprt_init to return) when it is set but not a positive number.
+tprt_status readCommTimeout(double &seconds);
+
+/// What a collective's watchdog adds after "<call>: <what>" when the time
+/// ran out.
+std::string commTimeoutReason(double seconds);
+
+/// tprt_abort's first step. Both a watchdog thread and the main thread may
+/// fail (the main one on the communicator the other just aborted): the
+/// first caller returns, a later one waits to be ended with the process.
+void enterAbort();
+
 /// Seconds since an arbitrary origin (steady clock).
 inline double now() {
   return std::chrono::duration<double>(

@@ -2,7 +2,7 @@
 //
 // tprt_init/tprt_finalize own the MPI set-up of one rank: MPI_Init when the
 // launcher has not done it, a duplicated world communicator (freed on
-// finalize), BLAS threads. Failures of the launcher-side calls return a
+// finalize), BLAS threads, the collectives' watchdog (Watchdog.cpp). Failures of the launcher-side calls return a
 // status and leave their message in tprt_last_error; compiled-code calls go
 // through fail(), which ends every rank.
 //
@@ -59,10 +59,20 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   RuntimeState &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
-                                              s.ownsMpi, MPI_THREAD_SINGLE);
+  double commTimeout = 0;
+  if (tprt_status st = tprt::common::readCommTimeout(commTimeout);
       st != TPRT_OK)
     return st;
+  if (tprt_status st = tprt::common::startMpi(
+          s.finalized, argc, argv, s.ownsMpi,
+          // The watchdog's thread may call MPI_Abort while the main thread
+          // waits in a collective.
+          MPI_THREAD_MULTIPLE);
+      st != TPRT_OK)
+    return st;
+  int threadLevel = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&threadLevel);
+  s.mpiThreadMultiple = threadLevel == MPI_THREAD_MULTIPLE;
 
   std::string error;
   s.comm = Communicator::dupWorld(error);
@@ -72,6 +82,9 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   MPI_Comm_size(s.comm->get(), &s.worldSize);
 
   setBlasThreads();
+  // With one rank no collective waits for anyone.
+  if (s.worldSize > 1)
+    startWatchdog(commTimeout);
   s.counters = tprt_counters{};
   tprt::common::lastError().clear();
   s.initialized = true;
@@ -83,6 +96,7 @@ extern "C" tprt_status tprt_finalize(void) {
   if (!s.initialized)
     return setError(TPRT_ERR_STATE, "tprt_finalize",
                     "the runtime is not initialised");
+  stopWatchdog();
   s.comm.reset();
   s.initialized = false;
   s.finalized = true;
@@ -107,8 +121,14 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
+  tprt::common::enterAbort();
   tprt::common::printAbortMessage(
       tprt::common::rankForMessages(state().initialized, state().rank),
       message);
+  // MPI_Abort from the watchdog's thread needs MPI_THREAD_MULTIPLE; below it
+  // (MPI started by an embedding program), end this rank only: mpirun ends
+  // the others when a rank exits non-zero.
+  if (!state().mpiThreadMultiple && onWatchdogThread())
+    std::_Exit(1);
   tprt::common::endAllRanks();
 }

@@ -44,6 +44,9 @@ struct RuntimeState {
   /// Whether tprt_init called MPI_Init (then tprt_finalize calls
   /// MPI_Finalize); a launcher that initialised MPI itself finalises it.
   bool ownsMpi = false;
+  /// Whether MPI runs at MPI_THREAD_MULTIPLE, so that the watchdog's thread
+  /// may call MPI_Abort.
+  bool mpiThreadMultiple = false;
   int rank = 0;
   int worldSize = 1;
   std::unique_ptr<Communicator> comm;
@@ -51,6 +54,24 @@ struct RuntimeState {
 };
 
 RuntimeState &state();
+
+/// The time limit on collectives (Watchdog.cpp): a thread that ends every
+/// rank when a collective has waited `timeout` seconds for the others.
+/// Started by tprt_init with more than one rank, stopped by tprt_finalize.
+void startWatchdog(double timeout);
+void stopWatchdog();
+bool onWatchdogThread();
+
+/// Marks this rank as blocked in a collective for the guard's lifetime;
+/// `call` and `mpiCall` name it in the watchdog's message ("<call>:
+/// <mpiCall> of <count> floats did not finish ...").
+class WatchedCollective {
+public:
+  WatchedCollective(const char *call, const char *mpiCall, int64_t count);
+  ~WatchedCollective();
+  WatchedCollective(const WatchedCollective &) = delete;
+  WatchedCollective &operator=(const WatchedCollective &) = delete;
+};
 
 using common::fail;
 using common::formatList;

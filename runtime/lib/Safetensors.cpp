@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -93,6 +95,60 @@ Expected<TensorInfo> readEntry(const std::string &path, const std::string &name,
   return info;
 }
 
+/// The format's rule for the data area: the tensors, in the order of their
+/// offsets, cover it back to back from byte 0 to its end. Each entry alone
+/// is in bounds (readEntry); two entries sharing bytes, or bytes between
+/// them, would still be read as weights and give wrong results, not errors.
+Status checkLayout(const std::string &path,
+                   const std::map<std::string, TensorInfo> &table,
+                   const uint8_t *dataArea, size_t dataSize) {
+  struct Range {
+    size_t begin, end;
+    const std::string *name;
+  };
+  std::vector<Range> ranges;
+  ranges.reserve(table.size());
+  for (const auto &[name, info] : table) {
+    size_t begin = size_t(info.data - dataArea);
+    ranges.push_back({begin, begin + info.byteSize, &name});
+  }
+  // Ties by end: an empty tensor goes before one that starts where it is.
+  std::sort(ranges.begin(), ranges.end(), [](const Range &a, const Range &b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
+  auto bytes = [](size_t begin, size_t end) {
+    return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+  };
+  auto unused = [&](size_t begin, size_t end, const std::string &where) {
+    return Status(TPRT_ERR_IO, "'" + path + "': bytes " + bytes(begin, end) +
+                                   " of the data area" + where +
+                                   " belong to no tensor");
+  };
+  size_t covered = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const Range &range = ranges[i];
+    if (range.begin < covered)
+      return Status(TPRT_ERR_IO,
+                    "'" + path + "': tensors '" + *ranges[i - 1].name + "' " +
+                        bytes(ranges[i - 1].begin, ranges[i - 1].end) +
+                        " and '" + *range.name + "' " +
+                        bytes(range.begin, range.end) +
+                        " overlap in the data area");
+    if (range.begin > covered)
+      return unused(covered, range.begin,
+                    i == 0 ? ", before the first tensor '" + *range.name + "',"
+                           : ", between tensors '" + *ranges[i - 1].name +
+                                 "' and '" + *range.name + "',");
+    covered = range.end;
+  }
+  if (covered < dataSize)
+    return unused(covered, dataSize,
+                  ranges.empty() ? " (the file has no tensors)"
+                                 : ", after the last tensor '" +
+                                       *ranges.back().name + "',");
+  return Status::success();
+}
+
 } // namespace
 
 Expected<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
@@ -136,6 +192,9 @@ Expected<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
       return info.status();
     file.table.emplace(it.key(), std::move(*info));
   }
+  if (Status layout = checkLayout(path, file.table, dataArea, dataSize);
+      !layout)
+    return layout;
   return file;
 }
 

@@ -5,14 +5,16 @@
  * fc1 is cut by columns and fc2 by rows, both in 2 outer blocks (like a
  * fused projection), so each rank computes a partial y and one all-reduce
  * sums it. Built with FAKE_BACKEND / FAKE_ABI variants for refusal tests,
- * and with FAKE_BREAK, where rank 1 hands the all-reduce a transposed view
- * while rank 0 already waits in it.
+ * with FAKE_BREAK, where rank 1 hands the all-reduce a transposed view
+ * while rank 0 already waits in it, and with FAKE_STOP, where rank 1 stops
+ * itself (SIGSTOP) before the all-reduce, as if it hung.
  *
  *===----------------------------------------------------------------------===*/
 
 #include "tprt/model.h"
 #include "tprt/tprt.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,10 @@ void tp_model_forward(void **args) {
     view.strides[1] = 1;
     view.strides[2] = y->sizes[2];
   }
+#endif
+#ifdef FAKE_STOP
+  if (tprt_rank() == 1)
+    raise(SIGSTOP);
 #endif
   tprt_unranked_memref partial = {3, &view};
   _mlir_ciface_tprt_all_reduce_sum_f32(&partial);

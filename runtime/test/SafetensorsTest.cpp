@@ -4,6 +4,12 @@
 
 #include "tprt/loader.h"
 
+#include <cerrno>
+#include <cstring>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace {
 
 using namespace tprt::test;
@@ -111,6 +117,86 @@ TEST(Safetensors, RejectsBadEntries) {
   expectRejected(tempPath("nooffsets.safetensors"),
                  one(R"({"dtype": "F32", "shape": [4]})", data),
                  "tensor 'w': missing 'data_offsets'");
+}
+
+/// A file of tensors "a" and "b" at the given offsets (F32, sized to fit
+/// them) over `dataBytes` bytes of data.
+std::string twoTensors(int a0, int a1, int b0, int b1, int dataBytes) {
+  auto entry = [](const char *name, int begin, int end) {
+    return std::string("\"") + name + R"(": {"dtype": "F32", "shape": [)" +
+           std::to_string((end - begin) / 4) + R"(], "data_offsets": [)" +
+           std::to_string(begin) + ", " + std::to_string(end) + "]}";
+  };
+  return safetensorsBytes("{" + entry("a", a0, a1) + ", " +
+                              entry("b", b0, b1) + "}",
+                          std::string(size_t(dataBytes), '\1'));
+}
+
+TEST(Safetensors, RejectsOverlappingTensors) {
+  expectRejected(tempPath("overlap.safetensors"), twoTensors(0, 16, 8, 24, 24),
+                 "tensors 'a' [0, 16] and 'b' [8, 24] overlap in the data "
+                 "area");
+  // The same bytes twice.
+  expectRejected(tempPath("same.safetensors"), twoTensors(0, 16, 0, 16, 16),
+                 "tensors 'a' [0, 16] and 'b' [0, 16] overlap");
+  // Inside another tensor, listed first in the header.
+  expectRejected(tempPath("inside.safetensors"), twoTensors(4, 8, 0, 16, 16),
+                 "tensors 'b' [0, 16] and 'a' [4, 8] overlap");
+}
+
+TEST(Safetensors, RejectsUncoveredBytes) {
+  expectRejected(tempPath("shifted.safetensors"), twoTensors(4, 20, 20, 36, 36),
+                 "bytes [0, 4] of the data area, before the first tensor "
+                 "'a', belong to no tensor");
+  expectRejected(tempPath("gap.safetensors"), twoTensors(0, 16, 20, 36, 36),
+                 "bytes [16, 20] of the data area, between tensors 'a' and "
+                 "'b', belong to no tensor");
+  expectRejected(tempPath("trailing.safetensors"),
+                 twoTensors(0, 16, 16, 32, 40),
+                 "bytes [32, 40] of the data area, after the last tensor 'b', "
+                 "belong to no tensor");
+  expectRejected(tempPath("notensors.safetensors"),
+                 safetensorsBytes(R"({"__metadata__": {}})", "12345678"),
+                 "bytes [0, 8] of the data area (the file has no tensors) "
+                 "belong to no tensor");
+}
+
+TEST(Safetensors, AcceptsTensorsOutOfHeaderOrder) {
+  // Order in the header (a JSON object) says nothing about order in the
+  // data area; empty tensors take no bytes, even where another one starts.
+  std::string header =
+      R"({"b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+      R"( "e": {"dtype": "F32", "shape": [0], "data_offsets": [8, 8]},)"
+      R"( "a": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})";
+  auto file = openBytes(tempPath("order.safetensors"),
+                        safetensorsBytes(header, floatBytes(iota(6))));
+  ASSERT_TRUE(file) << file.status().message();
+  EXPECT_EQ(file->tensors().size(), 3u);
+  auto empty = openBytes(tempPath("none.safetensors"),
+                         safetensorsBytes("{}", ""));
+  ASSERT_TRUE(empty) << empty.status().message();
+  EXPECT_TRUE(empty->tensors().empty());
+}
+
+TEST(Safetensors, RefusesAFifoAndADirectoryAtOnce) {
+  // Reading a FIFO with no writer would block for good.
+  std::string fifo = tempPath("fifo.safetensors");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto file = tprt::SafetensorsFile::open(fifo);
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.status().message(),
+            "'" + fifo + "': is a FIFO, not a regular file");
+  ::unlink(fifo.c_str());
+
+  std::string dir = tempPath("dir.safetensors");
+  ::rmdir(dir.c_str());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0) << std::strerror(errno);
+  file = tprt::SafetensorsFile::open(dir);
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.status().message(),
+            "'" + dir + "': is a directory, not a regular file");
+  ::rmdir(dir.c_str());
 }
 
 TEST(Safetensors, NamesAMissingFile) {

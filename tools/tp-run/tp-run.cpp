@@ -37,6 +37,7 @@
 
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -191,6 +192,9 @@ public:
   static Expected<ModelLibrary> open(const std::string &path) {
     // A name without a slash would be searched on the library path.
     std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+    // dlopen of a truncated object dies of SIGBUS, of a FIFO waits forever.
+    if (Status whole = tprt::checkSharedObject(path); !whole)
+      return Status(whole.code(), "cannot load model " + whole.message());
     dlerror();
     void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
@@ -241,12 +245,35 @@ struct Loaded {
   std::optional<tprt::NpyArray> input;
 };
 
-bool isWritableTarget(const std::string &path) {
+/// A result file name: y.npy for result 0, y.1.npy for result 1, ...
+std::string resultPath(const std::string &output, size_t index) {
+  if (index == 0)
+    return output;
+  std::string stem = output, suffix;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) {
+    stem.resize(stem.size() - 4);
+    suffix = ".npy";
+  }
+  return stem + "." + std::to_string(index) + suffix;
+}
+
+/// Why rank 0 could not create or overwrite `path` at the end of the run
+/// (none if it can). Checked before the run, which may take long.
+std::optional<std::string> whyNotWritable(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0) {
+    // fopen would refuse a directory only after the forward passes.
+    if (S_ISDIR(info.st_mode))
+      return "it is a directory";
+    return std::nullopt;
+  }
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   if (dir.empty())
     dir = "/";
-  return access(dir.c_str(), W_OK) == 0;
+  if (access(dir.c_str(), W_OK) != 0)
+    return "its directory is missing or not writable";
+  return std::nullopt;
 }
 
 /// `names` quoted and joined with ", ".
@@ -429,14 +456,18 @@ std::vector<std::string> loadAndValidate(const Options &options,
     loaded.input.emplace(std::move(*input));
   }
 
-  if (rank() == 0 && !options.output.empty() &&
-      !isWritableTarget(options.output))
-    errors.push_back("cannot write the output '" + options.output +
-                     "': its directory is missing or not writable");
-  if (rank() == 0 && !options.reportJson.empty() &&
-      !isWritableTarget(options.reportJson))
-    errors.push_back("cannot write the report '" + options.reportJson +
-                     "': its directory is missing or not writable");
+  // Only rank 0 writes, so only it checks; the others learn of a problem
+  // in agree().
+  if (rank() == 0 && !options.output.empty())
+    for (size_t j = 0; j < manifest.results.size(); ++j) {
+      std::string path = resultPath(options.output, j);
+      if (std::optional<std::string> why = whyNotWritable(path))
+        errors.push_back("cannot write the output '" + path + "': " + *why);
+    }
+  if (rank() == 0 && !options.reportJson.empty())
+    if (std::optional<std::string> why = whyNotWritable(options.reportJson))
+      errors.push_back("cannot write the report '" + options.reportJson +
+                       "': " + *why);
   return errors;
 }
 
@@ -476,18 +507,6 @@ std::vector<int64_t> makeDescriptor(void *data,
     stride *= shape[i];
   }
   return descriptor;
-}
-
-/// A result file name: y.npy for result 0, y.1.npy for result 1, ...
-std::string resultPath(const std::string &output, size_t index) {
-  if (index == 0)
-    return output;
-  std::string stem = output, suffix;
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) {
-    stem.resize(stem.size() - 4);
-    suffix = ".npy";
-  }
-  return stem + "." + std::to_string(index) + suffix;
 }
 
 double median(std::vector<double> values) {
@@ -632,6 +651,39 @@ void printReport(const nlohmann::json &r) {
   std::cout << os.str() << std::flush;
 }
 
+/// Rank 0's end of the run: the outputs, the report, the report file; 1 if
+/// any of them could not be written.
+int writeResults(const Options &options, const Loaded &loaded,
+                 const Timings &timings,
+                 const std::vector<tprt::AlignedBuffer> &buffers) {
+  const tprt::Manifest &manifest = loaded.manifest;
+  int status = 0;
+  if (!options.output.empty()) {
+    size_t firstResult = manifest.args.size();
+    for (size_t j = 0; j < manifest.results.size(); ++j) {
+      Status written = tprt::writeNpy(
+          resultPath(options.output, j),
+          buffers[firstResult + j].as<float>(), manifest.results[j].localShape);
+      if (!written) {
+        printError(written.message());
+        status = 1;
+      }
+    }
+  }
+  nlohmann::json report = makeReport(options, loaded, timings);
+  if (!options.quiet)
+    printReport(report);
+  if (!options.reportJson.empty()) {
+    std::ofstream file(options.reportJson);
+    file << report.dump(2) << "\n";
+    if (!file) {
+      printError("cannot write the report '" + options.reportJson + "'");
+      status = 1;
+    }
+  }
+  return status;
+}
+
 /// Slices, runs and reports; every rank reaches the same collectives.
 int run(const Options &options, Loaded &loaded, double loadSeconds) {
   const tprt::Manifest &manifest = loaded.manifest;
@@ -752,32 +804,13 @@ int run(const Options &options, Loaded &loaded, double loadSeconds) {
   timings.weightsLocalMib = phases[3];
   timings.activationsMib = phases[4];
 
-  if (rank() != 0)
-    return 0;
   int status = 0;
-  if (!options.output.empty()) {
-    size_t firstResult = manifest.args.size();
-    for (size_t j = 0; j < manifest.results.size(); ++j) {
-      Status written = tprt::writeNpy(
-          resultPath(options.output, j),
-          buffers[firstResult + j].as<float>(), manifest.results[j].localShape);
-      if (!written) {
-        printError(written.message());
-        status = 1;
-      }
-    }
-  }
-  nlohmann::json report = makeReport(options, loaded, timings);
-  if (!options.quiet)
-    printReport(report);
-  if (!options.reportJson.empty()) {
-    std::ofstream file(options.reportJson);
-    file << report.dump(2) << "\n";
-    if (!file) {
-      printError("cannot write the report '" + options.reportJson + "'");
-      status = 1;
-    }
-  }
+  if (rank() == 0)
+    status = writeResults(options, loaded, timings, buffers);
+  // A failed write fails the run on every rank, not on rank 0 alone.
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status != 0 && rank() != 0)
+    printError("rank 0 could not write the results");
   return status;
 }
 

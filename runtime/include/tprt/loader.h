@@ -2,9 +2,10 @@
 //
 // The C++ side of the runtime that launchers and tests use (library
 // tprt_loader): 64-byte-aligned buffers, read-only file mappings, a
-// safetensors reader, slicing a tensor for one rank, and .npy input/output.
-// Nothing here throws; failures come back as a Status whose message names the
-// file and the tensor.
+// safetensors reader, slicing a tensor for one rank, .npy input/output, and
+// the check that a model .so is whole before dlopen. Nothing here throws;
+// failures come back as a Status whose message names the file and the
+// tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +88,8 @@ private:
 /// A whole file mapped read-only; unmapped on destruction; move-only.
 class MappedFile {
 public:
+  /// Refuses anything but a regular file, naming what it is; a FIFO is
+  /// refused at once, not read (which would wait for a writer).
   static Expected<MappedFile> open(const std::string &path);
   ~MappedFile();
   MappedFile(MappedFile &&other) noexcept;
@@ -104,6 +107,13 @@ private:
   size_t size_ = 0;
   std::string path_;
 };
+
+/// Checks that `path` is a regular file holding a whole 64-bit little-endian
+/// ELF shared object (ET_DYN) for this machine: the program header table,
+/// every PT_LOAD segment's bytes and the section header table lie within
+/// the file. A launcher calls it before dlopen, which dies of SIGBUS on a
+/// truncated object instead of returning an error. Messages name the file.
+Status checkSharedObject(const std::string &path);
 
 /// Bytes per element of a safetensors dtype ("F32" -> 4), none if unknown.
 std::optional<size_t> dtypeSize(const std::string &dtype);
@@ -131,8 +141,9 @@ class SafetensorsFile {
 public:
   /// Maps and validates `path`: header length inside the file, JSON object,
   /// every tensor with a known dtype, a shape and data_offsets inside the
-  /// data area whose length is numel * dtype size. `__metadata__` is
-  /// skipped.
+  /// data area whose length is numel * dtype size, and the tensors, ordered
+  /// by offset, covering the data area back to back (no overlap, no unused
+  /// bytes). `__metadata__` is skipped.
   static Expected<SafetensorsFile> open(const std::string &path);
 
   const std::string &path() const { return file.path(); }
