@@ -135,7 +135,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
   return cudaSuccess;
 }
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int) {
-  *pool = token<cudaMemPool_t>();
+  // One pool per device, as CUDA has: a new token per call would leak.
+  static const cudaMemPool_t defaultPool = token<cudaMemPool_t>();
+  *pool = defaultPool;
   return cudaSuccess;
 }
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) {
