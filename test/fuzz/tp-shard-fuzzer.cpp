@@ -30,6 +30,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -82,9 +84,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return success();
   });
 
+  // MLIR's lexer reads the byte after the text and takes a NUL there for the
+  // end (the MemoryBuffer contract); libFuzzer's data has none, and what
+  // follows it would lengthen the last token. parseSourceString does not
+  // copy, so give the parser a NUL-terminated copy, as a file would be.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz-input"), llvm::SMLoc());
   // Parsing verifies: from here on the module is valid IR.
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, &context, "fuzz-input");
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module)
     return 0;
 
