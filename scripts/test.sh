@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The one test command: set-up + build, then four suites
+# The one test command: set-up + build, then five suites
 #   lit       /usr/lib/llvm-22/bin/lit -sv build/test
 #   docs      docs/generated/ matches what ODS generates
 #   pytest    python/tests
 #   consumer  install to a temporary prefix, build examples/consumer against
 #             it with find_package(TPMLIR), run it
+#   asan      scripts/asan.sh: build-asan/ (ASan + UBSan), lit there, then
+#             the tp-shard fuzzer for 60 s (docs/testing.md)
 # and a final line "N passed, M failed" over the suites. Exit 0 iff all pass.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,7 +28,7 @@ summary() {
 step "setup + build"
 if ! BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/setup.sh || ! ninja -C "$BUILD_DIR" -j "$JOBS"; then
   echo "test: set-up or build failed; no suite can run" >&2
-  failed=(lit docs pytest consumer)
+  failed=(lit docs pytest consumer asan)
   summary; exit 1
 fi
 
@@ -54,5 +56,8 @@ consumer() {
     "$TMP/consumer/tp-consumer"
 }
 if consumer; then passed+=(consumer); else failed+=(consumer); fi
+
+step "asan"
+if JOBS=$JOBS scripts/asan.sh; then passed+=(asan); else failed+=(asan); fi
 
 summary

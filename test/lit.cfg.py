@@ -38,6 +38,41 @@ config.substitutions.append(("%python", python))
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
 config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
 
+# A sanitizer build (scripts/asan.sh): every report must fail its test. ASan
+# and UBSan exit with 1 by default, which `not` takes for the failure a test
+# expects; an abort is a crash, which `not` (without --crash) and
+# Runtime/Inputs/expect_exit.py reject. allow_user_poisoning=0: LLVM's
+# headers poison BumpPtrAllocator slabs under ASan, and Debian's LLVM and MLIR
+# libraries, built without it, allocate from them without unpoisoning, so
+# every MLIR tool would stop at a false use-after-poison (that poisoning needs
+# all of LLVM instrumented). Options set by the caller come after these and
+# win. The MPI programs add theirs (test/sanitizers/OpenMpiLeaks.cpp).
+sanitizers = config.llvm_use_sanitizer.lower().split(";")
+if "address" in sanitizers or "undefined" in sanitizers:
+    config.environment.setdefault(
+        "ASAN_SYMBOLIZER_PATH",
+        os.path.join(config.llvm_tools_dir, "llvm-symbolizer"))
+    for var, options in [
+            ("ASAN_OPTIONS", "abort_on_error=1:allow_user_poisoning=0"),
+            ("UBSAN_OPTIONS", "abort_on_error=1:print_stacktrace=1")]:
+        config.environment[var] = ":".join(
+            o for o in [options, os.environ.get(var, "")] if o)
+
+# %python_dlopen: python that loads the project's shared objects (ctypes).
+# In an ASan build they need the ASan runtime, which a sanitized executable
+# carries and python does not: preload it. Leaks are not checked there
+# (python's own allocations at exit are not this project's).
+python_dlopen = python
+if "address" in sanitizers:
+    import subprocess
+    asan_rt = subprocess.run(
+        [config.host_cxx, "-print-file-name=libclang_rt.asan-x86_64.so"],
+        capture_output=True, text=True).stdout.strip()
+    python_dlopen = "env LD_PRELOAD=%s ASAN_OPTIONS=%s:detect_leaks=0 %s" % (
+        asan_rt, config.environment["ASAN_OPTIONS"], python)
+# Before %python, which would otherwise replace its prefix.
+config.substitutions.insert(0, ("%python_dlopen", python_dlopen))
+
 tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
 tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm", "llvm-readelf"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
