@@ -171,17 +171,10 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   if (tprt_status st = tprt::common::readCommTimeout(s.commTimeout);
       st != TPRT_OK)
     return st;
-  if (tprt_status st = tprt::common::startMpi(
-          s.finalized, argc, argv, s.ownsMpi,
-          // The watchdog's thread may call MPI_Abort while the main thread
-          // runs (below THREAD_MULTIPLE, Open MPI 4.1 then sometimes garbles
-          // its abort notice).
-          MPI_THREAD_MULTIPLE);
+  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
+                                              s.ownsMpi, s.mpiThreadMultiple);
       st != TPRT_OK)
     return st;
-  int threadLevel = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&threadLevel);
-  s.mpiThreadMultiple = threadLevel == MPI_THREAD_MULTIPLE;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
   if (rc != MPI_SUCCESS)
     return setError(TPRT_ERR_COMM, "tprt_init",

@@ -58,7 +58,7 @@ int rankForMessages(bool initialized, int rank) {
 }
 
 tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
-                     int threadLevel) {
+                     bool &threadMultiple) {
   if (finalized)
     return setError(TPRT_ERR_STATE, "tprt_init",
                     "the runtime was finalized; it cannot start again");
@@ -69,12 +69,18 @@ tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
     return setError(TPRT_ERR_STATE, "tprt_init", "MPI was already finalized");
   if (!mpiInitialized) {
     int provided = 0;
-    int rc = MPI_Init_thread(argc, argv, threadLevel, &provided);
+    // The watchdog's thread may call MPI_Abort while the main thread waits
+    // in a collective (below THREAD_MULTIPLE, Open MPI 4.1 then sometimes
+    // garbles its abort notice).
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPI_SUCCESS)
       return setError(TPRT_ERR_COMM, "tprt_init",
                       "MPI_Init_thread failed: " + mpiErrorString(rc));
     ownsMpi = true;
   }
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  threadMultiple = level == MPI_THREAD_MULTIPLE;
   return TPRT_OK;
 }
 

@@ -48,10 +48,11 @@ std::string mpiErrorString(int code);
 int rankForMessages(bool initialized, int rank);
 
 /// tprt_init's first steps, before the backend's own: refuses a finalized
-/// runtime or MPI, and initialises MPI at `threadLevel` unless the launcher
-/// did (`ownsMpi`).
+/// runtime or MPI, and initialises MPI asking for MPI_THREAD_MULTIPLE unless
+/// the launcher did (`ownsMpi`); `threadMultiple` says whether MPI runs at
+/// that level (the watchdog may then call MPI_Abort from its thread).
 tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
-                     int threadLevel);
+                     bool &threadMultiple);
 
 /// MPI_Finalize when the runtime called MPI_Init.
 tprt_status finishMpi(bool ownsMpi);

@@ -63,16 +63,10 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   if (tprt_status st = tprt::common::readCommTimeout(commTimeout);
       st != TPRT_OK)
     return st;
-  if (tprt_status st = tprt::common::startMpi(
-          s.finalized, argc, argv, s.ownsMpi,
-          // The watchdog's thread may call MPI_Abort while the main thread
-          // waits in a collective.
-          MPI_THREAD_MULTIPLE);
+  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
+                                              s.ownsMpi, s.mpiThreadMultiple);
       st != TPRT_OK)
     return st;
-  int threadLevel = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&threadLevel);
-  s.mpiThreadMultiple = threadLevel == MPI_THREAD_MULTIPLE;
 
   std::string error;
   s.comm = Communicator::dupWorld(error);
