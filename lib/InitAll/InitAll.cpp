@@ -4,6 +4,7 @@
 
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
+#include "tp/Transforms/CutRuleOpInterface.h"
 #include "tp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +26,7 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   registry.insert<TPDialect, arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect>();
+  registerCutRuleExternalModels(registry);
 }
 
 void mlir::tp::registerLoweringDialects(DialectRegistry &registry) {

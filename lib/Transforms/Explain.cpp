@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tp;
 
@@ -26,6 +28,25 @@ static void printCut(raw_ostream &os, DimCut cut, int64_t tpSize,
     os << " of each of " << cut.outer << " blocks of " << part * tpSize;
   else
     os << " of " << part * tpSize;
+}
+
+/// "all_reduce" -> "all-reduce".
+static std::string dashed(StringRef name) {
+  std::string s = name.str();
+  std::replace(s.begin(), s.end(), '_', '-');
+  return s;
+}
+
+/// "ALL-REDUCE sum", "ALL-GATHER dim 1", ...: the op's name and what it
+/// combines.
+static std::string collectiveLabel(Operation *op) {
+  std::string s = dashed(op->getName().stripDialect().upper());
+  llvm::raw_string_ostream os(s);
+  if (auto kind = op->getAttrOfType<ReductionKindAttr>("kind"))
+    os << " " << stringifyReductionKind(kind.getValue());
+  if (auto dim = op->getAttrOfType<IntegerAttr>("dim"))
+    os << " dim " << dim.getInt();
+  return s;
 }
 
 void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
@@ -61,7 +82,12 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
   }
 
   os << "  trace (rank-local types):\n";
-  int64_t allReduces = 0, gathers = 0, bytes = 0, tokens = 0;
+  // Collectives by kind, in the dialect's order.
+  std::pair<StringRef, int64_t> counts[] = {
+      {AllReduceOp::getOperationName(), 0},
+      {AllGatherOp::getOperationName(), 0},
+      {ReduceScatterOp::getOperationName(), 0}};
+  int64_t bytes = 0, tokens = 0;
   func.getFunctionBody().walk([&](Operation *op) {
     if (isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp,
             linalg::YieldOp>(op) ||
@@ -81,15 +107,15 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
                      }(),
                      28)
        << " ";
-    if (isa<AllReduceOp, AllGatherOp>(op)) {
-      bool reduce = isa<AllReduceOp>(op);
-      (reduce ? allReduces : gathers)++;
+    if (isa<TPDialect>(op->getDialect())) {
+      for (auto &[name, count] : counts)
+        count += op->getName().getStringRef() == name;
+      // What each rank receives: the result.
       bytes += tensorBytes(type);
-      if (reduce && !tokens && type.getRank() > 0)
+      if (isa<AllReduceOp>(op) && !tokens && type.getRank() > 0)
         tokens = staticElements(type) / type.getDimSize(type.getRank() - 1);
-      os << (reduce ? "ALL-REDUCE" : "ALL-GATHER") << " "
-         << staticElements(type) << " elements, " << tensorBytes(type)
-         << " bytes\n";
+      os << collectiveLabel(op) << " " << staticElements(type)
+         << " elements, " << tensorBytes(type) << " bytes\n";
       return;
     }
     if (auto it = cutOf.find(result); it != cutOf.end()) {
@@ -102,10 +128,17 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
     }
     os << "\n";
   });
-  os << "  total: " << allReduces << " all-reduce(s), " << gathers
-     << " all-gather(s), " << bytes << " bytes per rank per forward pass";
+  os << "  total: ";
+  int64_t collectives = 0;
+  for (auto &[name, count] : counts) {
+    os << count << " " << dashed(OperationName(name, func->getContext())
+                                      .stripDialect())
+       << "(s), ";
+    collectives += count;
+  }
+  os << bytes << " bytes per rank per forward pass";
   if (!plan.regions.empty()) {
-    double perPair = double(allReduces + gathers) / plan.regions.size();
+    double perPair = double(collectives) / plan.regions.size();
     // A transformer block is two pairs: attention and MLP.
     os << "; " << llvm::format("%.2f", perPair) << " collective(s) per pair, "
        << llvm::format("%.2f", 2 * perPair)

@@ -65,43 +65,6 @@ static ShardAttr splitAttr(MLIRContext *ctx, int64_t fullSize, DimCut cut) {
                         {cut.outer, fullSize / cut.outer}, 1);
 }
 
-/// Updates the shape-carrying attributes of `op` after its operand and
-/// result types took their local shapes.
-static void localizeAttributes(Operation *op, const ShardRegion &region,
-                               int64_t tpSize) {
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    expand.setStaticOutputShape(expand.getResultType().getShape());
-    return;
-  }
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-    auto it = region.cuts.find(slice.getSource());
-    if (it == region.cuts.end())
-      return;
-    int64_t d = it->second.dim;
-    SmallVector<int64_t> offsets(slice.getStaticOffsets());
-    SmallVector<int64_t> sizes(slice.getStaticSizes());
-    // Whole blocks of the full dim map to whole local blocks.
-    offsets[d] /= tpSize;
-    sizes[d] /= tpSize;
-    slice.setStaticOffsets(offsets);
-    slice.setStaticSizes(sizes);
-    return;
-  }
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    // The cut dim is inserted whole (the analysis checked): local extent.
-    int64_t d = region.cuts.lookup(insert.getResult()).dim;
-    SmallVector<int64_t> sizes(insert.getStaticSizes());
-    sizes[d] /= tpSize;
-    insert.setStaticSizes(sizes);
-    return;
-  }
-  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-    auto dense = cast<DenseElementsAttr>(constant.getValue());
-    constant.setValueAttr(DenseElementsAttr::get(
-        cast<ShapedType>(constant.getType()), dense.getSplatValue<Attribute>()));
-  }
-}
-
 static bool isZeroInit(Value init) {
   if (matchPattern(init, m_AnyZeroFloat()) || matchPattern(init, m_Zero()))
     return true;
@@ -110,15 +73,16 @@ static bool isZeroInit(Value init) {
                   matchPattern(fill.getInputs()[0], m_Zero()));
 }
 
-/// Sums the partial result of `op` over the ranks. An init that is not zero
-/// (a bias accumulated into the contraction) would be counted once per
-/// rank, so it is taken out and added once, after the sum.
-static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op) {
+/// Reduces the partial result of `op` over the ranks. For a sum, an init
+/// that is not zero (a bias accumulated into the contraction) would be
+/// counted once per rank, so it is taken out and added once, after the sum.
+static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op,
+                            ReductionKind kind) {
   Location loc = op.getLoc();
   OpOperand *init = op.getDpsInitOperand(0);
   Value bias;
   builder.setInsertionPoint(op);
-  if (!isZeroInit(init->get())) {
+  if (kind == ReductionKind::Sum && !isZeroInit(init->get())) {
     bias = init->get();
     Type elementType = cast<RankedTensorType>(bias.getType()).getElementType();
     Value empty = tensor::EmptyOp::create(
@@ -130,7 +94,7 @@ static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op) {
   builder.setInsertionPointAfter(op);
   Value partial = op->getResult(0);
   auto allReduce = AllReduceOp::create(builder, loc, partial.getType(),
-                                       partial, ReductionKind::Sum);
+                                       partial, kind);
   Value full = allReduce;
   if (bias) {
     Value empty = tensor::EmptyOp::create(
@@ -204,13 +168,18 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
     if (Operation *def = value.getDefiningOp())
       touched.insert(def);
   for (Operation *op : touched)
-    localizeAttributes(op, region, tpSize);
+    if (auto rule = dyn_cast<CutRuleOpInterface>(op))
+      rule.localizeShapes(region.cuts, tpSize);
   for (const PlannedCollective &c : region.collectives) {
-    if (c.kind == PlannedCollective::Kind::AllReduce)
-      insertAllReduce(builder, cast<linalg::LinalgOp>(c.op));
-    else
+    switch (c.kind) {
+    case PlannedCollective::Kind::AllReduce:
+      insertAllReduce(builder, cast<linalg::LinalgOp>(c.op), c.reduction);
+      break;
+    case PlannedCollective::Kind::AllGather:
       insertAllGather(builder, *c.use, region.cuts.lookup(c.use->get()),
                       tpSize);
+      break;
+    }
   }
 }
 
@@ -317,6 +286,11 @@ static void updateSignature(FunctionOpInterface func,
 namespace {
 struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
   using TPShardBase::TPShardBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    TPShardBase::getDependentDialects(registry);
+    registerCutRuleExternalModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -10,42 +10,12 @@
 #ifndef TP_TRANSFORMS_SHARDINGANALYSIS_H
 #define TP_TRANSFORMS_SHARDINGANALYSIS_H
 
-#include "mlir/IR/Operation.h"
+#include "tp/Transforms/CutRuleOpInterface.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/ADT/MapVector.h"
-#include <string>
 
 namespace mlir::tp {
-
-/// How one dimension of a value is cut: the dimension is read as `outer`
-/// equal blocks, each split into tp-size contiguous parts. `outer` = 1 is a
-/// plain contiguous cut; a fused QKV column [3*h*dh] cut between heads has
-/// `outer` = 3. Two cuts hold the same elements iff they are equal.
-struct DimCut {
-  int64_t dim = -1;
-  int64_t outer = 1;
-  bool operator==(const DimCut &other) const {
-    return dim == other.dim && outer == other.outer;
-  }
-  bool operator!=(const DimCut &other) const { return !(*this == other); }
-};
-
-/// A collective the plan needs.
-struct PlannedCollective {
-  enum class Kind { AllReduce, AllGather };
-  Kind kind;
-  /// AllReduce: the contraction whose result 0 holds partial sums.
-  /// AllGather: the op that needs the full value of `use`.
-  Operation *op = nullptr;
-  OpOperand *use = nullptr;
-  /// An all-reduce after a contraction over a cut weight dimension: the one
-  /// collective a column -> row pair is meant to cost.
-  bool narrowing = false;
-  /// Bytes of the full tensor moved (what each rank receives).
-  int64_t bytes = 0;
-  /// Why a non-narrowing collective is needed.
-  std::string reason;
-};
 
 /// One column -> row pair (or a group of them that share a cut, like the
 /// Q, K and V projections that meet in attention).
@@ -54,7 +24,7 @@ struct ShardRegion {
   Operation *seed = nullptr;
   /// Every value that holds a part of its full tensor, function arguments
   /// (the weights to shrink) included, in discovery order.
-  llvm::MapVector<Value, DimCut> cuts;
+  CutMap cuts;
   SmallVector<PlannedCollective> collectives;
 };
 
@@ -73,6 +43,18 @@ int64_t tensorBytes(Type type);
 /// broadcasts, copy-like generics) back from `value` to where the elements
 /// come from: a weight argument, say.
 Value weightSource(Value value);
+
+/// A function argument, possibly moved or repeated (see weightSource).
+bool isWeight(Value value);
+
+/// True if every result is `init + f(inputs)`: then summing over a cut loop
+/// on each rank and adding the ranks' results is the full reduction, as long
+/// as the init is counted once.
+bool isSumReduction(linalg::LinalgOp op);
+
+/// A linalg.broadcast, or a generic that only repeats its one input along
+/// new dimensions (all loops parallel, the body yields the input).
+bool isBroadcast(linalg::LinalgOp op);
 
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the
 /// op concerned and fails when no cut keeps a pair free of extra

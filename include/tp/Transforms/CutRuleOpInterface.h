@@ -1,0 +1,143 @@
+//===- CutRuleOpInterface.h - how one op kind carries a cut -----*- C++ -*-===//
+//
+// The vocabulary of tp-shard's analysis that op rules speak: a cut of one
+// dimension (DimCut), the collectives a plan needs (PlannedCollective), and
+// the propagation state a rule reads and extends (CutPropagation). The rules
+// themselves are external models of CutRuleOpInterface, one file per
+// dialect in lib/Transforms/CutRules/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_TRANSFORMS_CUTRULEOPINTERFACE_H
+#define TP_TRANSFORMS_CUTRULEOPINTERFACE_H
+
+#include "tp/IR/TPDialect.h"
+
+#include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include <deque>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::tp {
+
+/// How one dimension of a value is cut: the dimension is read as `outer`
+/// equal blocks, each split into tp-size contiguous parts. `outer` = 1 is a
+/// plain contiguous cut; a fused QKV column [3*h*dh] cut between heads has
+/// `outer` = 3. Two cuts hold the same elements iff they are equal.
+struct DimCut {
+  int64_t dim = -1;
+  int64_t outer = 1;
+  bool operator==(const DimCut &other) const {
+    return dim == other.dim && outer == other.outer;
+  }
+  bool operator!=(const DimCut &other) const { return !(*this == other); }
+};
+
+/// The cut of every value of a region, in discovery order.
+using CutMap = llvm::MapVector<Value, DimCut>;
+
+/// A collective the plan needs.
+struct PlannedCollective {
+  enum class Kind {
+    /// Result 0 of `op` holds a partial `reduction` over the ranks; every
+    /// rank needs the whole reduction.
+    AllReduce,
+    /// `use` needs the whole of its cut operand.
+    AllGather,
+  };
+  Kind kind;
+  ReductionKind reduction = ReductionKind::Sum;
+  Operation *op = nullptr;
+  OpOperand *use = nullptr;
+  /// An all-reduce after a contraction over a cut weight dimension: the one
+  /// collective a column -> row pair is meant to cost.
+  bool narrowing = false;
+  /// Bytes of the full tensor moved (what each rank receives).
+  int64_t bytes = 0;
+  /// Why a non-narrowing collective is needed.
+  std::string reason;
+
+  /// The value the collective makes whole (the partial result or the cut
+  /// operand), for its type and size.
+  Value value() const { return use ? use->get() : op->getResult(0); }
+  /// "an all-reduce of partial sums", "an all-gather": for messages.
+  std::string describe() const;
+};
+
+/// One attempt at a cut: spreads it from a start value through the ops that
+/// read or write each cut value to a fixpoint, by their rules.
+class CutPropagation {
+public:
+  CutPropagation(int64_t numRanks, const DenseSet<Value> &taken)
+      : numRanks(numRanks), taken(taken) {}
+
+  /// Spreads `cut` from `start`; `at` is the op blamed if `start` itself
+  /// cannot take it. On failure `rejected` says where and why.
+  LogicalResult run(Value start, DimCut cut, Operation *at);
+
+  //===--- what op rules use ---------------------------------------------===//
+
+  int64_t getNumRanks() const { return numRanks; }
+  /// The cut of `v`, if it is cut.
+  std::optional<DimCut> lookup(Value v) const;
+  /// Records that `v` is cut by `cut` (checking that it can be), for `at`.
+  LogicalResult mark(Value v, DimCut cut, Operation *at);
+  /// Records why `op` cannot take the cut; the first reason wins.
+  LogicalResult fail(Operation *op, const Twine &message);
+  /// `use` needs the whole of its cut operand: an all-gather before it.
+  void gather(OpOperand &use, const Twine &reason);
+  /// Result 0 of `op` holds a partial `kind` reduction: an all-reduce
+  /// after it. `narrowing` marks the one all-reduce a pair costs.
+  void reduce(Operation *op, ReductionKind kind, bool narrowing,
+              const Twine &reason);
+  /// Another cut worth a separate attempt (another factor of a reshape).
+  void hint(Value start, DimCut cut) { hints.push_back({start, cut}); }
+  /// `v` stays whole and is read whole to make a cut value (a single K/V
+  /// head repeated for the local query heads).
+  void readWhole(Value v) { broadcastReads.insert(v); }
+
+  //===--- the outcome ---------------------------------------------------===//
+
+  CutMap cuts;
+  SmallVector<PlannedCollective> collectives;
+  SetVector<Value> broadcastReads;
+  struct Failure {
+    Operation *op;
+    std::string message;
+  };
+  std::optional<Failure> rejected;
+  SmallVector<std::pair<Value, DimCut>> hints;
+
+private:
+  LogicalResult visit(Operation *op);
+  LogicalResult visitUnknown(Operation *op);
+
+  int64_t numRanks;
+  const DenseSet<Value> &taken;
+  std::deque<Value> worklist;
+  DenseSet<Operation *> reduced;
+  DenseSet<OpOperand *> gathered;
+};
+
+/// The rule for ops whose operands and results all have one shape and are
+/// cut alike (elementwise ops; the rules of other ops reuse it).
+LogicalResult propagateSameCut(Operation *op, CutPropagation &state);
+
+/// Attaches the rules of lib/Transforms/CutRules/ to the ops they cover.
+void registerCutRuleExternalModels(DialectRegistry &registry);
+void registerArithCutRules(DialectRegistry &registry);
+void registerLinalgCutRules(DialectRegistry &registry);
+void registerTensorCutRules(DialectRegistry &registry);
+
+} // namespace mlir::tp
+
+#include "tp/Transforms/CutRuleOpInterface.h.inc"
+
+#endif // TP_TRANSFORMS_CUTRULEOPINTERFACE_H

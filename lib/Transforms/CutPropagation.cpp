@@ -1,0 +1,166 @@
+//===- CutPropagation.cpp - spread a cut through the ops' rules -----------===//
+//
+// The driver of one attempt at a cut: a worklist of cut values; each op that
+// defines or reads one applies its rule (CutRuleOpInterface). Ops without a
+// rule keep a cut when elementwise and otherwise need their cut operands
+// whole.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Transforms/CutRuleOpInterface.h"
+#include "tp/Transforms/ShardingAnalysis.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+#include "tp/Transforms/CutRuleOpInterface.cpp.inc"
+
+static std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+std::string PlannedCollective::describe() const {
+  if (kind == Kind::AllGather)
+    return "an all-gather";
+  if (reduction == ReductionKind::Sum)
+    return "an all-reduce of partial sums";
+  return ("an all-reduce (" + stringifyReductionKind(reduction) +
+          ") of partial results")
+      .str();
+}
+
+std::optional<DimCut> CutPropagation::lookup(Value v) const {
+  auto it = cuts.find(v);
+  if (it == cuts.end())
+    return std::nullopt;
+  return it->second;
+}
+
+LogicalResult CutPropagation::fail(Operation *op, const Twine &message) {
+  if (!rejected)
+    rejected = Failure{op, message.str()};
+  return failure();
+}
+
+LogicalResult CutPropagation::run(Value start, DimCut cut, Operation *at) {
+  if (failed(mark(start, cut, at)))
+    return failure();
+  while (!worklist.empty()) {
+    Value v = worklist.front();
+    worklist.pop_front();
+    if (Operation *def = v.getDefiningOp())
+      if (failed(visit(def)))
+        return failure();
+    for (Operation *user : v.getUsers())
+      if (failed(visit(user)))
+        return failure();
+  }
+  return success();
+}
+
+LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
+  if (std::optional<DimCut> old = lookup(v)) {
+    if (*old == cut)
+      return success();
+    return fail(at, llvm::formatv("needs dimension {0} of a value cut in {1} "
+                                  "blocks, which is already cut on dimension "
+                                  "{2} in {3} blocks",
+                                  cut.dim, cut.outer, old->dim, old->outer));
+  }
+  if (taken.contains(v))
+    return fail(at, "needs a cut of a value that another pair already cuts "
+                    "differently");
+  // Other dimensions (a dynamic batch, say) may be dynamic.
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.isDynamicDim(cut.dim))
+    return fail(at, llvm::formatv("can only cut a static dimension, got "
+                                  "dimension {0} of {1}",
+                                  cut.dim, typeString(v.getType())));
+  int64_t size = type.getDimSize(cut.dim);
+  if (size % (cut.outer * numRanks) != 0)
+    return fail(at, llvm::formatv("cannot cut dimension {0} of {1} ({2} "
+                                  "blocks of {3}) into {4} equal parts",
+                                  cut.dim, typeString(type), cut.outer,
+                                  size / cut.outer, numRanks));
+  cuts.insert({v, cut});
+  worklist.push_back(v);
+  return success();
+}
+
+void CutPropagation::gather(OpOperand &use, const Twine &reason) {
+  if (!gathered.insert(&use).second)
+    return;
+  PlannedCollective c;
+  c.kind = PlannedCollective::Kind::AllGather;
+  c.op = use.getOwner();
+  c.use = &use;
+  c.bytes = tensorBytes(use.get().getType());
+  c.reason = reason.str();
+  collectives.push_back(std::move(c));
+}
+
+void CutPropagation::reduce(Operation *op, ReductionKind kind, bool narrowing,
+                            const Twine &reason) {
+  if (!reduced.insert(op).second)
+    return;
+  PlannedCollective c;
+  c.kind = PlannedCollective::Kind::AllReduce;
+  c.reduction = kind;
+  c.op = op;
+  c.narrowing = narrowing;
+  c.bytes = tensorBytes(op->getResult(0).getType());
+  c.reason = reason.str();
+  collectives.push_back(std::move(c));
+}
+
+LogicalResult CutPropagation::visit(Operation *op) {
+  if (auto rule = dyn_cast<CutRuleOpInterface>(op))
+    return rule.propagateCuts(*this);
+  if (op->hasTrait<OpTrait::Elementwise>())
+    return propagateSameCut(op, *this);
+  return visitUnknown(op);
+}
+
+LogicalResult CutPropagation::visitUnknown(Operation *op) {
+  for (OpResult result : op->getResults())
+    if (lookup(result))
+      return fail(op, "cannot produce a cut value: the analysis does not "
+                      "know how this op moves elements");
+  for (OpOperand &use : op->getOpOperands())
+    if (lookup(use.get()))
+      gather(use, llvm::formatv("'{0}' needs the full value: the analysis "
+                                "cannot place it on a part",
+                                op->getName()));
+  return success();
+}
+
+LogicalResult mlir::tp::propagateSameCut(Operation *op,
+                                         CutPropagation &state) {
+  std::optional<DimCut> cut;
+  auto consider = [&](Value v) {
+    if (std::optional<DimCut> c = state.lookup(v))
+      cut = c;
+  };
+  llvm::for_each(op->getOperands(), consider);
+  llvm::for_each(op->getResults(), consider);
+  if (!cut)
+    return success();
+  for (Value v : op->getOperands())
+    if (failed(state.mark(v, *cut, op)))
+      return failure();
+  for (Value v : op->getResults())
+    if (failed(state.mark(v, *cut, op)))
+      return failure();
+  return success();
+}
+
+void mlir::tp::registerCutRuleExternalModels(DialectRegistry &registry) {
+  registerArithCutRules(registry);
+  registerLinalgCutRules(registry);
+  registerTensorCutRules(registry);
+}

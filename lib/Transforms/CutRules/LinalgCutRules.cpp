@@ -1,0 +1,194 @@
+//===- LinalgCutRules.cpp - how linalg ops carry a cut --------------------===//
+//
+// Structured ops carry a cut by their indexing maps: a cut on an operand dim
+// is a cut on a loop, and every operand and result indexed by that loop is
+// cut the same way. A sum over the cut loop ends the cut: its result is a
+// partial sum, and one all-reduce makes it whole. Softmax normalises over
+// one dimension, which must not be the cut one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Transforms/CutRuleOpInterface.h"
+#include "tp/Transforms/ShardingAnalysis.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tp;
+
+/// The loop a cut operand or result puts the cut on, with its block count,
+/// or nothing if no operand or result of `op` is cut yet.
+static FailureOr<std::optional<std::pair<unsigned, int64_t>>>
+cutLoop(linalg::LinalgOp op, ArrayRef<AffineMap> maps, CutPropagation &state) {
+  unsigned numInputs = op.getNumDpsInputs();
+  std::optional<std::pair<unsigned, int64_t>> loop;
+  auto consider = [&](Value v, AffineMap map) -> LogicalResult {
+    std::optional<DimCut> cut = state.lookup(v);
+    if (!cut)
+      return success();
+    auto dimExpr = dyn_cast<AffineDimExpr>(map.getResult(cut->dim));
+    if (!dimExpr)
+      return state.fail(op, llvm::formatv("indexes cut dimension {0} by {1}, "
+                                          "not by a single loop",
+                                          cut->dim, map.getResult(cut->dim)));
+    std::pair<unsigned, int64_t> here{dimExpr.getPosition(), cut->outer};
+    if (loop && *loop != here)
+      return state.fail(op, llvm::formatv("receives two different cuts (loop "
+                                          "{0} and loop {1})",
+                                          loop->first, here.first));
+    loop = here;
+    return success();
+  };
+  for (OpOperand &operand : op->getOpOperands())
+    if (failed(consider(operand.get(), maps[operand.getOperandNumber()])))
+      return failure();
+  // Result i is indexed like init i.
+  for (OpResult result : op->getResults())
+    if (failed(consider(result, maps[numInputs + result.getResultNumber()])))
+      return failure();
+  return loop;
+}
+
+static LogicalResult propagateLinalg(linalg::LinalgOp op,
+                                     CutPropagation &state) {
+  // Indexing maps are rebuilt on each query for some ops; fetch them once.
+  // They are in operand order (inputs, then inits).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned numInputs = op.getNumDpsInputs();
+  auto resultMap = [&](OpResult r) {
+    return maps[numInputs + r.getResultNumber()];
+  };
+  FailureOr<std::optional<std::pair<unsigned, int64_t>>> loop =
+      cutLoop(op, maps, state);
+  if (failed(loop))
+    return failure();
+  if (!*loop)
+    return success();
+  auto [l, outer] = **loop;
+
+  bool usesIndex = false;
+  op.getBlock()->walk([&](linalg::IndexOp index) {
+    usesIndex |= index.getDim() == l;
+  });
+  if (usesIndex)
+    return state.fail(op, llvm::formatv("reads the index of cut loop {0}, "
+                                        "which differs between ranks",
+                                        l));
+
+  bool reduction =
+      op.getIteratorTypesArray()[l] == utils::IteratorType::reduction;
+  if (reduction && !isSumReduction(op)) {
+    // A max or a normalisation over the cut: only the whole input will do.
+    for (OpResult result : op->getResults())
+      if (state.lookup(result))
+        return state.fail(op, "reduces over the cut loop but its result is "
+                              "needed cut");
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (state.lookup(input->get()))
+        state.gather(*input, llvm::formatv("'{0}' reduces nonlinearly over "
+                                           "the cut dimension",
+                                           op->getName()));
+    return success();
+  }
+
+  auto markIndexed = [&](Value v, AffineMap map) -> LogicalResult {
+    for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+      if (auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+          dimExpr && dimExpr.getPosition() == l) {
+        if (failed(state.mark(v, DimCut{static_cast<int64_t>(pos), outer},
+                              op)))
+          return failure();
+      } else if (expr.isFunctionOfDim(l)) {
+        return state.fail(op, llvm::formatv("indexes an operand by {0}, "
+                                            "which mixes the cut loop with "
+                                            "others",
+                                            expr));
+      }
+    }
+    return success();
+  };
+  for (OpOperand &operand : op->getOpOperands())
+    if (failed(markIndexed(operand.get(), maps[operand.getOperandNumber()])))
+      return failure();
+  if (reduction) {
+    if (op->getNumResults() != 1)
+      return state.fail(op, "sums several results over the cut loop; only "
+                            "single result reductions get an all-reduce");
+    if (state.lookup(op->getResult(0)))
+      return state.fail(op, "sums over the cut loop but its result is needed "
+                            "cut");
+    // Summing over a cut dimension of a weight is the row cut a pair ends
+    // with; of two activations, it is a cut inside attention heads.
+    bool narrowing = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      return maps[in->getOperandNumber()].isFunctionOfDim(l) &&
+             isWeight(in->get());
+    });
+    state.reduce(op, ReductionKind::Sum, narrowing,
+                 narrowing ? ""
+                           : "it sums over the cut dimension of two "
+                             "activations (in attention: the cut falls "
+                             "inside each head), so every rank holds "
+                             "partial scores that must be summed before any "
+                             "nonlinear use");
+    return success();
+  }
+  for (OpResult result : op->getResults())
+    if (failed(markIndexed(result, resultMap(result))))
+      return failure();
+  if (isBroadcast(op))
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (!state.lookup(input->get()))
+        state.readWhole(input->get());
+  return success();
+}
+
+namespace {
+
+template <typename OpTy>
+struct StructuredCutRule
+    : CutRuleOpInterface::ExternalModel<StructuredCutRule<OpTy>, OpTy> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    return propagateLinalg(cast<linalg::LinalgOp>(op), state);
+  }
+};
+
+struct SoftmaxCutRule
+    : CutRuleOpInterface::ExternalModel<SoftmaxCutRule, linalg::SoftmaxOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto softmax = cast<linalg::SoftmaxOp>(op);
+    Value result = softmax.getResult()[0];
+    std::optional<DimCut> cut = state.lookup(softmax.getInput());
+    if (!cut)
+      cut = state.lookup(softmax.getOutput());
+    if (!cut)
+      cut = state.lookup(result);
+    if (!cut)
+      return success();
+    if (cut->dim != static_cast<int64_t>(softmax.getDimension()))
+      return propagateSameCut(op, state);
+    if (state.lookup(result))
+      return state.fail(op, "normalises over the cut dimension but its "
+                            "result is needed cut");
+    state.gather(softmax.getInputMutable(),
+                 "softmax normalises over the cut dimension");
+    return success();
+  }
+};
+
+template <typename... OpTys>
+void attachStructured(MLIRContext *ctx) {
+  (OpTys::template attachInterface<StructuredCutRule<OpTys>>(*ctx), ...);
+}
+
+} // namespace
+
+void mlir::tp::registerLinalgCutRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
+    attachStructured<
+#define GET_OP_LIST
+#include "mlir/Dialect/Linalg/IR/LinalgStructuredOps.cpp.inc"
+        >(ctx);
+    linalg::SoftmaxOp::attachInterface<SoftmaxCutRule>(*ctx);
+  });
+}

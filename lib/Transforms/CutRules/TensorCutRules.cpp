@@ -1,0 +1,329 @@
+//===- TensorCutRules.cpp - how tensor ops carry a cut --------------------===//
+//
+//  * Reshapes by their reassociation: a cut of a dimension that a reshape
+//    splits must land on one whole factor (the heads factor of [3, h, dh],
+//    not the `3`); a cut of a factor is a cut in blocks of the merged one.
+//  * Slices by their offsets: a slice must take whole blocks of a cut
+//    dimension.
+//  * Concatenation, insertion: along other dimensions only, or whole.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Transforms/CutRuleOpInterface.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::tp;
+
+//===----------------------------------------------------------------------===//
+// Reshapes: one merged dimension <-> a group of split ones
+//===----------------------------------------------------------------------===//
+
+/// For a cut on a dim that a reshape splits into `sizes` (row-major), the
+/// position within `sizes` that holds the whole cut and the cut there.
+static std::optional<std::pair<unsigned, int64_t>>
+refineCut(ArrayRef<int64_t> sizes, int64_t outer, int64_t numRanks) {
+  int64_t before = 1;
+  for (auto [j, size] : llvm::enumerate(sizes)) {
+    if (size != 1 && outer % before == 0 &&
+        size % ((outer / before) * numRanks) == 0)
+      return std::make_pair(static_cast<unsigned>(j), outer / before);
+    before *= size;
+  }
+  return std::nullopt;
+}
+
+/// The cuts of the merged dim that would pass the reshape: one per factor
+/// that tp-size divides, cutting that factor in each block before it.
+static SmallVector<int64_t> cutsThatPass(ArrayRef<int64_t> sizes,
+                                         int64_t numRanks) {
+  SmallVector<int64_t> outers;
+  int64_t before = 1;
+  for (int64_t size : sizes) {
+    if (size != 1 && size % numRanks == 0)
+      outers.push_back(before);
+    before *= size;
+  }
+  return outers;
+}
+
+namespace {
+
+/// A reshape between `merged` and `split`, whose dim i of `merged` is the
+/// row-major product of the dims groups[i] of `split` (shape `splitShape`).
+struct Reshape {
+  Operation *op;
+  Value merged, split;
+  SmallVector<ReassociationIndices> groups;
+  ArrayRef<int64_t> splitShape;
+  /// "unfolds" (expand) or "folds" (collapse), for messages.
+  StringRef verb;
+
+  /// The cut of `merged` moved onto the one factor of its group that holds
+  /// it whole; each factor that could carry a cut is a hint.
+  LogicalResult splitCut(CutPropagation &state) const {
+    std::optional<DimCut> cut = state.lookup(merged);
+    if (!cut)
+      return success();
+    int64_t numRanks = state.getNumRanks();
+    const ReassociationIndices &group = groups[cut->dim];
+    SmallVector<int64_t> sizes = llvm::map_to_vector(
+        group, [&](int64_t d) { return splitShape[d]; });
+    // Another factor of the group may be the one that keeps ops local
+    // further on (heads rather than q|k|v): worth a try either way.
+    for (int64_t outer : cutsThatPass(sizes, numRanks))
+      state.hint(merged, DimCut{cut->dim, outer});
+    auto refined = refineCut(sizes, cut->outer, numRanks);
+    if (!refined)
+      return state.fail(op, describeNoFactor(cut->dim, sizes, cut->outer,
+                                             numRanks));
+    return state.mark(split, DimCut{group[refined->first], refined->second},
+                      op);
+  }
+
+  /// The cut of a factor of `split` as blocks of the merged dim.
+  LogicalResult mergeCut(CutPropagation &state) const {
+    std::optional<DimCut> cut = state.lookup(split);
+    if (!cut)
+      return success();
+    for (auto [mergedDim, group] : llvm::enumerate(groups)) {
+      int64_t before = 1;
+      for (int64_t d : group) {
+        if (d == cut->dim)
+          return state.mark(merged,
+                            DimCut{static_cast<int64_t>(mergedDim),
+                                   cut->outer * before},
+                            op);
+        before *= splitShape[d];
+      }
+    }
+    return success();
+  }
+
+private:
+  std::string describeNoFactor(int64_t dim, ArrayRef<int64_t> sizes,
+                               int64_t outer, int64_t numRanks) const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << verb << " dimension " << dim << " as [";
+    llvm::interleave(sizes, os, " x ");
+    os << "]: a cut into " << numRanks << " parts";
+    if (outer > 1)
+      os << " of each of " << outer << " blocks";
+    os << " must fall on one whole factor (for attention: between heads), "
+          "and no factor fits";
+    return s;
+  }
+};
+
+struct ExpandShapeCutRule
+    : CutRuleOpInterface::ExternalModel<ExpandShapeCutRule,
+                                        tensor::ExpandShapeOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto expand = cast<tensor::ExpandShapeOp>(op);
+    Reshape reshape{op, expand.getSrc(), expand.getResult(),
+                    expand.getReassociationIndices(),
+                    expand.getResultType().getShape(), "unfolds"};
+    return failure(failed(reshape.splitCut(state)) ||
+                   failed(reshape.mergeCut(state)));
+  }
+
+  void localizeShapes(Operation *op, const CutMap &, int64_t) const {
+    auto expand = cast<tensor::ExpandShapeOp>(op);
+    expand.setStaticOutputShape(expand.getResultType().getShape());
+  }
+};
+
+struct CollapseShapeCutRule
+    : CutRuleOpInterface::ExternalModel<CollapseShapeCutRule,
+                                        tensor::CollapseShapeOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto collapse = cast<tensor::CollapseShapeOp>(op);
+    Reshape reshape{op, collapse.getResult(), collapse.getSrc(),
+                    collapse.getReassociationIndices(),
+                    collapse.getSrcType().getShape(), "folds"};
+    return failure(failed(reshape.mergeCut(state)) ||
+                   failed(reshape.splitCut(state)));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Slices
+//===----------------------------------------------------------------------===//
+
+struct ExtractSliceCutRule
+    : CutRuleOpInterface::ExternalModel<ExtractSliceCutRule,
+                                        tensor::ExtractSliceOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    std::optional<DimCut> srcCut = state.lookup(slice.getSource());
+    std::optional<DimCut> resCut = state.lookup(slice.getResult());
+    if (!srcCut && !resCut)
+      return success();
+    ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    ArrayRef<int64_t> strides = slice.getStaticStrides();
+    ArrayRef<int64_t> srcShape = slice.getSourceType().getShape();
+    // The source dims that a rank-reducing slice keeps, in result order.
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<int64_t> kept;
+    for (int64_t i = 0, e = srcShape.size(); i < e; ++i)
+      if (!dropped.test(i))
+        kept.push_back(i);
+    int64_t d = srcCut ? srcCut->dim : kept[resCut->dim];
+    // Other dims may be sliced any way (RoPE's strided halves of dh).
+    if (ShapedType::isDynamic(offsets[d]) || ShapedType::isDynamic(sizes[d]) ||
+        strides[d] != 1)
+      return state.fail(op, "slices a cut dimension with a dynamic offset or "
+                            "a stride");
+    if (dropped.test(d))
+      return state.fail(op, "takes a single index of a cut dimension");
+    int64_t rd = llvm::find(kept, d) - kept.begin();
+    if (srcCut) {
+      int64_t block = srcShape[d] / srcCut->outer;
+      DimCut cut{rd, srcCut->outer};
+      if (offsets[d] != 0 || sizes[d] != srcShape[d]) {
+        if (offsets[d] % block != 0 || sizes[d] % block != 0) {
+          // Blocks as large as the slice's alignment would pass (q|k|v
+          // slices of a fused projection propose 3 blocks).
+          int64_t aligned =
+              std::gcd(std::gcd(offsets[d], sizes[d]), srcShape[d]);
+          state.hint(slice.getSource(), DimCut{d, srcShape[d] / aligned});
+          return state.fail(op, llvm::formatv("takes [{0}, {1}) of a "
+                                              "dimension cut in blocks of "
+                                              "{2}: not whole blocks",
+                                              offsets[d],
+                                              offsets[d] + sizes[d], block));
+        }
+        cut.outer = sizes[d] / block;
+      }
+      if (failed(state.mark(slice.getResult(), cut, op)))
+        return failure();
+    }
+    if (resCut) {
+      int64_t block = sizes[d] / resCut->outer;
+      if (srcShape[d] % block != 0 || offsets[d] % block != 0)
+        return state.fail(op, llvm::formatv("takes [{0}, {1}), which is not "
+                                            "made of whole blocks of {2}",
+                                            offsets[d], offsets[d] + sizes[d],
+                                            block));
+      return state.mark(slice.getSource(), DimCut{d, srcShape[d] / block},
+                        op);
+    }
+    return success();
+  }
+
+  void localizeShapes(Operation *op, const CutMap &cuts,
+                      int64_t tpSize) const {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    auto it = cuts.find(slice.getSource());
+    if (it == cuts.end())
+      return;
+    int64_t d = it->second.dim;
+    SmallVector<int64_t> offsets(slice.getStaticOffsets());
+    SmallVector<int64_t> sizes(slice.getStaticSizes());
+    // Whole blocks of the full dim map to whole local blocks.
+    offsets[d] /= tpSize;
+    sizes[d] /= tpSize;
+    slice.setStaticOffsets(offsets);
+    slice.setStaticSizes(sizes);
+  }
+};
+
+/// An insert that covers the whole cut dimension keeps the cut: each rank
+/// inserts its part into its part.
+struct InsertSliceCutRule
+    : CutRuleOpInterface::ExternalModel<InsertSliceCutRule,
+                                        tensor::InsertSliceOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    std::optional<DimCut> cut = state.lookup(insert.getResult());
+    if (!cut)
+      cut = state.lookup(insert.getDest());
+    if (!cut)
+      cut = state.lookup(insert.getSource());
+    if (!cut)
+      return success();
+    if (insert.getSourceType().getRank() != insert.getResultType().getRank())
+      return state.fail(op, "rank-reducing inserts into a cut tensor are not "
+                            "supported");
+    int64_t d = cut->dim;
+    if (insert.getStaticOffsets()[d] != 0 ||
+        insert.getStaticStrides()[d] != 1 ||
+        insert.getStaticSizes()[d] != insert.getResultType().getDimSize(d))
+      return state.fail(op, "inserts a part of a cut dimension");
+    return failure(failed(state.mark(insert.getSource(), *cut, op)) ||
+                   failed(state.mark(insert.getDest(), *cut, op)) ||
+                   failed(state.mark(insert.getResult(), *cut, op)));
+  }
+
+  void localizeShapes(Operation *op, const CutMap &cuts,
+                      int64_t tpSize) const {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    // The cut dim is inserted whole (the analysis checked): local extent.
+    int64_t d = cuts.lookup(insert.getResult()).dim;
+    SmallVector<int64_t> sizes(insert.getStaticSizes());
+    sizes[d] /= tpSize;
+    insert.setStaticSizes(sizes);
+  }
+};
+
+struct ConcatCutRule
+    : CutRuleOpInterface::ExternalModel<ConcatCutRule, tensor::ConcatOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto concat = cast<tensor::ConcatOp>(op);
+    std::optional<DimCut> cut = state.lookup(concat.getResult());
+    for (Value input : concat.getInputs())
+      if (!cut)
+        cut = state.lookup(input);
+    if (!cut)
+      return success();
+    if (cut->dim == static_cast<int64_t>(concat.getDim()))
+      return state.fail(op, "concatenates along the cut dimension");
+    return propagateSameCut(op, state);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+/// An empty tensor takes whatever cut its users give it.
+struct EmptyCutRule
+    : CutRuleOpInterface::ExternalModel<EmptyCutRule, tensor::EmptyOp> {
+  LogicalResult propagateCuts(Operation *, CutPropagation &) const {
+    return success();
+  }
+};
+
+/// Reading the size of an uncut dimension (a dynamic batch) is local.
+struct DimCutRule
+    : CutRuleOpInterface::ExternalModel<DimCutRule, tensor::DimOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto dim = cast<tensor::DimOp>(op);
+    std::optional<int64_t> index = dim.getConstantIndex();
+    std::optional<DimCut> cut = state.lookup(dim.getSource());
+    if (index && cut && *index != cut->dim)
+      return success();
+    return state.fail(op, "reads the size of a cut dimension, which differs "
+                          "between the full tensor and a rank's part");
+  }
+};
+
+} // namespace
+
+void mlir::tp::registerTensorCutRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    tensor::CollapseShapeOp::attachInterface<CollapseShapeCutRule>(*ctx);
+    tensor::ConcatOp::attachInterface<ConcatCutRule>(*ctx);
+    tensor::DimOp::attachInterface<DimCutRule>(*ctx);
+    tensor::EmptyOp::attachInterface<EmptyCutRule>(*ctx);
+    tensor::ExpandShapeOp::attachInterface<ExpandShapeCutRule>(*ctx);
+    tensor::ExtractSliceOp::attachInterface<ExtractSliceCutRule>(*ctx);
+    tensor::InsertSliceOp::attachInterface<InsertSliceCutRule>(*ctx);
+  });
+}
