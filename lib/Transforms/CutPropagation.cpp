@@ -24,6 +24,11 @@ static std::string typeString(Type type) {
   return s;
 }
 
+/// "1 block", "3 blocks".
+static std::string blocks(int64_t n) {
+  return (Twine(n) + (n == 1 ? " block" : " blocks")).str();
+}
+
 std::string PlannedCollective::describe() const {
   if (kind == Kind::AllGather)
     return "an all-gather";
@@ -67,10 +72,11 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
   if (std::optional<DimCut> old = lookup(v)) {
     if (*old == cut)
       return success();
-    return fail(at, llvm::formatv("needs dimension {0} of a value cut in {1} "
-                                  "blocks, which is already cut on dimension "
-                                  "{2} in {3} blocks",
-                                  cut.dim, cut.outer, old->dim, old->outer));
+    return fail(at, llvm::formatv("needs dimension {0} of a value cut in {1}, "
+                                  "which is already cut on dimension {2} in "
+                                  "{3}",
+                                  cut.dim, blocks(cut.outer), old->dim,
+                                  blocks(old->outer)));
   }
   if (taken.contains(v))
     return fail(at, "needs a cut of a value that another pair already cuts "

@@ -171,7 +171,8 @@ struct SoftmaxCutRule
       return state.fail(op, "normalises over the cut dimension but its "
                             "result is needed cut");
     state.gather(softmax.getInputMutable(),
-                 "softmax normalises over the cut dimension");
+                 llvm::formatv("'{0}' normalises over the cut dimension",
+                               op->getName()));
     return success();
   }
 };

@@ -1,0 +1,444 @@
+// RUN: tp-opt %s -split-input-file --tp-shard="tp-size=2" -verify-diagnostics
+
+// Each refusal of the sharding analysis, once. The column matmul cuts
+// dimension 1 of %h; the op after it cannot carry that cut, which the error
+// at the matmul names in a note (or, where an all-gather would do, the error
+// at the op that needs it).
+
+//===----------------------------------------------------------------------===//
+// linalg ops
+//===----------------------------------------------------------------------===//
+
+// A 1-D convolution over the hidden dimension reads it at d1 + d2: a window
+// straddles two ranks' parts.
+
+#x = affine_map<(d0, d1, d2) -> (d0, d1 + d2)>
+#k = affine_map<(d0, d1, d2) -> (d2)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @conv_over_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %k: tensor<2xf32>) -> tensor<4x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ce = tensor.empty() : tensor<4x7xf32>
+  %cinit = linalg.fill ins(%zero : f32) outs(%ce : tensor<4x7xf32>) -> tensor<4x7xf32>
+  // expected-note @+1 {{'linalg.generic' indexes cut dimension 1 by d1 + d2, not by a single loop}}
+  %c = linalg.generic {indexing_maps = [#x, #k, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%h, %k : tensor<4x8xf32>, tensor<2xf32>) outs(%cinit : tensor<4x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x7xf32>
+  return %c : tensor<4x7xf32>
+}
+
+// -----
+
+// An outer sum h[i, j] + h[i, k] reads the cut dimension through two loops.
+
+#j = affine_map<(d0, d1, d2) -> (d0, d1)>
+#k = affine_map<(d0, d1, d2) -> (d0, d2)>
+#o = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @two_loops(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %oe = tensor.empty() : tensor<4x8x8xf32>
+  // expected-note @+1 {{'linalg.generic' receives two different cuts (loop 1 and loop 2)}}
+  %s = linalg.generic {indexing_maps = [#j, #k, #o], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%h, %h : tensor<4x8xf32>, tensor<4x8xf32>) outs(%oe : tensor<4x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8x8xf32>
+  return %s : tensor<4x8x8xf32>
+}
+
+// -----
+
+// A max along a "reduction" loop that its output map also names, whose
+// result the add after it needs cut: a max over a rank's part is not a part
+// of the max. (Valid linalg; only an output map that names the reduction
+// loop lets a reduction's result be cut. Named ops never write one.)
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @max_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %me = tensor.empty() : tensor<4x8xf32>
+  // expected-note @+1 {{'linalg.generic' reduces over the cut loop but its result is needed cut}}
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<4x8xf32>) outs(%me : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.add ins(%h, %m : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ae : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// The same with a sum: each rank would hold partial sums, not a part.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @sum_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %se = tensor.empty() : tensor<4x8xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%se : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'linalg.generic' sums over the cut loop but its result is needed cut}}
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<4x8xf32>) outs(%sinit : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.add ins(%h, %s : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ae : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// Sum and sum of squares of each row in one op (a norm's statistics): each
+// would need an all-reduce, but only single result reductions get one.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @two_sums(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %re = tensor.empty() : tensor<4xf32>
+  %rinit = linalg.fill ins(%zero : f32) outs(%re : tensor<4xf32>) -> tensor<4xf32>
+  // expected-note @+1 {{'linalg.generic' sums several results over the cut loop; only single result reductions get an all-reduce}}
+  %s:2 = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<4x8xf32>) outs(%rinit, %rinit : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: f32, %o0: f32, %o1: f32):
+    %sq = arith.mulf %a, %a : f32
+    %r0 = arith.addf %a, %o0 : f32
+    %r1 = arith.addf %sq, %o1 : f32
+    linalg.yield %r0, %r1 : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  return %s#0, %s#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A bias read at d0 + d1 (a relative position) mixes the cut loop with
+// another: a rank's part of it is not one block.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rel = affine_map<(d0, d1) -> (d0 + d1)>
+func.func @mixed_index(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %b: tensor<11xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  // expected-note @+1 {{'linalg.generic' indexes an operand by d0 + d1, which mixes the cut loop with others}}
+  %a = linalg.generic {indexing_maps = [#id, #rel, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %b : tensor<4x8xf32>, tensor<11xf32>) outs(%ae : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.addf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// Softmax over the cut dimension whose result the add after it needs cut.
+
+func.func @softmax_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %pe = tensor.empty() : tensor<4x8xf32>
+  // expected-note @+1 {{'linalg.softmax' normalises over the cut dimension but its result is needed cut}}
+  %p = linalg.softmax dimension(1) ins(%h : tensor<4x8xf32>) outs(%pe : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.add ins(%h, %p : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ae : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// A row max over the cut dimension next to a column -> row pair: the pair
+// is clean, the max needs the whole of %h.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_max(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %me = tensor.empty() : tensor<4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%me : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.generic' reduces nonlinearly over the cut dimension; pass allow-fallback=true to accept it}}
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<4x8xf32>) outs(%minit : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%h, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %m : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// The same with a softmax over the cut dimension.
+
+func.func @softmax_over_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %pe = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.softmax' normalises over the cut dimension; pass allow-fallback=true to accept it}}
+  %p = linalg.softmax dimension(1) ins(%h : tensor<4x8xf32>) outs(%pe : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%h, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %p : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tensor ops
+//===----------------------------------------------------------------------===//
+
+// Every other column: a stride on the cut dimension.
+
+func.func @strided_slice(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.extract_slice' slices a cut dimension with a dynamic offset or a stride}}
+  %s = tensor.extract_slice %h[0, 0] [4, 4] [1, 2] : tensor<4x8xf32> to tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
+
+// -----
+
+// One column, dropped from the result: it lives on one rank only.
+
+func.func @single_column(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.extract_slice' takes a single index of a cut dimension}}
+  %s = tensor.extract_slice %h[0, 3] [4, 1] [1, 1] : tensor<4x8xf32> to tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A slice of an argument added to %h must be cut like it: its columns
+// [1, 9) of 10 are not whole blocks of the argument.
+
+func.func @slice_not_blocks(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %t: tensor<4x10xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.extract_slice' takes [1, 9), which is not made of whole blocks of 8}}
+  %s = tensor.extract_slice %t[0, 1] [4, 8] [1, 1] : tensor<4x10xf32> to tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.add ins(%h, %s : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ae : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// A column inserted into %h.
+
+func.func @rank_reducing_insert(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %col: tensor<4xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.insert_slice' rank-reducing inserts into a cut tensor are not supported}}
+  %i = tensor.insert_slice %col into %h[0, 3] [4, 1] [1, 1] : tensor<4xf32> into tensor<4x8xf32>
+  return %i : tensor<4x8xf32>
+}
+
+// -----
+
+// Four columns inserted into %h: they land on one rank.
+
+func.func @partial_insert(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %cols: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.insert_slice' inserts a part of a cut dimension}}
+  %i = tensor.insert_slice %cols into %h[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+  return %i : tensor<4x8xf32>
+}
+
+// -----
+
+// %h twice side by side: each rank's part would be two pieces.
+
+func.func @concat_along_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.concat' concatenates along the cut dimension}}
+  %c = tensor.concat dim(1) %h, %h : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}
+
+// -----
+
+// The size of the cut dimension: 8 in the full program, 4 on a rank.
+
+func.func @dim_of_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> index {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'tensor.dim' reads the size of a cut dimension, which differs between the full tensor and a rank's part}}
+  %d = tensor.dim %h, %c1 : tensor<4x8xf32>
+  return %d : index
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// constants, unknown ops, and the cut of a value itself
+//===----------------------------------------------------------------------===//
+
+// A constant added to %h would need a different part on each rank.
+
+func.func @constant_operand(%x: tensor<2x4xf32>, %up: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<2x4xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<2x4xf32>, tensor<4x4xf32>) outs(%init : tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-note @+1 {{'arith.constant' a non-uniform constant cannot be cut without knowing the rank; pass it as a function argument instead (tp-externalize-weights does)}}
+  %c = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>
+  %ae = tensor.empty() : tensor<2x4xf32>
+  %a = linalg.add ins(%h, %c : tensor<2x4xf32>, tensor<2x4xf32>) outs(%ae : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %a : tensor<2x4xf32>
+}
+
+// -----
+
+// A call result added to %h: the analysis cannot make the callee compute a
+// part.
+
+func.func private @opaque(tensor<4x8xf32>) -> tensor<4x8xf32>
+
+func.func @call_result(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'func.call' cannot produce a cut value: the analysis does not know how this op moves elements}}
+  %o = func.call @opaque(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.add ins(%h, %o : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ae : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// h + b + transpose(b): %b would be cut on dimension 1 and on dimension 0.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+func.func @two_cuts_of_one_value(%x: tensor<8x8xf32>, %up: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<8x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %ae = tensor.empty() : tensor<8x8xf32>
+  // expected-note @+1 {{'linalg.generic' needs dimension 0 of a value cut in 1 block, which is already cut on dimension 1 in 1 block}}
+  %a = linalg.generic {indexing_maps = [#id, #id, #t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %b, %b : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) outs(%ae : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %p: f32, %q: f32, %o: f32):
+    %s = arith.addf %v, %p : f32
+    %r = arith.addf %s, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  return %a : tensor<8x8xf32>
+}
+
+// -----
+
+// y = h @ down + x @ up2: the pair h -> down is placed first and cuts %down
+// on dimension 0; the second column matmul accumulates into down's output
+// and would need %down cut on dimension 1.
+
+func.func @cut_by_another_pair(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>, %up2: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ginit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %g = linalg.matmul ins(%x, %up2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%ginit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-note @+1 {{'linalg.matmul' needs a cut of a value that another pair already cuts differently}}
+  %y = linalg.matmul ins(%h, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%g : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// An operand whose hidden dimension is dynamic: the analysis cannot check
+// that it divides into equal parts.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dynamic_cut_dim(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %b: tensor<4x?xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x8xf32>'}}
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ae = tensor.empty() : tensor<4x8xf32>
+  // expected-note @+1 {{'linalg.generic' can only cut a static dimension, got dimension 1 of tensor<4x?xf32>}}
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %b : tensor<4x8xf32>, tensor<4x?xf32>) outs(%ae : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.addf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
