@@ -177,6 +177,12 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
 
 LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attr) {
+  if (attr.getName() == getManifestAttrName()) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << getManifestAttrName()
+                             << "' must be a string on a module";
+    return success();
+  }
   if (attr.getName() != getSizeAttrName())
     return op->emitError() << "unknown tp attribute '" << attr.getName().getValue() << "'";
   auto size = dyn_cast<IntegerAttr>(attr.getValue());

@@ -117,4 +117,40 @@ def TPEarlyDealloc : Pass<"tp-early-dealloc"> {
   }];
 }
 
+def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
+  let summary = "Record the model manifest of a per-rank program and hand "
+                "its entry function to the lowering";
+  let description = [{
+    On the sharded module, before the lowering: the one function with a body
+    is the model's entry. Its arguments (weights with `tp.name` and
+    `tp.shard`, the input first) and results become the manifest that the
+    runtime reads (runtime/include/tprt/model.h: ABI version, backend,
+    `tp.size`, each tensor's name, dtype, full and local shape and cut),
+    JSON text in the module attribute `tp.manifest`. The argument
+    attributes, now in the manifest, are dropped, and the entry gets
+    `llvm.emit_c_interface`. Fails at the entry (or the module) when it has
+    no static f32 tensor signature, when two arguments share a name but not
+    a full shape, or when there is not exactly one function with a body.
+  }];
+  let options = [
+    Option<"backend", "backend", "std::string", /*default=*/"\"cpu\"",
+           "the runtime the model calls: cpu or cuda">,
+  ];
+}
+
+def TPModelInterface : Pass<"tp-model-interface", "ModuleOp"> {
+  let summary = "Add the functions a launcher calls: the manifest and the "
+                "forward pass over an array of buffers";
+  let description = [{
+    On the LLVM-dialect module (after the lowering): from `tp.manifest`,
+    adds `tp_model_manifest()`, returning the manifest text, and
+    `tp_model_forward(void **buffers)`, which passes one memref descriptor
+    per argument, then per result, to `_mlir_ciface_<entry>`
+    (runtime/include/tprt/model.h). Arguments the cuda lowering stored as
+    bf16 (`tpcompile.bf16_args`) are marked so in the manifest. Both module
+    attributes are removed.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 #endif // TP_CONVERSION_PASSES_TD

@@ -36,6 +36,11 @@ def TP_Dialect : Dialect {
     static constexpr llvm::StringLiteral getNameAttrName() { return "tp.name"; }
     /// Module attribute: the number of ranks the module is written for.
     static constexpr llvm::StringLiteral getSizeAttrName() { return "tp.size"; }
+    /// Module attribute: the model manifest (runtime/include/tprt/model.h),
+    /// JSON text, from tp-model-manifest to tp-model-interface.
+    static constexpr llvm::StringLiteral getManifestAttrName() {
+      return "tp.manifest";
+    }
   }];
 }
 

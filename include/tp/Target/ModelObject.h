@@ -1,0 +1,44 @@
+//===- ModelObject.h - a lowered model as LLVM IR, object or .so -*- C++ -*-===//
+//
+// The last steps of tp-compile, for any pipeline that ends in a module of
+// the LLVM dialect with the model interface (tp-model-interface): LLVM IR
+// for the host, -O3, an object file, and an in-process lld link into a
+// shared object that tp-run loads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_TARGET_MODELOBJECT_H
+#define TP_TARGET_MODELOBJECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::tp {
+
+enum class ModelArtifact { LLVMIR, Object, SharedObject };
+
+struct ModelLinkOptions {
+  /// Where the runtime library is; it becomes a DT_NEEDED entry and the
+  /// model's RUNPATH.
+  std::string runtimeDir;
+  /// `tprt` (cpu) or `tprt_cuda` (cuda).
+  std::string runtimeLibrary = "tprt";
+  /// Fail when the runtime library is missing rather than link without it.
+  bool requireRuntime = false;
+};
+
+/// Translates `module` (LLVM dialect) for the host, optimises it at -O3 and
+/// writes `artifact` to `path`. Errors are reported at the module.
+LogicalResult writeModel(ModuleOp module, ModelArtifact artifact,
+                         StringRef path, const ModelLinkOptions &options);
+
+/// The translations writeModel needs (builtin and LLVM dialects).
+void registerModelTranslations(DialectRegistry &registry);
+
+} // namespace mlir::tp
+
+#endif // TP_TARGET_MODELOBJECT_H

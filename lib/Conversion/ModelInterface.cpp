@@ -1,0 +1,129 @@
+//===- ModelInterface.cpp - the functions a launcher calls ----------------===//
+//
+// `tp_model_manifest` and `tp_model_forward` of runtime/include/tprt/model.h,
+// added to the lowered module: a launcher dlopens the model and needs no
+// knowledge of MLIR's calling convention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/CudaPipeline.h"
+#include "tp/Conversion/Passes.h"
+#include "tp/IR/TPDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPMODELINTERFACE
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+/// Marks the arguments the lowering stored as bf16 in the manifest.
+static LogicalResult markBf16(ModuleOp module, llvm::json::Object &manifest) {
+  auto bf16 = module->getAttrOfType<DenseI64ArrayAttr>(kBf16ArgsAttrName);
+  if (!bf16)
+    return success();
+  llvm::json::Array *args = manifest.getArray("args");
+  for (int64_t i : bf16.asArrayRef()) {
+    if (!args || i < 0 || size_t(i) >= args->size())
+      return module.emitError() << "'" << kBf16ArgsAttrName
+                                << "' names argument " << i
+                                << ", which the manifest does not have";
+    (*(*args)[i].getAsObject())["dtype"] = "bf16";
+  }
+  module->removeAttr(kBf16ArgsAttrName);
+  return success();
+}
+
+/// `tp_model_manifest()`: the address of the manifest text.
+static void addManifestFunction(OpBuilder &b, Location loc, StringRef text) {
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  std::string data = text.str();
+  data.push_back('\0');
+  auto strTy = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), data.size());
+  LLVM::GlobalOp::create(b, loc, strTy, /*isConstant=*/true,
+                         LLVM::Linkage::Internal, "tp_manifest_text",
+                         b.getStringAttr(data));
+  auto fn = LLVM::LLVMFuncOp::create(b, loc, "tp_model_manifest",
+                                     LLVM::LLVMFunctionType::get(ptr, {}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fn.addEntryBlock(b));
+  Value address = LLVM::AddressOfOp::create(b, loc, ptr, "tp_manifest_text");
+  LLVM::ReturnOp::create(b, loc, address);
+}
+
+/// `tp_model_forward(void **buffers)`: loads one descriptor pointer per
+/// buffer and calls the C interface of the entry.
+static void addForwardFunction(OpBuilder &b, Location loc,
+                               LLVM::LLVMFuncOp callee, unsigned numBuffers) {
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto fn = LLVM::LLVMFuncOp::create(
+      b, loc, "tp_model_forward",
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> descriptors;
+  for (unsigned i = 0; i < numBuffers; ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    descriptors.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+  }
+  LLVM::CallOp::create(b, loc, callee, descriptors);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+}
+
+namespace {
+struct TPModelInterfacePass
+    : public tp::impl::TPModelInterfaceBase<TPModelInterfacePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto text =
+        module->getAttrOfType<StringAttr>(TPDialect::getManifestAttrName());
+    if (!text) {
+      module.emitError() << "no '" << TPDialect::getManifestAttrName()
+                         << "': run tp-model-manifest before the lowering";
+      return signalPassFailure();
+    }
+    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+    llvm::json::Object *manifest = parsed ? parsed->getAsObject() : nullptr;
+    std::optional<StringRef> entry =
+        manifest ? manifest->getString("function") : std::nullopt;
+    llvm::json::Array *args = manifest ? manifest->getArray("args") : nullptr;
+    llvm::json::Array *results =
+        manifest ? manifest->getArray("results") : nullptr;
+    if (!entry || !args || !results) {
+      if (!parsed)
+        llvm::consumeError(parsed.takeError());
+      module.emitError() << "'" << TPDialect::getManifestAttrName()
+                         << "' is not a manifest (JSON with function, args "
+                            "and results)";
+      return signalPassFailure();
+    }
+    std::string cInterface = ("_mlir_ciface_" + *entry).str();
+    auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(cInterface);
+    if (!callee) {
+      module.emitError() << "no @" << cInterface
+                         << ": the entry was not lowered with "
+                            "llvm.emit_c_interface";
+      return signalPassFailure();
+    }
+    unsigned numBuffers = args->size() + results->size();
+    if (failed(markBf16(module, *manifest)))
+      return signalPassFailure();
+
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(std::move(*manifest));
+    module->removeAttr(TPDialect::getManifestAttrName());
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    addManifestFunction(b, module.getLoc(), json);
+    addForwardFunction(b, module.getLoc(), callee, numBuffers);
+  }
+};
+} // namespace

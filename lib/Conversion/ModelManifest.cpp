@@ -1,0 +1,140 @@
+//===- ModelManifest.cpp - the manifest of a per-rank program -------------===//
+//
+// What a launcher needs to know about a compiled model before calling it
+// (runtime/include/tprt/model.h), read off the sharded entry function while
+// its arguments still say which weight they hold and how it is cut.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tp/Conversion/Passes.h"
+#include "tp/IR/TPDialect.h"
+#include "tprt/tprt.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPMODELMANIFEST
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+/// The one function with a body: the model's forward pass.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  func::FuncOp entry;
+  for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    if (entry)
+      return fn.emitError("a model has one function with a body; also "
+                          "found @")
+             << entry.getName();
+    entry = fn;
+  }
+  if (!entry)
+    return module.emitError("no function with a body to compile");
+  return entry;
+}
+
+static llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
+  return llvm::json::Array(shape);
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
+static FailureOr<llvm::json::Object>
+buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
+  llvm::json::Array args, results;
+  // A checkpoint holds one tensor per name: two arguments of one name read
+  // the same tensor, so they must take the same full shape.
+  llvm::StringMap<std::pair<unsigned, SmallVector<int64_t>>> named;
+  for (BlockArgument arg : fn.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      return fn.emitError("argument ")
+             << i << " must be a static f32 tensor, got " << arg.getType();
+    auto name = fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
+    auto shard =
+        fn.getArgAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
+    SmallVector<int64_t> full(type.getShape());
+    llvm::json::Value shardJson = nullptr;
+    if (shard && shard.isSplit()) {
+      full[shard.getDim()] *= tpSize;
+      shardJson = llvm::json::Object{{"dim", shard.getDim()},
+                                     {"outer", shard.getOuter()}};
+    }
+    if (name) {
+      auto [it, inserted] = named.try_emplace(name, i, full);
+      if (!inserted && it->second.second != full)
+        return fn.emitError("arguments ")
+               << it->second.first << " and " << i << " are both named '"
+               << name.getValue() << "' but take different shapes: "
+               << shapeString(it->second.second) << " and "
+               << shapeString(full);
+    }
+    args.push_back(llvm::json::Object{
+        {"name", name ? name.str() : ("arg" + Twine(i)).str()},
+        {"named", bool(name)},
+        {"role", i == 0 ? "input" : "weight"},
+        {"dtype", "f32"},
+        {"shape", shapeJson(full)},
+        {"local_shape", shapeJson(type.getShape())},
+        {"shard", std::move(shardJson)}});
+  }
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      return fn.emitError("result ")
+             << i << " must be a static f32 tensor, got " << t;
+    results.push_back(llvm::json::Object{{"name", ("result" + Twine(i)).str()},
+                                         {"dtype", "f32"},
+                                         {"shape", shapeJson(type.getShape())}});
+  }
+  return llvm::json::Object{{"abi_version", int64_t(TPRT_ABI_VERSION)},
+                            {"backend", backend},
+                            {"tp_size", tpSize},
+                            {"function", fn.getName().str()},
+                            {"args", std::move(args)},
+                            {"results", std::move(results)}};
+}
+
+namespace {
+struct TPModelManifestPass
+    : public tp::impl::TPModelManifestBase<TPModelManifestPass> {
+  using TPModelManifestBase::TPModelManifestBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (backend != "cpu" && backend != "cuda") {
+      module.emitError() << "unknown backend '" << backend
+                         << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
+    FailureOr<func::FuncOp> entry = findEntry(module);
+    if (failed(entry))
+      return signalPassFailure();
+    auto size =
+        module->getAttrOfType<IntegerAttr>(TPDialect::getSizeAttrName());
+    FailureOr<llvm::json::Object> manifest =
+        buildManifest(*entry, size ? size.getInt() : 1, backend);
+    if (failed(manifest))
+      return signalPassFailure();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::json::Value(std::move(*manifest));
+    module->setAttr(TPDialect::getManifestAttrName(),
+                    StringAttr::get(&getContext(), text));
+    entry->setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    (*entry)->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+  }
+};
+} // namespace

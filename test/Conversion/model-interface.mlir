@@ -1,0 +1,58 @@
+// RUN: tp-opt %s -split-input-file --tp-model-interface -verify-diagnostics | FileCheck %s
+
+// After the lowering: the manifest text becomes a global that
+// tp_model_manifest returns, and tp_model_forward passes one descriptor per
+// argument and result to the entry's C interface. Arguments the cuda
+// lowering stored as bf16 say so in the manifest; both module attributes go.
+
+// CHECK-LABEL: module {
+// CHECK: llvm.mlir.global internal constant @tp_manifest_text("{\22args\22:[{\22dtype\22:\22f32\22},{\22dtype\22:\22bf16\22}],\22function\22:\22forward\22,\22results\22:[{\22dtype\22:\22f32\22}]}\00")
+// CHECK: llvm.func @tp_model_manifest() -> !llvm.ptr {
+// CHECK:   %[[A:.*]] = llvm.mlir.addressof @tp_manifest_text : !llvm.ptr
+// CHECK:   llvm.return %[[A]] : !llvm.ptr
+// CHECK: llvm.func @tp_model_forward(%[[BUFS:.*]]: !llvm.ptr) {
+// CHECK:   %[[S0:.*]] = llvm.getelementptr %[[BUFS]][0]
+// CHECK:   %[[D0:.*]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
+// CHECK:   %[[S1:.*]] = llvm.getelementptr %[[BUFS]][1]
+// CHECK:   %[[D1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK:   %[[S2:.*]] = llvm.getelementptr %[[BUFS]][2]
+// CHECK:   %[[D2:.*]] = llvm.load %[[S2]] : !llvm.ptr -> !llvm.ptr
+// CHECK:   llvm.call @_mlir_ciface_forward(%[[D0]], %[[D1]], %[[D2]])
+// CHECK:   llvm.return
+module attributes {tp.manifest = "{\22function\22:\22forward\22,\22args\22:[{\22dtype\22:\22f32\22},{\22dtype\22:\22f32\22}],\22results\22:[{\22dtype\22:\22f32\22}]}", tpcompile.bf16_args = array<i64: 1>} {
+  llvm.func @_mlir_ciface_forward(!llvm.ptr, !llvm.ptr, !llvm.ptr)
+}
+
+// -----
+
+// expected-error @+1 {{no 'tp.manifest': run tp-model-manifest before the lowering}}
+module {
+  llvm.func @_mlir_ciface_forward(!llvm.ptr)
+}
+
+// -----
+
+// expected-error @+1 {{'tp.manifest' is not a manifest (JSON with function, args and results)}}
+module attributes {tp.manifest = "{\22function\22:\22forward\22"} {
+  llvm.func @_mlir_ciface_forward(!llvm.ptr)
+}
+
+// -----
+
+// expected-error @+1 {{no @_mlir_ciface_forward: the entry was not lowered with llvm.emit_c_interface}}
+module attributes {tp.manifest = "{\22function\22:\22forward\22,\22args\22:[],\22results\22:[]}"} {
+  llvm.func @forward()
+}
+
+// -----
+
+// expected-error @+1 {{'tpcompile.bf16_args' names argument 3, which the manifest does not have}}
+module attributes {tp.manifest = "{\22function\22:\22forward\22,\22args\22:[{\22dtype\22:\22f32\22}],\22results\22:[]}", tpcompile.bf16_args = array<i64: 3>} {
+  llvm.func @_mlir_ciface_forward(!llvm.ptr)
+}
+
+// -----
+
+// expected-error @+1 {{'tp.manifest' must be a string on a module}}
+module attributes {tp.manifest = 3 : i64} {
+}

@@ -1,0 +1,71 @@
+// RUN: tp-opt %s -split-input-file --tp-model-manifest -verify-diagnostics | FileCheck %s
+// RUN: tp-opt %s -split-input-file --tp-model-manifest="backend=cuda" -verify-diagnostics | FileCheck %s --check-prefix=CUDA
+
+// The manifest of a rank's program at tp 2: the full shape of a cut weight
+// is its local shape times the tp size along the cut; the argument
+// attributes move into it, and the entry gets a C interface.
+
+// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:3,\22args\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,8],\22name\22:\22arg0\22,\22named\22:false,\22role\22:\22input\22,\22shape\22:[4,8],\22shard\22:null},{\22dtype\22:\22f32\22,\22local_shape\22:[8,6],\22name\22:\22qkv\22,\22named\22:true,\22role\22:\22weight\22,\22shape\22:[8,12],\22shard\22:{\22dim\22:1,\22outer\22:3}}],\22backend\22:\22cpu\22,\22function\22:\22forward\22,\22results\22:[{\22dtype\22:\22f32\22,\22name\22:\22result0\22,\22shape\22:[4,6]}],\22tp_size\22:2}", tp.size = 2 : i64}
+// CHECK: func.func private @helper(tensor<4x6xf32>)
+// CHECK: func.func @forward(%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<8x6xf32>) -> tensor<4x6xf32> attributes {llvm.emit_c_interface}
+// CUDA: \22backend\22:\22cuda\22
+module attributes {tp.size = 2 : i64} {
+  func.func private @helper(tensor<4x6xf32>)
+  func.func @forward(%x: tensor<4x8xf32>,
+                     %w: tensor<8x6xf32> {tp.name = "qkv", tp.shard = #tp.shard<split dim = 1, factors = [3, 4], factor = 1>})
+      -> tensor<4x6xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x6xf32>
+    %i = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+    %h = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x6xf32>) outs(%i : tensor<4x6xf32>) -> tensor<4x6xf32>
+    return %h : tensor<4x6xf32>
+  }
+}
+
+// -----
+
+// Without tp.size (not sharded): one rank.
+// CHECK-LABEL: module attributes {tp.manifest = "{{.*}}\22tp_size\22:1}"}
+func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 must be a static f32 tensor, got 'tensor<1x12xi64>'}}
+func.func @ids(%ids: tensor<1x12xi64>) -> tensor<1x12xi64> {
+  return %ids : tensor<1x12xi64>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 must be a static f32 tensor, got 'tensor<?xf32>'}}
+func.func @dynamic(%x: tensor<2xf32>) -> tensor<?xf32> {
+  %d = tensor.cast %x : tensor<2xf32> to tensor<?xf32>
+  return %d : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{arguments 1 and 2 are both named 'w' but take different shapes: [8, 16] and [8, 8]}}
+func.func @same_name(%x: tensor<4x8xf32>, %a: tensor<8x16xf32> {tp.name = "w"},
+                     %b: tensor<8x8xf32> {tp.name = "w"}) -> tensor<4x8xf32> {
+  return %x : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @first(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+// expected-error @+1 {{a model has one function with a body; also found @first}}
+func.func @second(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{no function with a body to compile}}
+module {
+  func.func private @external(tensor<2xf32>)
+}
