@@ -58,7 +58,9 @@ void mlir::tp::addDeallocation(OpPassManager &pm) {
   pm.addPass(createTPEarlyDealloc());
 }
 
-void mlir::tp::addHostToLLVM(OpPassManager &pm, bool genericAllocation) {
+void mlir::tp::addHostToLLVM(
+    OpPassManager &pm, bool genericAllocation,
+    llvm::function_ref<void(OpPassManager &)> moreConversions) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -76,6 +78,8 @@ void mlir::tp::addHostToLLVM(OpPassManager &pm, bool genericAllocation) {
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (moreConversions)
+    moreConversions(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 

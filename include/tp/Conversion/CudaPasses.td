@@ -68,4 +68,32 @@ def TPMergeGpuModules : Pass<"tp-merge-gpu-modules", "ModuleOp"> {
   }];
 }
 
+def TPCopyToLinalg : Pass<"tp-copy-to-linalg", "func::FuncOp"> {
+  let summary = "Turn memref.copy into linalg.copy (kernels on the GPU path)";
+  let description = [{
+    Copies (results into out-parameters, `tensor.concat`'s inserts) then
+    become parallel loops, hence kernels, like every other op, instead of
+    host calls of `memrefCopy` on device pointers.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def TPTileForGpu : Pass<"tp-tile-for-gpu", "func::FuncOp"> {
+  let summary = "Tile outermost parallel loops into blocks x threads";
+  let description = [{
+    Each outermost `scf.parallel` is tiled into tiles (blocks) of up to
+    `block-size` points (threads), the innermost dimensions first, and both
+    levels are mapped to the GPU's x, y, z, innermost first (threadIdx.x
+    runs along contiguous memory; upstream's gpu-map-parallel-loops maps
+    dimension 0 to x). Dimensions of one iteration are skipped. Then fails
+    at the first memory access outside a parallel loop: the host cannot
+    touch device buffers.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect"];
+}
+
 #endif // TP_CONVERSION_CUDAPASSES_TD

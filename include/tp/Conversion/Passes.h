@@ -27,7 +27,8 @@ namespace mlir::tp {
 LogicalResult decomposeAggregatedOps(Operation *root);
 
 /// Stages the CPU and cuda lowerings share. First, on tensors: aggregates
-/// decomposed, transposed GEMM operands read through the GEMM's maps,
+/// decomposed, elementwise ops on whole tensors as generics, transposed
+/// GEMM operands read through the GEMM's maps,
 /// pointwise chains fused, f32 math approximated, strided rank-reducing
 /// slices unfolded.
 void addTensorSimplifications(OpPassManager &pm);
@@ -39,8 +40,13 @@ void addRuntimeCallsAndBufferization(OpPassManager &pm);
 void addDeallocation(OpPassManager &pm);
 /// Host code (loops, memref, math, arith, func, cf) to the LLVM dialect;
 /// `genericAllocation`: allocations call _mlir_memref_to_llvm_alloc / _free
-/// (which the runtime defines) instead of malloc / free.
-void addHostToLLVM(OpPassManager &pm, bool genericAllocation = false);
+/// (which the runtime defines) instead of malloc / free. `moreConversions`
+/// adds passes after the others, before unrealized casts are reconciled
+/// (the cuda pipeline's gpu-to-llvm), so that both backends share one host
+/// lowering.
+void addHostToLLVM(
+    OpPassManager &pm, bool genericAllocation = false,
+    llvm::function_ref<void(OpPassManager &)> moreConversions = nullptr);
 
 /// The CPU lowering of a per-rank program down to the LLVM dialect:
 /// decompose aggregates, collectives to runtime calls, one-shot

@@ -11,16 +11,17 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::tp {
 
-// create<Pass>() and register<Pass>() for tp-split-reductions,
-// tp-gemm-bf16, tp-device-constants and tp-merge-gpu-modules
-// (include/tp/Conversion/CudaPasses.td).
+// create<Pass>() and register<Pass>() for the passes of
+// include/tp/Conversion/CudaPasses.td.
 #define GEN_PASS_DECL
 #include "tp/Conversion/CudaPasses.h.inc"
 

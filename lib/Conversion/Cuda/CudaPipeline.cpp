@@ -51,122 +51,6 @@
 
 using namespace mlir;
 
-namespace {
-
-/// memref.copy -> linalg.copy, so that copies (results into out-parameters,
-/// tensor.concat's inserts) become kernels like every other op instead of
-/// host calls of memrefCopy on device pointers.
-struct CopyToLinalgPass
-    : PassWrapper<CopyToLinalgPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyToLinalgPass)
-  StringRef getArgument() const override { return "tp-copy-to-linalg"; }
-  StringRef getDescription() const override {
-    return "Turn memref.copy into linalg.copy (kernels on the GPU path)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
-  }
-  void runOnOperation() override {
-    SmallVector<memref::CopyOp> copies;
-    getOperation().walk([&](memref::CopyOp op) { copies.push_back(op); });
-    for (memref::CopyOp op : copies) {
-      OpBuilder b(op);
-      linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
-      op.erase();
-    }
-  }
-};
-
-/// Static trip count of loop dimension `d`, if known.
-std::optional<int64_t> tripCount(scf::ParallelOp op, unsigned d) {
-  std::optional<int64_t> lb = getConstantIntValue(op.getLowerBound()[d]);
-  std::optional<int64_t> ub = getConstantIntValue(op.getUpperBound()[d]);
-  std::optional<int64_t> st = getConstantIntValue(op.getStep()[d]);
-  if (!lb || !ub || !st || *st <= 0)
-    return std::nullopt;
-  return (*ub - *lb + *st - 1) / *st;
-}
-
-/// Maps the dimensions of `op` to `hardware` (x, y, z), innermost dimension
-/// first, skipping dimensions of one iteration; the rest run sequentially in
-/// each thread. (Upstream's gpu-map-parallel-loops maps dimension 0 to x,
-/// which puts a row's 256 points on threadIdx.z, limited to 64.)
-void mapDims(scf::ParallelOp op, ArrayRef<gpu::Processor> hardware) {
-  MLIRContext *ctx = op.getContext();
-  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-  unsigned n = op.getNumLoops(), next = 0;
-  SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
-      n, gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::Sequential,
-                                              id, id));
-  for (unsigned d = n; d-- > 0 && next < hardware.size();) {
-    std::optional<int64_t> trips = tripCount(op, d);
-    if (trips && *trips <= 1)
-      continue;
-    mapping[d] =
-        gpu::ParallelLoopDimMappingAttr::get(ctx, hardware[next++], id, id);
-  }
-  (void)gpu::setMappingAttr(op, mapping);
-}
-
-/// Tiles each outermost scf.parallel into tiles (blocks) of up to
-/// `blockSize` points (threads), the innermost dimensions first, and maps
-/// both levels to the GPU's x, y, z innermost first (threadIdx.x runs along
-/// contiguous memory). Then checks that nothing outside a parallel loop
-/// reads or writes memory (the host cannot touch device buffers).
-struct TileForGpuPass
-    : PassWrapper<TileForGpuPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileForGpuPass)
-  TileForGpuPass() = default;
-  TileForGpuPass(const TileForGpuPass &other) : PassWrapper(other) {}
-  explicit TileForGpuPass(int64_t blockSize) { this->blockSize = blockSize; }
-  StringRef getArgument() const override { return "tp-tile-for-gpu"; }
-  StringRef getDescription() const override {
-    return "Tile outermost parallel loops into blocks x threads";
-  }
-  Option<int64_t> blockSize{*this, "block-size",
-                            llvm::cl::desc("threads per block"),
-                            llvm::cl::init(256)};
-
-  void runOnOperation() override {
-    SmallVector<scf::ParallelOp> outermost;
-    getOperation().walk([&](scf::ParallelOp op) {
-      if (!op->getParentOfType<scf::ParallelOp>())
-        outermost.push_back(op);
-    });
-    for (scf::ParallelOp op : outermost) {
-      unsigned n = op.getNumLoops();
-      SmallVector<int64_t> sizes(n, 1);
-      int64_t remaining = blockSize;
-      for (unsigned d = n; d-- > 0 && remaining > 1;) {
-        int64_t trips = tripCount(op, d).value_or(remaining);
-        int64_t tile = std::max<int64_t>(1, std::min(remaining, trips));
-        sizes[d] = tile;
-        remaining /= tile;
-      }
-      auto [tiles, points] =
-          scf::tileParallelLoop(op, sizes, /*noMinMaxBounds=*/true);
-      mapDims(tiles, {gpu::Processor::BlockX, gpu::Processor::BlockY,
-                      gpu::Processor::BlockZ});
-      mapDims(points, {gpu::Processor::ThreadX, gpu::Processor::ThreadY,
-                       gpu::Processor::ThreadZ});
-    }
-    WalkResult result = getOperation().walk([&](Operation *op) {
-      if (!isa<memref::LoadOp, memref::StoreOp>(op) ||
-          op->getParentOfType<scf::ParallelOp>())
-        return WalkResult::advance();
-      op->emitError("memory access outside a parallel loop: it would run on "
-                    "the host against device memory (the cuda backend "
-                    "needs every op with memory access to have a parallel "
-                    "dimension)");
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
-  }
-};
-
-} // namespace
-
 void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
   addTensorSimplifications(pm);
@@ -175,7 +59,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16")
     pm.addPass(createTPGemmBf16());
-  pm.addNestedPass<func::FuncOp>(std::make_unique<CopyToLinalgPass>());
+  pm.addNestedPass<func::FuncOp>(createTPCopyToLinalg());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
   // After deallocation: the device copies belong to the runtime.
@@ -186,8 +70,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
 
   // Kernels: one per remaining linalg op.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  pm.addNestedPass<func::FuncOp>(
-      std::make_unique<TileForGpuPass>(options.blockSize));
+  pm.addNestedPass<func::FuncOp>(createTPTileForGpu({options.blockSize}));
   if (options.emulation != Emulation::None) {
     addHostToLLVM(pm, /*genericAllocation=*/cudaRuntime);
     return;
@@ -213,21 +96,13 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
-  // Host.
-  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-  memrefOptions.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createGpuToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  // Host: the CPU pipeline's, with the kernel launches.
+  addHostToLLVM(pm, /*genericAllocation=*/true, [](OpPassManager &pm) {
+    pm.addPass(createGpuToLLVMConversionPass());
+  });
 }
 
 void mlir::tp::registerCudaLoweringPipeline() {
-  PassRegistration<CopyToLinalgPass>();
-  PassRegistration<TileForGpuPass>();
   registerTPCudaPasses();
   PassPipelineRegistration<>(
       "tp-lower-cuda",
