@@ -16,9 +16,20 @@ namespace {
 struct TPApproximateMathPass
     : public tp::impl::TPApproximateMathBase<TPApproximateMathPass> {
   void runOnOperation() override {
+    // The approximations compare their operand with scalar constants: on a
+    // whole tensor they would build invalid IR. Those ops are left for
+    // convert-elementwise-to-linalg (the pipelines run it first).
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::MathDialect>(op->getDialect()) &&
+          llvm::none_of(op->getResultTypes(), llvm::IsaPred<TensorType>))
+        ops.push_back(op);
+    });
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
       signalPassFailure();
   }
 };

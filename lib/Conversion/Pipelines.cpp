@@ -22,6 +22,9 @@ using namespace mlir;
 
 void mlir::tp::addTensorSimplifications(OpPassManager &pm) {
   pm.addPass(createTPDecomposeAggregates());
+  // Elementwise arith and math on whole tensors (TOSA's erf, say) as
+  // generics: the later passes and the loop lowering take linalg.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createTPFoldTransposeIntoMatmul());
   pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());

@@ -84,7 +84,10 @@ def TPApproximateMath : Pass<"tp-approximate-math"> {
     libm's `expf`/`tanhf` are calls the loop vectorizer cannot look
     through; in GeLU, softmax and SiLU they cost as much as a fifth of a
     CPU forward pass. The upstream approximations are plain arithmetic,
-    accurate to a few ulp in f32, and vectorize.
+    accurate to a few ulp in f32, and vectorize. Applies to scalar and
+    vector math (inside linalg bodies); math on whole tensors is left as it
+    is (the pipelines make it a linalg.generic first, with upstream's
+    convert-elementwise-to-linalg).
   }];
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect"];
 }
