@@ -13,11 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaState.h"
+#include "../lib/WatchThread.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
-#include <thread>
 
 using namespace tprt::cuda;
 
@@ -31,17 +29,14 @@ struct Watched {
 };
 
 struct Watchdog {
-  std::mutex mutex;
-  std::condition_variable wake;
+  tprt::common::WatchThread thread;
+  // Guarded by thread.mutex.
   std::deque<Watched> inFlight;
   std::vector<cudaEvent_t> freeEvents;
-  std::thread thread;
-  bool stopping = false;
 };
 
 Watchdog &watchdog() {
-  // Never destroyed: a process that exits without tprt_finalize must not
-  // destroy a running std::thread (std::terminate).
+  // Never destroyed (see WatchThread).
   static Watchdog *instance = new Watchdog;
   return *instance;
 }
@@ -60,12 +55,12 @@ void watch(int device, ncclComm_t comm, double timeout) {
   // When the collective at the front could start: when it was issued, or
   // when the one before it finished, whichever is later.
   double since = 0;
-  std::unique_lock<std::mutex> lock(d.mutex);
+  std::unique_lock<std::mutex> lock(d.thread.mutex);
   while (true) {
     if (d.inFlight.empty()) {
-      if (d.stopping)
+      if (d.thread.stopping())
         return;
-      d.wake.wait(lock);
+      d.thread.wake.wait(lock);
       continue;
     }
     Watched front = d.inFlight.front();
@@ -92,7 +87,7 @@ void watch(int device, ncclComm_t comm, double timeout) {
     } else {
       // Nobody waits on this thread: a millisecond's delay in noticing a
       // finished collective costs nothing.
-      d.wake.wait_for(lock, std::chrono::milliseconds(1));
+      d.thread.wake.wait_for(lock, std::chrono::milliseconds(1));
     }
   }
 }
@@ -101,28 +96,17 @@ void watch(int device, ncclComm_t comm, double timeout) {
 
 void tprt::cuda::startWatchdog() {
   State &s = state();
-  Watchdog &d = watchdog();
-  std::lock_guard<std::mutex> lock(d.mutex);
-  if (d.thread.joinable())
-    return;
-  d.stopping = false;
-  d.thread = std::thread(watch, s.device, s.nccl, s.commTimeout);
+  watchdog().thread.start(nullptr, [device = s.device, comm = s.nccl,
+                                    timeout = s.commTimeout] {
+    watch(device, comm, timeout);
+  });
 }
 
-bool tprt::cuda::onWatchdogThread() {
-  return std::this_thread::get_id() == watchdog().thread.get_id();
-}
+bool tprt::cuda::onWatchdogThread() { return watchdog().thread.onThread(); }
 
 void tprt::cuda::stopWatchdog() {
   Watchdog &d = watchdog();
-  {
-    std::lock_guard<std::mutex> lock(d.mutex);
-    if (!d.thread.joinable())
-      return;
-    d.stopping = true;
-  }
-  d.wake.notify_all();
-  d.thread.join();
+  d.thread.stop();
   for (cudaEvent_t event : d.freeEvents)
     cudaEventDestroy(event);
   d.freeEvents.clear();
@@ -132,7 +116,7 @@ void tprt::cuda::watchCollective(const char *call, std::string what) {
   Watchdog &d = watchdog();
   cudaEvent_t done = nullptr;
   {
-    std::lock_guard<std::mutex> lock(d.mutex);
+    std::lock_guard<std::mutex> lock(d.thread.mutex);
     if (!d.freeEvents.empty()) {
       done = d.freeEvents.back();
       d.freeEvents.pop_back();
@@ -143,8 +127,8 @@ void tprt::cuda::watchCollective(const char *call, std::string what) {
           "cudaEventCreateWithFlags");
   check(call, cudaEventRecord(done, stream(call)), "cudaEventRecord");
   {
-    std::lock_guard<std::mutex> lock(d.mutex);
+    std::lock_guard<std::mutex> lock(d.thread.mutex);
     d.inFlight.push_back({call, std::move(what), done, now()});
   }
-  d.wake.notify_all();
+  d.thread.wake.notify_all();
 }

@@ -1,0 +1,35 @@
+//===- WatchThread.cpp - the watchdogs' host thread, for both runtimes ---===//
+
+#include "WatchThread.h"
+
+namespace tprt {
+namespace common {
+
+void WatchThread::start(const std::function<void()> &prepare,
+                        std::function<void()> loop) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (thread.joinable())
+    return;
+  stopping_ = false;
+  if (prepare)
+    prepare();
+  thread = std::thread(std::move(loop));
+}
+
+void WatchThread::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!thread.joinable())
+      return;
+    stopping_ = true;
+  }
+  wake.notify_all();
+  thread.join();
+}
+
+bool WatchThread::onThread() const {
+  return std::this_thread::get_id() == thread.get_id();
+}
+
+} // namespace common
+} // namespace tprt
