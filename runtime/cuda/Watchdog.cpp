@@ -24,7 +24,7 @@ namespace {
 struct Watched {
   const char *call;
   std::string what;
-  cudaEvent_t done;
+  Event done;
   double issued;
 };
 
@@ -32,7 +32,7 @@ struct Watchdog {
   tprt::common::WatchThread thread;
   // Guarded by thread.mutex.
   std::deque<Watched> inFlight;
-  std::vector<cudaEvent_t> freeEvents;
+  std::vector<Event> freeEvents;
 };
 
 Watchdog &watchdog() {
@@ -63,10 +63,12 @@ void watch(int device, ncclComm_t comm, double timeout) {
       d.thread.wake.wait(lock);
       continue;
     }
-    Watched front = d.inFlight.front();
+    // Only this thread removes elements, and adding one at the back keeps
+    // the deque's references valid: read the front without the lock.
+    Watched &front = d.inFlight.front();
     lock.unlock();
     since = std::max(since, front.issued);
-    cudaError_t rc = cudaEventQuery(front.done);
+    cudaError_t rc = cudaEventQuery(front.done.get());
     // A sticky error from any kernel surfaces here too; the collective is
     // the first place the host looks.
     if (rc != cudaSuccess && rc != cudaErrorNotReady)
@@ -82,7 +84,7 @@ void watch(int device, ncclComm_t comm, double timeout) {
     lock.lock();
     if (rc == cudaSuccess) {
       since = now();
-      d.freeEvents.push_back(front.done);
+      d.freeEvents.push_back(std::move(front.done));
       d.inFlight.pop_front();
     } else {
       // Nobody waits on this thread: a millisecond's delay in noticing a
@@ -96,7 +98,7 @@ void watch(int device, ncclComm_t comm, double timeout) {
 
 void tprt::cuda::startWatchdog() {
   State &s = state();
-  watchdog().thread.start(nullptr, [device = s.device, comm = s.nccl,
+  watchdog().thread.start(nullptr, [device = s.device, comm = s.nccl(),
                                     timeout = s.commTimeout] {
     watch(device, comm, timeout);
   });
@@ -107,28 +109,29 @@ bool tprt::cuda::onWatchdogThread() { return watchdog().thread.onThread(); }
 void tprt::cuda::stopWatchdog() {
   Watchdog &d = watchdog();
   d.thread.stop();
-  for (cudaEvent_t event : d.freeEvents)
-    cudaEventDestroy(event);
   d.freeEvents.clear();
 }
 
 void tprt::cuda::watchCollective(const char *call, std::string what) {
   Watchdog &d = watchdog();
-  cudaEvent_t done = nullptr;
+  Event done;
   {
     std::lock_guard<std::mutex> lock(d.thread.mutex);
     if (!d.freeEvents.empty()) {
-      done = d.freeEvents.back();
+      done = std::move(d.freeEvents.back());
       d.freeEvents.pop_back();
     }
   }
-  if (!done)
-    check(call, cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+  if (!done) {
+    cudaEvent_t event = nullptr;
+    check(call, cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
           "cudaEventCreateWithFlags");
-  check(call, cudaEventRecord(done, stream(call)), "cudaEventRecord");
+    done.reset(event);
+  }
+  check(call, cudaEventRecord(done.get(), stream(call)), "cudaEventRecord");
   {
     std::lock_guard<std::mutex> lock(d.thread.mutex);
-    d.inFlight.push_back({call, std::move(what), done, now()});
+    d.inFlight.push_back({call, std::move(what), std::move(done), now()});
   }
   d.thread.wake.notify_all();
 }

@@ -2,8 +2,6 @@
 
 #include "Common.h"
 
-#include <mpi.h>
-
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -82,6 +80,24 @@ tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
   MPI_Query_thread(&level);
   threadMultiple = level == MPI_THREAD_MULTIPLE;
   return TPRT_OK;
+}
+
+std::unique_ptr<Communicator> Communicator::dupWorld(std::string &error) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (rc != MPI_SUCCESS) {
+    error = "MPI_Comm_dup failed: " + mpiErrorString(rc);
+    return nullptr;
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return std::unique_ptr<Communicator>(new Communicator(comm));
+}
+
+Communicator::~Communicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL)
+    MPI_Comm_free(&comm);
 }
 
 tprt_status finishMpi(bool ownsMpi) {

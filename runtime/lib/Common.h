@@ -17,8 +17,11 @@
 #include "tprt/tprt.h"
 #pragma GCC visibility pop
 
+#include <mpi.h>
+
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace tprt {
@@ -53,6 +56,25 @@ int rankForMessages(bool initialized, int rank);
 /// that level (the watchdog may then call MPI_Abort from its thread).
 tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
                      bool &threadMultiple);
+
+/// A duplicate of MPI_COMM_WORLD, freed when destroyed (unless MPI is
+/// finalized by then). Errors on it are returned (MPI_ERRORS_RETURN), so
+/// every failing call can say which collective failed before the ranks are
+/// ended.
+class Communicator {
+public:
+  /// Duplicates MPI_COMM_WORLD; on failure returns null and sets `error`.
+  static std::unique_ptr<Communicator> dupWorld(std::string &error);
+  ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  MPI_Comm get() const { return comm; }
+
+private:
+  explicit Communicator(MPI_Comm comm) : comm(comm) {}
+  MPI_Comm comm;
+};
 
 /// MPI_Finalize when the runtime called MPI_Init.
 tprt_status finishMpi(bool ownsMpi);

@@ -17,24 +17,6 @@ extern "C" void openblas_set_num_threads(int numThreads);
 namespace tprt {
 namespace detail {
 
-std::unique_ptr<Communicator> Communicator::dupWorld(std::string &error) {
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  if (rc != MPI_SUCCESS) {
-    error = "MPI_Comm_dup failed: " + mpiErrorString(rc);
-    return nullptr;
-  }
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  return std::unique_ptr<Communicator>(new Communicator(comm));
-}
-
-Communicator::~Communicator() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && comm != MPI_COMM_NULL)
-    MPI_Comm_free(&comm);
-}
-
 RuntimeState &state() {
   static RuntimeState instance;
   return instance;

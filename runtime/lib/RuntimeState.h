@@ -11,8 +11,6 @@
 
 #include "Common.h"
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,23 +18,7 @@
 namespace tprt {
 namespace detail {
 
-/// A duplicate of MPI_COMM_WORLD, freed when the runtime ends. Errors on it
-/// are returned (MPI_ERRORS_RETURN), so every failing call can say which
-/// collective failed before the ranks are ended.
-class Communicator {
-public:
-  /// Duplicates MPI_COMM_WORLD; on failure returns null and sets `error`.
-  static std::unique_ptr<Communicator> dupWorld(std::string &error);
-  ~Communicator();
-  Communicator(const Communicator &) = delete;
-  Communicator &operator=(const Communicator &) = delete;
-
-  MPI_Comm get() const { return comm; }
-
-private:
-  explicit Communicator(MPI_Comm comm) : comm(comm) {}
-  MPI_Comm comm;
-};
+using common::Communicator;
 
 struct RuntimeState {
   bool initialized = false;
