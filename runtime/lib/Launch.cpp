@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <tuple>
 
 #include <dlfcn.h>
@@ -426,16 +427,24 @@ Status ModelArguments::fetchResults() {
   return Status::success();
 }
 
-std::vector<std::string> writeResults(const std::string &output,
+std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const Manifest &manifest,
-                                      const ModelArguments &arguments) {
+                                      const ModelArguments &arguments,
+                                      const RunReport &report) {
   std::vector<std::string> errors;
-  for (size_t j = 0; j < manifest.results.size(); ++j) {
-    Status written = writeNpy(resultPath(output, j),
+  for (size_t j = 0; !files.output.empty() && j < manifest.results.size();
+       ++j) {
+    Status written = writeNpy(resultPath(files.output, j),
                               arguments.result(j).as<float>(),
                               manifest.results[j].localShape);
     if (!written)
       errors.push_back(written.message());
+  }
+  if (!files.reportJson.empty()) {
+    std::ofstream file(files.reportJson);
+    file << reportJson(report);
+    if (!file)
+      errors.push_back("cannot write the report '" + files.reportJson + "'");
   }
   return errors;
 }

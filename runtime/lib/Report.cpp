@@ -13,6 +13,14 @@
 
 namespace tprt {
 
+RunReport::RunReport(std::string model, const Manifest &manifest,
+                     int worldSize, int warmup, int iterations)
+    : model(std::move(model)), backend(manifest.backend),
+      tpSize(manifest.tpSize), worldSize(worldSize),
+      inputShape(manifest.args.empty() ? std::vector<int64_t>{}
+                                       : manifest.args[0].shape),
+      warmup(warmup), iterations(iterations) {}
+
 static double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   size_t n = values.size();

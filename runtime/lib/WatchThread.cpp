@@ -1,4 +1,4 @@
-//===- WatchThread.cpp - the watchdogs' host thread, for both runtimes ---===//
+//===- WatchThread.cpp - the watchdogs' host thread -----------------------===//
 
 #include "WatchThread.h"
 

@@ -1,4 +1,4 @@
-//===- WatchThread.h - the watchdogs' host thread, for both runtimes -*- C++ -*-===//
+//===- WatchThread.h - the watchdogs' host thread ---------------*- C++ -*-===//
 //
 // Both runtimes watch their collectives from a host thread (lib/Watchdog.cpp:
 // the one blocking MPI call in flight; cuda/Watchdog.cpp: the queue of

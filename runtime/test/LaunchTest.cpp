@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <sys/stat.h>
@@ -366,8 +368,21 @@ TEST(Launch, RunsTheFakeModelOnTheHost) {
     all.insert(j);
   expectNear(args->result(0).as<float>(), fake.expected(all));
 
-  EXPECT_TRUE(tprt::writeResults(fake.files.output, loaded.manifest(), *args)
-                  .empty());
+  fake.files.reportJson = tempPath("report.json");
+  tprt::RunReport report("m.so", loaded.manifest(), 1, 0, 1);
+  report.forwardSeconds = {0.5};
+  EXPECT_TRUE(
+      tprt::writeResults(fake.files, loaded.manifest(), *args, report).empty());
+  std::ifstream json(fake.files.reportJson);
+  std::string text((std::istreambuf_iterator<char>(json)), {});
+  EXPECT_NE(text.find("\"model\": \"m.so\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"input_shape\": [\n    2,\n    4,\n    8\n  ]"),
+            std::string::npos)
+      << text;
+  fake.files.reportJson = tempPath("missing/report.json");
+  EXPECT_EQ(tprt::writeResults(fake.files, loaded.manifest(), *args, report),
+            std::vector<std::string>{"cannot write the report '" +
+                                     fake.files.reportJson + "'"});
   tprt::Expected<tprt::NpyArray> written = tprt::readNpy(fake.files.output);
   ASSERT_TRUE(written.ok()) << written.status().message();
   EXPECT_EQ(written->shape, (std::vector<int64_t>{2, 4, 8}));

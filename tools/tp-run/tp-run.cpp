@@ -1,16 +1,12 @@
 //===- tp-run.cpp - SPMD launcher for compiled tp models ------------------===//
 //
-//   mpirun -np N tp-run model.so --weights model.safetensors --input x.npy
-//          --output y.npy [--warmup K] [--iters K] [--quiet]
-//          [--report-json FILE]
-//
-// Every rank loads the model, checks it against the checkpoints, the input
-// and the world size (tprt/launch.h), and then all ranks agree (one
-// MPI_Allreduce) before any collective runs: if one rank failed, every rank
-// prints its message and exits 1. Then each rank slices its weights, runs
-// the forward passes and rank 0 writes the output and the report. The
-// backend is the runtime this executable is linked with (tp-run: libtprt,
-// tp-run-cuda: libtprt_cuda; docs/gpu.md).
+// mpirun -np N tp-run MODEL.so ... (kUsage). Every rank loads and checks
+// the model, checkpoints and input (tprt/launch.h), then all ranks agree
+// (one MPI_Allreduce) before any collective runs: if one rank failed, every
+// rank says so and exits 1. Then each rank slices its arguments and runs
+// the forward passes, and rank 0 writes the results and the report. The
+// backend is the runtime this executable is linked with: tp-run libtprt,
+// tp-run-cuda libtprt_cuda.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,9 +19,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 namespace {
 
@@ -39,10 +35,8 @@ const char *kUsage =
 
 struct Options {
   tprt::LaunchFiles files;
-  int warmup = 1;
-  int iters = 5;
-  bool quiet = false;
-  bool help = false;
+  int warmup = 1, iters = 5;
+  bool quiet = false, help = false;
 };
 
 /// Prints "tp-run[rank R]: <line>" for every line of `message`.
@@ -63,83 +57,60 @@ Status bad(const std::string &what) {
   return Status(TPRT_ERR_INVALID_ARGUMENT, what);
 }
 
-Expected<int> parseCount(const std::string &flag, const std::string &text,
-                         int minimum) {
-  char *end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < minimum || value > 1000000)
-    return bad(flag + " takes an integer >= " + std::to_string(minimum) +
-               ", not '" + text + "'");
-  return static_cast<int>(value);
-}
-
 Expected<Options> parseOptions(int argc, char **argv) {
   Options o;
   tprt::LaunchFiles &f = o.files;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+    std::string arg = argv[i], count;
+    std::string *value = arg == "--weights"       ? &f.weights.emplace_back()
+                         : arg == "--input"       ? &f.input
+                         : arg == "--output"      ? &f.output
+                         : arg == "--report-json" ? &f.reportJson
+                         : arg == "--warmup" || arg == "--iters" ? &count
+                                                                 : nullptr;
+    if (value && i + 1 >= argc)
+      return bad(arg + " needs a value");
+    if (value)
+      *value = argv[++i];
     if (arg == "-h" || arg == "--help") {
       o.help = true;
-      continue;
-    }
-    if (arg == "--quiet") {
+    } else if (arg == "--quiet") {
       o.quiet = true;
-      continue;
-    }
-    if (arg.empty() || arg[0] != '-') {
-      if (!f.model.empty())
-        return bad("unexpected argument '" + arg + "' (the model is '" +
-                   f.model + "')");
-      f.model = arg;
-      continue;
-    }
-    std::string *into = arg == "--weights"       ? &f.weights.emplace_back()
-                        : arg == "--input"       ? &f.input
-                        : arg == "--output"      ? &f.output
-                        : arg == "--report-json" ? &f.reportJson
-                                                 : nullptr;
-    bool count = arg == "--warmup" || arg == "--iters";
-    if (!into && !count)
+    } else if (value == &count) {
+      int minimum = arg == "--iters" ? 1 : 0;
+      char *end = nullptr;
+      long n = std::strtol(count.c_str(), &end, 10);
+      if (count.empty() || *end != '\0' || n < minimum || n > 1000000)
+        return bad(arg + " takes an integer >= " + std::to_string(minimum) +
+                   ", not '" + count + "'");
+      (arg == "--iters" ? o.iters : o.warmup) = int(n);
+    } else if (!value && !arg.empty() && arg[0] == '-') {
       return bad("unknown option '" + arg + "'");
-    if (i + 1 >= argc)
-      return bad(arg + " needs a value");
-    if (into) {
-      *into = argv[++i];
-      continue;
+    } else if (!value && !f.model.empty()) {
+      return bad("unexpected argument '" + arg + "' (the model is '" +
+                 f.model + "')");
+    } else if (!value) {
+      f.model = arg;
     }
-    Expected<int> n = parseCount(arg, argv[++i], arg == "--iters" ? 1 : 0);
-    if (!n)
-      return n.status();
-    (arg == "--iters" ? o.iters : o.warmup) = *n;
   }
-  if (o.help)
-    return o;
-  if (f.model.empty())
+  if (!o.help && f.model.empty())
     return bad("no model .so given");
-  if (f.input.empty())
+  if (!o.help && f.input.empty())
     return bad("no --input given");
   return o;
 }
 
-/// The maximum of `values` over the ranks, in place.
-void maxOverRanks(double *values, int count) {
-  MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_MAX,
-                MPI_COMM_WORLD);
+void orAbort(const Status &status) {
+  if (!status)
+    tprt_abort(status.message().c_str());
 }
 
 /// Slices, runs and reports; every rank reaches the same collectives.
 int run(const Options &options, tprt::LoadedModel &loaded,
         const tprt::Backend &backend, double loadSeconds) {
   const tprt::Manifest &manifest = loaded.manifest();
-  tprt::RunReport r;
-  r.model = options.files.model;
-  r.backend = manifest.backend;
-  r.tpSize = manifest.tpSize;
-  r.worldSize = tprt_world_size();
-  r.inputShape = manifest.args[0].shape;
-  r.warmup = options.warmup;
-  r.iterations = options.iters;
-  r.loadSeconds = loadSeconds;
+  tprt::RunReport r(options.files.model, manifest, tprt_world_size(),
+                    options.warmup, options.iters);
   double sliceStart = now();
   // Validation checked every shard, so slicing cannot differ between ranks.
   Expected<tprt::ModelArguments> args = loaded.slice(tprt_rank(), r.worldSize);
@@ -147,13 +118,8 @@ int run(const Options &options, tprt::LoadedModel &loaded,
     printError(args.status().message());
     tprt_abort("slicing failed after validation");
   }
-  auto orAbort = [](const Status &status) {
-    if (!status)
-      tprt_abort(status.message().c_str());
-  };
   orAbort(args->place(backend));
-  r.sliceSeconds = now() - sliceStart;
-  r.weightsLocalMib = double(args->weightBytes()) / (1024.0 * 1024.0);
+  double sliceSeconds = now() - sliceStart;
 
   double heapBefore = tprt::heapBytes();
   for (int i = 0; i < options.warmup; ++i)
@@ -167,37 +133,28 @@ int run(const Options &options, tprt::LoadedModel &loaded,
   }
   tprt_get_counters(&r.counters);
   orAbort(args->fetchResults());
-  r.activationsMib =
-      std::max(0.0, tprt::heapBytes() - heapBefore) / (1024.0 * 1024.0);
 
-  // The slowest rank per iteration and per phase.
-  maxOverRanks(r.forwardSeconds.data(), int(r.forwardSeconds.size()));
-  double phases[] = {r.loadSeconds, r.sliceSeconds, tprt::peakRssMib(),
-                     r.weightsLocalMib, r.activationsMib};
-  maxOverRanks(phases, 5);
-  r.loadSeconds = phases[0];
-  r.sliceSeconds = phases[1];
-  r.peakRssMib = phases[2];
-  r.weightsLocalMib = phases[3];
-  r.activationsMib = phases[4];
+  // The slowest rank per iteration and per phase; memory in MiB.
+  double mib = 1024.0 * 1024.0;
+  std::vector<double> phases = {loadSeconds, sliceSeconds, tprt::peakRssMib(),
+                                double(args->weightBytes()) / mib,
+                                std::max(0.0, tprt::heapBytes() - heapBefore) /
+                                    mib};
+  for (std::vector<double> *values : {&r.forwardSeconds, &phases})
+    MPI_Allreduce(MPI_IN_PLACE, values->data(), int(values->size()),
+                  MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::tie(r.loadSeconds, r.sliceSeconds, r.peakRssMib, r.weightsLocalMib,
+           r.activationsMib) =
+      std::tie(phases[0], phases[1], phases[2], phases[3], phases[4]);
 
   int status = 0;
   if (tprt_rank() == 0) {
-    std::vector<std::string> errors;
-    if (!options.files.output.empty())
-      errors = tprt::writeResults(options.files.output, manifest, *args);
-    for (const std::string &error : errors)
-      printError(error);
     if (!options.quiet)
       std::cout << tprt::reportText(r) << std::flush;
-    if (const std::string &json = options.files.reportJson; !json.empty()) {
-      std::ofstream file(json);
-      file << tprt::reportJson(r);
-      if (!file)
-        errors.push_back("cannot write the report '" + json + "'");
-      if (!file)
-        printError(errors.back());
-    }
+    std::vector<std::string> errors =
+        tprt::writeResults(options.files, manifest, *args, r);
+    for (const std::string &error : errors)
+      printError(error);
     status = errors.empty() ? 0 : 1;
   }
   // A failed write fails the run on every rank, not on rank 0 alone.

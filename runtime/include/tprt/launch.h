@@ -16,6 +16,7 @@
 
 #include "tprt/loader.h"
 #include "tprt/manifest.h"
+#include "tprt/report.h"
 
 #include <cstdint>
 #include <memory>
@@ -219,11 +220,13 @@ private:
   std::optional<NpyArray> input;
 };
 
-/// Rank 0's last step: each result to its file (resultPath); the messages
-/// of the writes that failed.
-std::vector<std::string> writeResults(const std::string &output,
+/// Rank 0's last step: each result to its file (resultPath of
+/// `files.output`) and `report` to `files.reportJson`, those that are set;
+/// the messages of the writes that failed.
+std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const Manifest &manifest,
-                                      const ModelArguments &arguments);
+                                      const ModelArguments &arguments,
+                                      const RunReport &report);
 
 } // namespace tprt
 

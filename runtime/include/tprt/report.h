@@ -9,6 +9,7 @@
 #ifndef TPRT_REPORT_H
 #define TPRT_REPORT_H
 
+#include "tprt/manifest.h"
 #include "tprt/tprt.h"
 
 #include <cstdint>
@@ -18,6 +19,12 @@
 namespace tprt {
 
 struct RunReport {
+  RunReport() = default;
+  /// The run's description: `model` (as given) with `manifest`, on
+  /// `worldSize` ranks; `warmup` untimed and `iterations` timed passes.
+  RunReport(std::string model, const Manifest &manifest, int worldSize,
+            int warmup, int iterations);
+
   std::string model;
   std::string backend;
   int64_t tpSize = 0;
