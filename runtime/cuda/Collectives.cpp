@@ -67,10 +67,7 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
   Buffer in = readBuffer(call, "in", inRef);
   Buffer out = readBuffer(call, "out", outRef);
   int64_t worldSize = state().worldSize;
-  checkGatheredShape(call, in, out, dim, worldSize);
-  int64_t outer = 1;
-  for (int64_t i = 0; i < dim; ++i)
-    outer *= in.sizes[i];
+  int64_t outer = checkGatheredShape(call, in, out, dim, worldSize);
   cudaStream_t st = state().stream();
   if (in.numElements > 0) {
     size_t count = size_t(in.numElements);

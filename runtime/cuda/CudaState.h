@@ -92,20 +92,9 @@ struct Resources {
   ~Resources();
 };
 
-struct State {
-  bool initialized = false;
-  bool finalized = false;
-  bool ownsMpi = false;
-  int rank = 0;
-  int worldSize = 1;
+/// The shared part (../lib/Common.h), the device and the handles.
+struct State : common::RankState {
   int device = -1;
-  /// Seconds a collective may take before every rank is ended
-  /// (TPRT_COMM_TIMEOUT_S, default 60).
-  double commTimeout = common::kDefaultCommTimeoutSeconds;
-  /// Whether MPI runs at MPI_THREAD_MULTIPLE, so the watchdog's thread may
-  /// call MPI_Abort.
-  bool mpiThreadMultiple = false;
-  tprt_counters counters{};
   /// Null before tprt_init and after tprt_finalize.
   std::unique_ptr<Resources> resources;
 

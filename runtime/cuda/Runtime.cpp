@@ -148,27 +148,13 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   State &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (tprt_status st = tprt::common::readCommTimeout(s.commTimeout);
-      st != TPRT_OK)
-    return st;
-  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
-                                              s.ownsMpi, s.mpiThreadMultiple);
-      st != TPRT_OK)
-    return st;
   // Owned by the state from here on: the watchdog reads it there. On
   // failure, resetting it releases what was acquired so far.
   s.resources = std::make_unique<Resources>();
   Resources &r = *s.resources;
-  std::string error;
-  r.comm = tprt::common::Communicator::dupWorld(error);
-  if (!r.comm) {
-    s.resources.reset();
-    return setError(TPRT_ERR_COMM, "tprt_init", error);
-  }
-  MPI_Comm_rank(r.comm->get(), &s.rank);
-  MPI_Comm_size(r.comm->get(), &s.worldSize);
-
-  tprt_status status = initDevice(s, r);
+  tprt_status status = tprt::common::startRank(s, argc, argv, r.comm);
+  if (status == TPRT_OK)
+    status = initDevice(s, r);
   if (status == TPRT_OK)
     status = initNccl(s, r);
   if (status != TPRT_OK) {
@@ -176,21 +162,16 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
     return status;
   }
   startWatchdog();
-  s.counters = tprt_counters{};
-  tprt::common::lastError().clear();
-  s.initialized = true;
+  tprt::common::startedRank(s);
   return TPRT_OK;
 }
 
 extern "C" tprt_status tprt_finalize(void) {
   State &s = state();
-  if (!s.initialized)
-    return setError(TPRT_ERR_STATE, "tprt_finalize",
-                    "the runtime is not initialised");
+  if (tprt_status st = tprt::common::checkRunning(s); st != TPRT_OK)
+    return st;
   s.resources.reset();
-  s.initialized = false;
-  s.finalized = true;
-  return tprt::common::finishMpi(s.ownsMpi);
+  return tprt::common::finishRank(s);
 }
 
 extern "C" int tprt_rank(void) { return state().rank; }
@@ -233,22 +214,13 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
-  tprt::common::enterAbort();
-  tprt::common::printAbortMessage(
-      tprt::common::rankForMessages(state().initialized, state().rank),
-      message);
   // A collective may be stuck on the GPU: abort the communicator so no
   // kernel keeps waiting for a peer that is gone. (Not reset: the other
   // thread may read it; the process ends next.)
-  State &s = state();
-  if (ncclComm_t comm = s.nccl())
-    ncclCommAbort(comm);
-  // MPI_Abort from the watchdog's thread needs MPI_THREAD_MULTIPLE; below it
-  // (MPI started by an embedding program), end this rank only: mpirun ends
-  // the others when a rank exits non-zero, and their own watchdogs would.
-  if (!s.mpiThreadMultiple && onWatchdogThread())
-    std::_Exit(1);
-  tprt::common::endAllRanks();
+  tprt::common::abortRanks(state(), message, onWatchdogThread(), [] {
+    if (ncclComm_t comm = state().nccl())
+      ncclCommAbort(comm);
+  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -110,6 +110,54 @@ tprt_status finishMpi(bool ownsMpi) {
   return TPRT_OK;
 }
 
+tprt_status startRank(RankState &s, int *argc, char ***argv,
+                      std::unique_ptr<Communicator> &comm) {
+  if (tprt_status st = readCommTimeout(s.commTimeout); st != TPRT_OK)
+    return st;
+  if (tprt_status st = startMpi(s.finalized, argc, argv, s.ownsMpi,
+                                s.mpiThreadMultiple);
+      st != TPRT_OK)
+    return st;
+  std::string error;
+  comm = Communicator::dupWorld(error);
+  if (!comm)
+    return setError(TPRT_ERR_COMM, "tprt_init", error);
+  MPI_Comm_rank(comm->get(), &s.rank);
+  MPI_Comm_size(comm->get(), &s.worldSize);
+  return TPRT_OK;
+}
+
+void startedRank(RankState &s) {
+  s.counters = tprt_counters{};
+  lastError().clear();
+  s.initialized = true;
+}
+
+tprt_status checkRunning(const RankState &s) {
+  if (!s.initialized)
+    return setError(TPRT_ERR_STATE, "tprt_finalize",
+                    "the runtime is not initialised");
+  return TPRT_OK;
+}
+
+tprt_status finishRank(RankState &s) {
+  s.initialized = false;
+  s.finalized = true;
+  return finishMpi(s.ownsMpi);
+}
+
+void abortRanks(const RankState &s, const char *message,
+                bool onWatchdogThread,
+                const std::function<void()> &abortBackend) {
+  enterAbort();
+  printAbortMessage(rankForMessages(s.initialized, s.rank), message);
+  if (abortBackend)
+    abortBackend();
+  if (!s.mpiThreadMultiple && onWatchdogThread)
+    std::_Exit(1);
+  endAllRanks();
+}
+
 tprt_status readCommTimeout(double &seconds) {
   seconds = kDefaultCommTimeoutSeconds;
   const char *value = std::getenv("TPRT_COMM_TIMEOUT_S");

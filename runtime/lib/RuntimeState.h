@@ -20,19 +20,9 @@ namespace detail {
 
 using common::Communicator;
 
-struct RuntimeState {
-  bool initialized = false;
-  bool finalized = false;
-  /// Whether tprt_init called MPI_Init (then tprt_finalize calls
-  /// MPI_Finalize); a launcher that initialised MPI itself finalises it.
-  bool ownsMpi = false;
-  /// Whether MPI runs at MPI_THREAD_MULTIPLE, so that the watchdog's thread
-  /// may call MPI_Abort.
-  bool mpiThreadMultiple = false;
-  int rank = 0;
-  int worldSize = 1;
+/// The shared part (Common.h) and the communicator the runtime owns.
+struct RuntimeState : common::RankState {
   std::unique_ptr<Communicator> comm;
-  tprt_counters counters{};
 };
 
 RuntimeState &state();
