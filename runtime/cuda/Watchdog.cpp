@@ -98,7 +98,7 @@ void watch(int device, ncclComm_t comm, double timeout) {
 
 void tprt::cuda::startWatchdog() {
   State &s = state();
-  watchdog().thread.start(nullptr, [device = s.device, comm = s.nccl(),
+  watchdog().thread.start([] {}, [device = s.device, comm = s.nccl(),
                                     timeout = s.commTimeout] {
     watch(device, comm, timeout);
   });

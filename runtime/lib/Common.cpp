@@ -148,7 +148,7 @@ tprt_status finishRank(RankState &s) {
 
 void abortRanks(const RankState &s, const char *message,
                 bool onWatchdogThread,
-                const std::function<void()> &abortBackend) {
+                void (*abortBackend)()) {
   enterAbort();
   printAbortMessage(rankForMessages(s.initialized, s.rank), message);
   if (abortBackend)

@@ -21,7 +21,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -115,13 +114,13 @@ tprt_status checkRunning(const RankState &s);
 tprt_status finishRank(RankState &s);
 
 /// tprt_abort on either backend: the message with the rank on stderr, then
-/// `abortBackend` (may be empty), then every rank ended (MPI_Abort). The
+/// `abortBackend` (may be null), then every rank ended (MPI_Abort). The
 /// first caller does it, a later one waits to be ended (enterAbort). From
 /// the watchdog's thread below MPI_THREAD_MULTIPLE only this rank ends
 /// (_exit(1)): mpirun ends the others when a rank exits non-zero.
 [[noreturn]] void abortRanks(const RankState &s, const char *message,
                              bool onWatchdogThread,
-                             const std::function<void()> &abortBackend);
+                             void (*abortBackend)());
 
 /// tprt_abort's message line on stderr.
 void printAbortMessage(int rank, const char *message);

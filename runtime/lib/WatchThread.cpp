@@ -5,17 +5,6 @@
 namespace tprt {
 namespace common {
 
-void WatchThread::start(const std::function<void()> &prepare,
-                        std::function<void()> loop) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (thread.joinable())
-    return;
-  stopping_ = false;
-  if (prepare)
-    prepare();
-  thread = std::thread(std::move(loop));
-}
-
 void WatchThread::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex);

@@ -11,7 +11,6 @@
 #define TPRT_LIB_WATCHTHREAD_H
 
 #include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -30,7 +29,17 @@ public:
 
   /// Unless the thread runs already: calls `prepare` (under `mutex`), then
   /// runs `loop` on a new thread. The loop returns once stopping() is true.
-  void start(const std::function<void()> &prepare, std::function<void()> loop);
+  /// (A template: a std::function would add its type information to what
+  /// the runtimes export.)
+  template <typename Prepare, typename Loop>
+  void start(Prepare prepare, Loop loop) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (thread.joinable())
+      return;
+    stopping_ = false;
+    prepare();
+    thread = std::thread(std::move(loop));
+  }
   /// Tells the loop to stop, wakes it and joins the thread (if it runs).
   void stop();
   /// Whether the caller is the watchdog's thread.
