@@ -72,11 +72,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
       return bad(arg + " needs a value");
     if (value)
       *value = argv[++i];
-    if (arg == "-h" || arg == "--help") {
-      o.help = true;
-    } else if (arg == "--quiet") {
-      o.quiet = true;
-    } else if (value == &count) {
+    if (value == &count) {
       int minimum = arg == "--iters" ? 1 : 0;
       char *end = nullptr;
       long n = std::strtol(count.c_str(), &end, 10);
@@ -84,12 +80,18 @@ Expected<Options> parseOptions(int argc, char **argv) {
         return bad(arg + " takes an integer >= " + std::to_string(minimum) +
                    ", not '" + count + "'");
       (arg == "--iters" ? o.iters : o.warmup) = int(n);
-    } else if (!value && !arg.empty() && arg[0] == '-') {
+    } else if (value) {
+      continue;
+    } else if (arg == "-h" || arg == "--help") {
+      o.help = true;
+    } else if (arg == "--quiet") {
+      o.quiet = true;
+    } else if (!arg.empty() && arg[0] == '-') {
       return bad("unknown option '" + arg + "'");
-    } else if (!value && !f.model.empty()) {
+    } else if (!f.model.empty()) {
       return bad("unexpected argument '" + arg + "' (the model is '" +
                  f.model + "')");
-    } else if (!value) {
+    } else {
       f.model = arg;
     }
   }
