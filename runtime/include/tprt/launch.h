@@ -202,9 +202,10 @@ public:
                                 const Backend &backend, int rank,
                                 int worldSize);
 
-  /// Rank `rank`'s slice of every argument (read from the mapped
-  /// checkpoints, whose pages are released after), bf16 weights converted,
-  /// and zeroed results. Fails only where load() did not check.
+  /// After a load() that found nothing wrong: rank `rank`'s slice of every
+  /// argument (read from the mapped checkpoints, whose pages are released
+  /// after), bf16 weights converted, and zeroed results. Fails (every
+  /// message on its own line) only where load() did not check.
   Expected<ModelArguments> slice(int rank, int worldSize);
 
   /// One forward pass; on a device backend it waits for the rank's stream.
