@@ -26,16 +26,16 @@ void checkNccl(const char *call, ncclResult_t rc, const char *what) {
   if (rc != ncclSuccess && rc != ncclInProgress)
     fail(call,
          std::string(what) + " failed: " + ncclGetErrorString(rc) +
-             (ncclGetLastError(state().nccl)
-                  ? std::string(" (") + ncclGetLastError(state().nccl) + ")"
+             (ncclGetLastError(state().nccl())
+                  ? std::string(" (") + ncclGetLastError(state().nccl()) + ")"
                   : std::string()));
 }
 
 ncclComm_t communicator(const char *call) {
   stream(call);
-  if (!state().nccl)
+  if (!state().nccl())
     fail(call, "no NCCL communicator");
-  return state().nccl;
+  return state().nccl();
 }
 
 } // namespace
@@ -50,7 +50,7 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
       checkNccl(call,
                 ncclAllReduce(buffer.data, buffer.data,
                               size_t(buffer.numElements), ncclFloat32, ncclSum,
-                              comm, state().stream),
+                              comm, state().stream()),
                 "ncclAllReduce");
     });
     watchCollective(call, "ncclAllReduce of " +
@@ -67,11 +67,8 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
   Buffer in = readBuffer(call, "in", inRef);
   Buffer out = readBuffer(call, "out", outRef);
   int64_t worldSize = state().worldSize;
-  checkGatheredShape(call, in, out, dim, worldSize);
-  int64_t outer = 1;
-  for (int64_t i = 0; i < dim; ++i)
-    outer *= in.sizes[i];
-  cudaStream_t st = state().stream;
+  int64_t outer = checkGatheredShape(call, in, out, dim, worldSize);
+  cudaStream_t st = state().stream();
   if (in.numElements > 0) {
     size_t count = size_t(in.numElements);
     timedOnStream(call, &tprt_counters::comm_seconds, [&] {
@@ -84,25 +81,27 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
         // Gather rank-major into a temporary, then put rank r's block of
         // `inner` elements after those of ranks < r in each outer slice (one
         // strided 2-D copy per rank).
-        float *gathered = nullptr;
+        void *pointer = nullptr;
         check(call,
-              cudaMallocAsync(reinterpret_cast<void **>(&gathered),
+              cudaMallocAsync(&pointer,
                               count * size_t(worldSize) * sizeof(float), st),
               "cudaMallocAsync");
-        checkNccl(
-            call,
-            ncclAllGather(in.data, gathered, count, ncclFloat32, comm, st),
-            "ncclAllGather");
+        DeviceBuffer<float> gathered(static_cast<float *>(pointer), {st});
+        checkNccl(call,
+                  ncclAllGather(in.data, gathered.get(), count, ncclFloat32,
+                                comm, st),
+                  "ncclAllGather");
         size_t inner = count / size_t(outer);
         for (int64_t r = 0; r < worldSize; ++r)
           check(call,
                 cudaMemcpy2DAsync(out.data + r * inner,
                                   inner * worldSize * sizeof(float),
-                                  gathered + r * count, inner * sizeof(float),
+                                  gathered.get() + r * count,
+                                  inner * sizeof(float),
                                   inner * sizeof(float), size_t(outer),
                                   cudaMemcpyDeviceToDevice, st),
                 "cudaMemcpy2DAsync");
-        check(call, cudaFreeAsync(gathered, st), "cudaFreeAsync");
+        check(call, cudaFreeAsync(gathered.release(), st), "cudaFreeAsync");
       }
     });
     watchCollective(call,

@@ -24,7 +24,9 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -32,38 +34,79 @@
 namespace tprt {
 namespace cuda {
 
+// Owners of the handles the runtime acquires: each frees its handle when
+// destroyed. The calls' errors are ignored there: nothing is left to do then.
+struct DestroyStream {
+  void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+};
+struct DestroyEvent {
+  void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+};
+struct DestroyBlas {
+  void operator()(cublasHandle_t h) const { cublasDestroy(h); }
+};
+struct DestroyNccl {
+  void operator()(ncclComm_t c) const { ncclCommDestroy(c); }
+};
+/// Frees device memory stream-ordered, on the stream it was allocated on.
+struct FreeOnStream {
+  cudaStream_t stream = nullptr;
+  void operator()(void *p) const { cudaFreeAsync(p, stream); }
+};
+
+template <typename Handle, typename Destroy>
+using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, Destroy>;
+using Stream = Owned<cudaStream_t, DestroyStream>;
+using Event = Owned<cudaEvent_t, DestroyEvent>;
+using BlasHandle = Owned<cublasHandle_t, DestroyBlas>;
+using NcclComm = Owned<ncclComm_t, DestroyNccl>;
+template <typename T> using DeviceBuffer = std::unique_ptr<T, FreeOnStream>;
+
 /// Work on the stream between two events, whose elapsed time goes to
 /// `tprt_counters::*seconds`.
 struct TimedCall {
-  cudaEvent_t start, stop;
+  Event start, stop;
   double tprt_counters::*seconds;
 };
 
-struct State {
-  bool initialized = false;
-  bool finalized = false;
-  bool ownsMpi = false;
-  int rank = 0;
-  int worldSize = 1;
-  int device = -1;
-  MPI_Comm comm = MPI_COMM_NULL;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t blas = nullptr;
-  ncclComm_t nccl = nullptr;
-  /// Seconds a collective may take before every rank is ended
-  /// (TPRT_COMM_TIMEOUT_S, default 60).
-  double commTimeout = common::kDefaultCommTimeoutSeconds;
-  /// Whether MPI runs at MPI_THREAD_MULTIPLE, so the watchdog's thread may
-  /// call MPI_Abort.
-  bool mpiThreadMultiple = false;
-  tprt_counters counters{};
+/// What tprt_init acquires, released in reverse when destroyed (by
+/// tprt_finalize, or by tprt_init when a later step fails): the queued work
+/// and the watchdog finish first, then the events, the constants' device
+/// copies (on the stream), NCCL, cuBLAS, the stream and the communicator.
+struct Resources {
+  std::unique_ptr<common::Communicator> comm;
+  Stream stream;
+  BlasHandle blas;
+  NcclComm nccl;
+  /// Device copies of the model's constants, by host address
+  /// (tprt_device_constant_f32).
+  std::unordered_map<const float *, DeviceBuffer<float>> constants;
   /// Start/stop events of GEMMs and collectives not yet read into the
   /// counters (the work is asynchronous; tprt_get_counters reads them).
   std::vector<TimedCall> pendingTimes;
-  std::vector<cudaEvent_t> freeEvents;
-  /// Device copies of the model's constants, by host address
-  /// (tprt_device_constant_f32).
-  std::unordered_map<const float *, float *> constants;
+  std::vector<Event> freeEvents;
+
+  Resources() = default;
+  Resources(const Resources &) = delete;
+  Resources &operator=(const Resources &) = delete;
+  ~Resources();
+};
+
+/// The shared part (../lib/Common.h), the device and the handles.
+struct State : common::RankState {
+  int device = -1;
+  /// Null before tprt_init and after tprt_finalize.
+  std::unique_ptr<Resources> resources;
+
+  cudaStream_t stream() const {
+    return resources ? resources->stream.get() : nullptr;
+  }
+  cublasHandle_t blas() const {
+    return resources ? resources->blas.get() : nullptr;
+  }
+  ncclComm_t nccl() const {
+    return resources ? resources->nccl.get() : nullptr;
+  }
 };
 
 State &state();
@@ -81,7 +124,8 @@ void checkBlas(const char *call, cublasStatus_t rc, const char *what);
 /// The stream every entry point issues work on; fails before tprt_init.
 cudaStream_t stream(const char *call);
 
-cudaEvent_t takeEvent();
+/// A free event (recycled, or a new one).
+Event takeEvent();
 /// Adds the times of the finished calls' event pairs to the counters and
 /// recycles their events; `wait`: wait for the unfinished ones too.
 void collectTimes(bool wait);
@@ -91,16 +135,16 @@ void collectTimes(bool wait);
 template <typename Body>
 void timedOnStream(const char *call, double tprt_counters::*seconds,
                    Body body) {
-  State &s = state();
   cudaStream_t st = stream(call);
+  Resources &r = *state().resources;
   // Recycle the events of finished calls now and then, without waiting.
-  if (s.pendingTimes.size() >= 256)
+  if (r.pendingTimes.size() >= 256)
     collectTimes(/*wait=*/false);
-  cudaEvent_t start = takeEvent(), stop = takeEvent();
-  check(call, cudaEventRecord(start, st), "cudaEventRecord");
+  Event start = takeEvent(), stop = takeEvent();
+  check(call, cudaEventRecord(start.get(), st), "cudaEventRecord");
   body();
-  check(call, cudaEventRecord(stop, st), "cudaEventRecord");
-  s.pendingTimes.push_back({start, stop, seconds});
+  check(call, cudaEventRecord(stop.get(), st), "cudaEventRecord");
+  r.pendingTimes.push_back({std::move(start), std::move(stop), seconds});
 }
 
 /// The collectives in flight, watched from a host thread (Watchdog.cpp) so

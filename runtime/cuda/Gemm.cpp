@@ -44,13 +44,7 @@ struct Operand {
 };
 
 /// A stream-ordered device temporary, freed (stream-ordered) when destroyed.
-struct Scratch {
-  float *data = nullptr;
-  ~Scratch() {
-    if (data)
-      cudaFreeAsync(data, state().stream);
-  }
-};
+using Scratch = DeviceBuffer<float>;
 
 enum class Copy { In, AllocateOnly, Back };
 
@@ -59,23 +53,26 @@ enum class Copy { In, AllocateOnly, Back };
 /// that is not read); Back copies scratch into the view.
 void copyView(const char *call, const View &v, Scratch &scratch, Copy copy) {
   bool back = copy == Copy::Back;
-  cudaStream_t s = state().stream;
+  cudaStream_t s = state().stream();
   int64_t rows = v.sizes[0], cols = v.sizes[1];
   if (v.strides[0] <= 0 || v.strides[1] <= 0)
     fail(call, "views with zero or negative strides are not supported on "
                "the device (strides " + formatList(v.strides, 2) + ")");
-  if (!back)
+  if (!back) {
+    void *pointer = nullptr;
     check(call,
-          cudaMallocAsync(reinterpret_cast<void **>(&scratch.data),
+          cudaMallocAsync(&pointer,
                           size_t(v.batch * rows * cols) * sizeof(float), s),
           "cudaMallocAsync");
+    scratch = Scratch(static_cast<float *>(pointer), {s});
+  }
   if (copy == Copy::AllocateOnly)
     return;
   for (int64_t b = 0; b < v.batch; ++b)
     for (int64_t i = 0; i < rows; ++i) {
       // Row i: `cols` elements `strides[1]` apart.
       float *strided = v.data + b * v.batchStride + i * v.strides[0];
-      float *dense = scratch.data + (b * rows + i) * cols;
+      float *dense = scratch.get() + (b * rows + i) * cols;
       size_t pitch = size_t(v.strides[1]) * sizeof(float);
       cudaError_t rc =
           back ? cudaMemcpy2DAsync(strided, pitch, dense, sizeof(float),
@@ -102,7 +99,7 @@ Operand toOperand(const char *call, const View &v, bool trans,
     fail(call, "bf16 operands must be row- or column-major views (strides " +
                    formatList(v.strides, 2) + ")");
   copyView(call, v, scratch, Copy::In);
-  return {scratch.data, std::max<int64_t>(1, v.sizes[1]), trans,
+  return {scratch.get(), std::max<int64_t>(1, v.sizes[1]), trans,
           v.sizes[0] * v.sizes[1]};
 }
 
@@ -133,7 +130,7 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
   }
   const float one = 1.0f;
   auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
-  cublasHandle_t h = state().blas;
+  cublasHandle_t h = state().blas();
   cublasStatus_t rc;
   if (batch == 1)
     rc = cublasGemmEx(h, op(transA), op(transB), int(m), int(n), int(k), &one,
@@ -174,7 +171,7 @@ void gemm(const char *call, const View &a, const View &b, const View &c,
     break;
   }
   copyView(call, c, scratchC, beta != 0 ? Copy::In : Copy::AllocateOnly);
-  blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, scratchC.data, n,
+  blasGemm(call, opB.trans, opA.trans, n, m, k, opB, opA, scratchC.get(), n,
            m * n, c.batch, ab, beta);
   copyView(call, c, scratchC, Copy::Back);
 }

@@ -105,14 +105,14 @@ MGPU_EXPORT void *mgpuStreamCreate() {
 }
 
 MGPU_EXPORT void mgpuStreamDestroy(void *stream) {
-  if (stream && stream != state().stream)
+  if (stream && stream != state().stream())
     cudaStreamDestroy(static_cast<cudaStream_t>(stream));
 }
 
 MGPU_EXPORT void mgpuStreamSynchronize(void *stream) {
   // The rank's stream orders the whole forward pass; waiting here would
   // only add host round trips. Report launch errors without waiting.
-  if (stream == state().stream) {
+  if (stream == state().stream()) {
     cudaError_t rc = cudaPeekAtLastError();
     if (rc != cudaSuccess)
       check("mgpuStreamSynchronize", cudaGetLastError(), "a kernel launch");

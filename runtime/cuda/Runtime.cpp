@@ -21,8 +21,18 @@ namespace tprt {
 namespace cuda {
 
 State &state() {
-  static State instance;
-  return instance;
+  // Never destroyed: a process that ends without tprt_finalize (exit after
+  // an abort, say) must not wait for its stream or destroy its handles.
+  static State *instance = new State;
+  return *instance;
+}
+
+Resources::~Resources() {
+  // Queued work may use any of the handles, as may the watchdog: let both
+  // finish first. The members then go in reverse order.
+  if (stream)
+    cudaStreamSynchronize(stream.get());
+  stopWatchdog();
 }
 
 void check(const char *call, cudaError_t rc, const char *what) {
@@ -39,19 +49,19 @@ cudaStream_t stream(const char *call) {
   State &s = state();
   if (!s.initialized)
     fail(call, "called before tprt_init (or after tprt_finalize)");
-  return s.stream;
+  return s.stream();
 }
 
-cudaEvent_t takeEvent() {
-  State &s = state();
-  if (!s.freeEvents.empty()) {
-    cudaEvent_t event = s.freeEvents.back();
-    s.freeEvents.pop_back();
+Event takeEvent() {
+  std::vector<Event> &free = state().resources->freeEvents;
+  if (!free.empty()) {
+    Event event = std::move(free.back());
+    free.pop_back();
     return event;
   }
   cudaEvent_t event;
   check("event", cudaEventCreate(&event), "cudaEventCreate");
-  return event;
+  return Event(event);
 }
 
 } // namespace cuda
@@ -59,41 +69,7 @@ cudaEvent_t takeEvent() {
 
 using namespace tprt::cuda;
 
-/// Releases what tprt_init acquired (in reverse); used on failure and by
-/// tprt_finalize.
-static void releaseAll() {
-  State &s = state();
-  if (s.stream)
-    cudaStreamSynchronize(s.stream);
-  stopWatchdog();
-  for (TimedCall &t : s.pendingTimes) {
-    cudaEventDestroy(t.start);
-    cudaEventDestroy(t.stop);
-  }
-  s.pendingTimes.clear();
-  for (cudaEvent_t event : s.freeEvents)
-    cudaEventDestroy(event);
-  s.freeEvents.clear();
-  for (auto &[host, device] : s.constants)
-    cudaFreeAsync(device, s.stream);
-  s.constants.clear();
-  if (s.nccl)
-    ncclCommDestroy(s.nccl);
-  s.nccl = nullptr;
-  if (s.blas)
-    cublasDestroy(s.blas);
-  s.blas = nullptr;
-  if (s.stream)
-    cudaStreamDestroy(s.stream);
-  s.stream = nullptr;
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && s.comm != MPI_COMM_NULL)
-    MPI_Comm_free(&s.comm);
-  s.comm = MPI_COMM_NULL;
-}
-
-static tprt_status initDevice(State &s) {
+static tprt_status initDevice(State &s, Resources &r) {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess)
@@ -106,7 +82,7 @@ static tprt_status initDevice(State &s) {
   // One GPU per rank: the rank's index among the ranks of its node.
   MPI_Comm node = MPI_COMM_NULL;
   int localRank = 0;
-  if (MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL,
+  if (MPI_Comm_split_type(r.comm->get(), MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL,
                           &node) == MPI_SUCCESS) {
     MPI_Comm_rank(node, &localRank);
     MPI_Comm_free(&node);
@@ -116,11 +92,13 @@ static tprt_status initDevice(State &s) {
     return setError(TPRT_ERR_NO_DEVICE, "tprt_init",
                     "cudaSetDevice(" + std::to_string(s.device) +
                         ") failed: " + cudaGetErrorString(rc));
-  if ((rc = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking)) !=
+  cudaStream_t stream = nullptr;
+  if ((rc = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) !=
       cudaSuccess)
     return setError(TPRT_ERR_NO_DEVICE, "tprt_init",
                     std::string("cudaStreamCreate failed: ") +
                         cudaGetErrorString(rc));
+  r.stream.reset(stream);
   // Keep freed blocks in the pool: every forward pass allocates the same
   // temporaries again.
   cudaMemPool_t pool;
@@ -128,20 +106,22 @@ static tprt_status initDevice(State &s) {
     uint64_t keep = UINT64_MAX;
     cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
   }
-  cublasStatus_t brc = cublasCreate(&s.blas);
+  cublasHandle_t blas = nullptr;
+  cublasStatus_t brc = cublasCreate(&blas);
   if (brc != CUBLAS_STATUS_SUCCESS)
     return setError(TPRT_ERR_BLAS, "tprt_init",
                     std::string("cublasCreate failed: ") +
                         cublasGetStatusString(brc));
-  cublasSetStream(s.blas, s.stream);
+  r.blas.reset(blas);
+  cublasSetStream(blas, stream);
   // fp32 stays fp32 (no TF32) unless asked: the outputs are compared with the
   // CPU backend's.
   if (const char *tf32 = std::getenv("TPRT_ALLOW_TF32"); tf32 && *tf32 == '1')
-    cublasSetMathMode(s.blas, CUBLAS_TF32_TENSOR_OP_MATH);
+    cublasSetMathMode(blas, CUBLAS_TF32_TENSOR_OP_MATH);
   return TPRT_OK;
 }
 
-static tprt_status initNccl(State &s) {
+static tprt_status initNccl(State &s, Resources &r) {
   ncclUniqueId id{};
   if (s.rank == 0) {
     ncclResult_t rc = ncclGetUniqueId(&id);
@@ -150,17 +130,17 @@ static tprt_status initNccl(State &s) {
                       std::string("ncclGetUniqueId failed: ") +
                           ncclGetErrorString(rc));
   }
-  int rc = MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, s.comm);
+  int rc = MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, r.comm->get());
   if (rc != MPI_SUCCESS)
     return setError(TPRT_ERR_COMM, "tprt_init",
                     "MPI_Bcast of the NCCL id failed: " + mpiErrorString(rc));
-  ncclResult_t nrc = ncclCommInitRank(&s.nccl, s.worldSize, id, s.rank);
-  if (nrc != ncclSuccess) {
-    s.nccl = nullptr;
+  ncclComm_t comm = nullptr;
+  ncclResult_t nrc = ncclCommInitRank(&comm, s.worldSize, id, s.rank);
+  if (nrc != ncclSuccess)
     return setError(TPRT_ERR_COMM, "tprt_init",
                     std::string("ncclCommInitRank failed: ") +
                         ncclGetErrorString(nrc));
-  }
+  r.nccl.reset(comm);
   return TPRT_OK;
 }
 
@@ -168,47 +148,30 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   State &s = state();
   if (s.initialized)
     return TPRT_OK;
-  if (tprt_status st = tprt::common::readCommTimeout(s.commTimeout);
-      st != TPRT_OK)
-    return st;
-  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
-                                              s.ownsMpi, s.mpiThreadMultiple);
-      st != TPRT_OK)
-    return st;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
-  if (rc != MPI_SUCCESS)
-    return setError(TPRT_ERR_COMM, "tprt_init",
-                    "MPI_Comm_dup failed: " + mpiErrorString(rc));
-  MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(s.comm, &s.rank);
-  MPI_Comm_size(s.comm, &s.worldSize);
-
-  tprt_status status = initDevice(s);
+  // Owned by the state from here on: the watchdog reads it there. On
+  // failure, resetting it releases what was acquired so far.
+  s.resources = std::make_unique<Resources>();
+  Resources &r = *s.resources;
+  tprt_status status = tprt::common::startRank(s, argc, argv, r.comm);
   if (status == TPRT_OK)
-    status = initNccl(s);
+    status = initDevice(s, r);
   if (status == TPRT_OK)
-    startWatchdog();
+    status = initNccl(s, r);
   if (status != TPRT_OK) {
-    std::string message = tprt::common::lastError();
-    releaseAll();
-    tprt::common::lastError() = message;
+    s.resources.reset();
     return status;
   }
-  s.counters = tprt_counters{};
-  tprt::common::lastError().clear();
-  s.initialized = true;
+  startWatchdog();
+  tprt::common::startedRank(s);
   return TPRT_OK;
 }
 
 extern "C" tprt_status tprt_finalize(void) {
   State &s = state();
-  if (!s.initialized)
-    return setError(TPRT_ERR_STATE, "tprt_finalize",
-                    "the runtime is not initialised");
-  releaseAll();
-  s.initialized = false;
-  s.finalized = true;
-  return tprt::common::finishMpi(s.ownsMpi);
+  if (tprt_status st = tprt::common::checkRunning(s); st != TPRT_OK)
+    return st;
+  s.resources.reset();
+  return tprt::common::finishRank(s);
 }
 
 extern "C" int tprt_rank(void) { return state().rank; }
@@ -219,20 +182,22 @@ extern "C" const char *tprt_last_error(void) {
 
 void tprt::cuda::collectTimes(bool wait) {
   State &s = state();
+  Resources &r = *s.resources;
   std::vector<TimedCall> still;
-  for (TimedCall &t : s.pendingTimes) {
+  for (TimedCall &t : r.pendingTimes) {
     if (wait)
-      cudaEventSynchronize(t.stop);
+      cudaEventSynchronize(t.stop.get());
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, t.start, t.stop) == cudaSuccess) {
+    if (cudaEventElapsedTime(&ms, t.start.get(), t.stop.get()) ==
+        cudaSuccess) {
       s.counters.*t.seconds += ms * 1e-3;
-      s.freeEvents.push_back(t.start);
-      s.freeEvents.push_back(t.stop);
+      r.freeEvents.push_back(std::move(t.start));
+      r.freeEvents.push_back(std::move(t.stop));
     } else {
-      still.push_back(t);
+      still.push_back(std::move(t));
     }
   }
-  s.pendingTimes.swap(still);
+  r.pendingTimes.swap(still);
 }
 
 extern "C" void tprt_get_counters(tprt_counters *out) {
@@ -249,22 +214,13 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
-  tprt::common::enterAbort();
-  tprt::common::printAbortMessage(
-      tprt::common::rankForMessages(state().initialized, state().rank),
-      message);
   // A collective may be stuck on the GPU: abort the communicator so no
   // kernel keeps waiting for a peer that is gone. (Not reset: the other
   // thread may read it; the process ends next.)
-  State &s = state();
-  if (s.nccl)
-    ncclCommAbort(s.nccl);
-  // MPI_Abort from the watchdog's thread needs MPI_THREAD_MULTIPLE; below it
-  // (MPI started by an embedding program), end this rank only: mpirun ends
-  // the others when a rank exits non-zero, and their own watchdogs would.
-  if (!s.mpiThreadMultiple && onWatchdogThread())
-    std::_Exit(1);
-  tprt::common::endAllRanks();
+  tprt::common::abortRanks(state(), message, onWatchdogThread(), [] {
+    if (ncclComm_t comm = state().nccl())
+      ncclCommAbort(comm);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,9 +247,9 @@ extern "C" tprt_status tprt_device_alloc(size_t bytes, int zero, void **out) {
   // On the rank's stream (non-blocking: the legacy default stream's
   // cudaMemset would not be ordered before the work issued on it).
   if (zero && bytes) {
-    cudaError_t rc = cudaMemsetAsync(*out, 0, bytes, state().stream);
+    cudaError_t rc = cudaMemsetAsync(*out, 0, bytes, state().stream());
     if (rc == cudaSuccess)
-      rc = cudaStreamSynchronize(state().stream);
+      rc = cudaStreamSynchronize(state().stream());
     return cudaStatus(call, rc, "cudaMemsetAsync");
   }
   return TPRT_OK;
@@ -309,9 +265,9 @@ extern "C" tprt_status tprt_copy_to_device(void *device, const void *host,
   if (!state().initialized)
     return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
   cudaError_t rc = cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
-                                   state().stream);
+                                   state().stream());
   if (rc == cudaSuccess)
-    rc = cudaStreamSynchronize(state().stream);
+    rc = cudaStreamSynchronize(state().stream());
   return cudaStatus(call, rc, "cudaMemcpy (host to device)");
 }
 
@@ -321,9 +277,9 @@ extern "C" tprt_status tprt_copy_to_host(void *host, const void *device,
   if (!state().initialized)
     return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
   cudaError_t rc = cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
-                                   state().stream);
+                                   state().stream());
   if (rc == cudaSuccess)
-    rc = cudaStreamSynchronize(state().stream);
+    rc = cudaStreamSynchronize(state().stream());
   return cudaStatus(call, rc, "cudaMemcpy (device to host)");
 }
 
@@ -331,11 +287,11 @@ extern "C" tprt_status tprt_device_synchronize(void) {
   const char *call = "tprt_device_synchronize";
   if (!state().initialized)
     return setError(TPRT_ERR_STATE, call, "the runtime is not initialised");
-  return cudaStatus(call, cudaStreamSynchronize(state().stream),
+  return cudaStatus(call, cudaStreamSynchronize(state().stream()),
                     "cudaStreamSynchronize");
 }
 
-extern "C" void *tprt_cuda_stream(void) { return state().stream; }
+extern "C" void *tprt_cuda_stream(void) { return state().stream(); }
 extern "C" int tprt_cuda_device(void) { return state().device; }
 
 //===----------------------------------------------------------------------===//
@@ -374,18 +330,19 @@ extern "C" void _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
                    std::to_string(host->sizes[0]) + " stride " +
                    std::to_string(host->strides[0]));
   const float *data = host->aligned + host->offset;
-  float *&device = state().constants[data];
-  if (!device) {
+  DeviceBuffer<float> &copy = state().resources->constants[data];
+  if (!copy) {
     size_t bytes = size_t(host->sizes[0]) * sizeof(float);
     // Stream-ordered, as every use is (cudaMalloc would wait for the work
     // queued so far); the source never changes.
     void *pointer = nullptr;
     check(call, cudaMallocAsync(&pointer, bytes ? bytes : 1, st),
           "cudaMallocAsync");
-    device = static_cast<float *>(pointer);
+    copy = DeviceBuffer<float>(static_cast<float *>(pointer), {st});
     check(call,
-          cudaMemcpyAsync(device, data, bytes, cudaMemcpyHostToDevice, st),
+          cudaMemcpyAsync(copy.get(), data, bytes, cudaMemcpyHostToDevice, st),
           "cudaMemcpyAsync (a constant, host to device)");
   }
+  float *device = copy.get();
   *result = {device, device, 0, {host->sizes[0]}, {1}};
 }

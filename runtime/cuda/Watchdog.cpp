@@ -13,11 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaState.h"
+#include "../lib/WatchThread.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
-#include <thread>
 
 using namespace tprt::cuda;
 
@@ -26,22 +24,19 @@ namespace {
 struct Watched {
   const char *call;
   std::string what;
-  cudaEvent_t done;
+  Event done;
   double issued;
 };
 
 struct Watchdog {
-  std::mutex mutex;
-  std::condition_variable wake;
+  tprt::common::WatchThread thread;
+  // Guarded by thread.mutex.
   std::deque<Watched> inFlight;
-  std::vector<cudaEvent_t> freeEvents;
-  std::thread thread;
-  bool stopping = false;
+  std::vector<Event> freeEvents;
 };
 
 Watchdog &watchdog() {
-  // Never destroyed: a process that exits without tprt_finalize must not
-  // destroy a running std::thread (std::terminate).
+  // Never destroyed (see WatchThread).
   static Watchdog *instance = new Watchdog;
   return *instance;
 }
@@ -60,18 +55,20 @@ void watch(int device, ncclComm_t comm, double timeout) {
   // When the collective at the front could start: when it was issued, or
   // when the one before it finished, whichever is later.
   double since = 0;
-  std::unique_lock<std::mutex> lock(d.mutex);
+  std::unique_lock<std::mutex> lock(d.thread.mutex);
   while (true) {
     if (d.inFlight.empty()) {
-      if (d.stopping)
+      if (d.thread.stopping())
         return;
-      d.wake.wait(lock);
+      d.thread.wake.wait(lock);
       continue;
     }
-    Watched front = d.inFlight.front();
+    // Only this thread removes elements, and adding one at the back keeps
+    // the deque's references valid: read the front without the lock.
+    Watched &front = d.inFlight.front();
     lock.unlock();
     since = std::max(since, front.issued);
-    cudaError_t rc = cudaEventQuery(front.done);
+    cudaError_t rc = cudaEventQuery(front.done.get());
     // A sticky error from any kernel surfaces here too; the collective is
     // the first place the host looks.
     if (rc != cudaSuccess && rc != cudaErrorNotReady)
@@ -87,12 +84,12 @@ void watch(int device, ncclComm_t comm, double timeout) {
     lock.lock();
     if (rc == cudaSuccess) {
       since = now();
-      d.freeEvents.push_back(front.done);
+      d.freeEvents.push_back(std::move(front.done));
       d.inFlight.pop_front();
     } else {
       // Nobody waits on this thread: a millisecond's delay in noticing a
       // finished collective costs nothing.
-      d.wake.wait_for(lock, std::chrono::milliseconds(1));
+      d.thread.wake.wait_for(lock, std::chrono::milliseconds(1));
     }
   }
 }
@@ -101,50 +98,40 @@ void watch(int device, ncclComm_t comm, double timeout) {
 
 void tprt::cuda::startWatchdog() {
   State &s = state();
-  Watchdog &d = watchdog();
-  std::lock_guard<std::mutex> lock(d.mutex);
-  if (d.thread.joinable())
-    return;
-  d.stopping = false;
-  d.thread = std::thread(watch, s.device, s.nccl, s.commTimeout);
+  watchdog().thread.start([] {}, [device = s.device, comm = s.nccl(),
+                                    timeout = s.commTimeout] {
+    watch(device, comm, timeout);
+  });
 }
 
-bool tprt::cuda::onWatchdogThread() {
-  return std::this_thread::get_id() == watchdog().thread.get_id();
-}
+bool tprt::cuda::onWatchdogThread() { return watchdog().thread.onThread(); }
 
 void tprt::cuda::stopWatchdog() {
   Watchdog &d = watchdog();
-  {
-    std::lock_guard<std::mutex> lock(d.mutex);
-    if (!d.thread.joinable())
-      return;
-    d.stopping = true;
-  }
-  d.wake.notify_all();
-  d.thread.join();
-  for (cudaEvent_t event : d.freeEvents)
-    cudaEventDestroy(event);
+  d.thread.stop();
   d.freeEvents.clear();
 }
 
 void tprt::cuda::watchCollective(const char *call, std::string what) {
   Watchdog &d = watchdog();
-  cudaEvent_t done = nullptr;
+  Event done;
   {
-    std::lock_guard<std::mutex> lock(d.mutex);
+    std::lock_guard<std::mutex> lock(d.thread.mutex);
     if (!d.freeEvents.empty()) {
-      done = d.freeEvents.back();
+      done = std::move(d.freeEvents.back());
       d.freeEvents.pop_back();
     }
   }
-  if (!done)
-    check(call, cudaEventCreateWithFlags(&done, cudaEventDisableTiming),
+  if (!done) {
+    cudaEvent_t event = nullptr;
+    check(call, cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
           "cudaEventCreateWithFlags");
-  check(call, cudaEventRecord(done, stream(call)), "cudaEventRecord");
-  {
-    std::lock_guard<std::mutex> lock(d.mutex);
-    d.inFlight.push_back({call, std::move(what), done, now()});
+    done.reset(event);
   }
-  d.wake.notify_all();
+  check(call, cudaEventRecord(done.get(), stream(call)), "cudaEventRecord");
+  {
+    std::lock_guard<std::mutex> lock(d.thread.mutex);
+    d.inFlight.push_back({call, std::move(what), std::move(done), now()});
+  }
+  d.thread.wake.notify_all();
 }

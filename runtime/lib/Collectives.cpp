@@ -67,16 +67,13 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
   Buffer out = readBuffer(call, "out", outRef);
   int64_t worldSize = state().worldSize;
 
-  checkGatheredShape(call, in, out, dim, worldSize);
+  int64_t outer = checkGatheredShape(call, in, out, dim, worldSize);
   int count = elementCount(call, in.numElements);
   elementCount(call, out.numElements);
 
   double start = now();
   // Rank r's block of `inner` elements goes after the blocks of ranks < r,
   // in each of the `outer` slices before `dim`.
-  int64_t outer = 1;
-  for (int64_t i = 0; i < dim; ++i)
-    outer *= in.sizes[i];
   if (count > 0) {
     if (worldSize == 1) {
       if (out.data != in.data)

@@ -2,8 +2,6 @@
 
 #include "Common.h"
 
-#include <mpi.h>
-
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -84,6 +82,24 @@ tprt_status startMpi(bool finalized, int *argc, char ***argv, bool &ownsMpi,
   return TPRT_OK;
 }
 
+std::unique_ptr<Communicator> Communicator::dupWorld(std::string &error) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (rc != MPI_SUCCESS) {
+    error = "MPI_Comm_dup failed: " + mpiErrorString(rc);
+    return nullptr;
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return std::unique_ptr<Communicator>(new Communicator(comm));
+}
+
+Communicator::~Communicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL)
+    MPI_Comm_free(&comm);
+}
+
 tprt_status finishMpi(bool ownsMpi) {
   if (ownsMpi) {
     int rc = MPI_Finalize();
@@ -92,6 +108,54 @@ tprt_status finishMpi(bool ownsMpi) {
                       "MPI_Finalize failed: " + mpiErrorString(rc));
   }
   return TPRT_OK;
+}
+
+tprt_status startRank(RankState &s, int *argc, char ***argv,
+                      std::unique_ptr<Communicator> &comm) {
+  if (tprt_status st = readCommTimeout(s.commTimeout); st != TPRT_OK)
+    return st;
+  if (tprt_status st = startMpi(s.finalized, argc, argv, s.ownsMpi,
+                                s.mpiThreadMultiple);
+      st != TPRT_OK)
+    return st;
+  std::string error;
+  comm = Communicator::dupWorld(error);
+  if (!comm)
+    return setError(TPRT_ERR_COMM, "tprt_init", error);
+  MPI_Comm_rank(comm->get(), &s.rank);
+  MPI_Comm_size(comm->get(), &s.worldSize);
+  return TPRT_OK;
+}
+
+void startedRank(RankState &s) {
+  s.counters = tprt_counters{};
+  lastError().clear();
+  s.initialized = true;
+}
+
+tprt_status checkRunning(const RankState &s) {
+  if (!s.initialized)
+    return setError(TPRT_ERR_STATE, "tprt_finalize",
+                    "the runtime is not initialised");
+  return TPRT_OK;
+}
+
+tprt_status finishRank(RankState &s) {
+  s.initialized = false;
+  s.finalized = true;
+  return finishMpi(s.ownsMpi);
+}
+
+void abortRanks(const RankState &s, const char *message,
+                bool onWatchdogThread,
+                void (*abortBackend)()) {
+  enterAbort();
+  printAbortMessage(rankForMessages(s.initialized, s.rank), message);
+  if (abortBackend)
+    abortBackend();
+  if (!s.mpiThreadMultiple && onWatchdogThread)
+    std::_Exit(1);
+  endAllRanks();
 }
 
 tprt_status readCommTimeout(double &seconds) {

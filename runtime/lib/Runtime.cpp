@@ -17,24 +17,6 @@ extern "C" void openblas_set_num_threads(int numThreads);
 namespace tprt {
 namespace detail {
 
-std::unique_ptr<Communicator> Communicator::dupWorld(std::string &error) {
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  if (rc != MPI_SUCCESS) {
-    error = "MPI_Comm_dup failed: " + mpiErrorString(rc);
-    return nullptr;
-  }
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  return std::unique_ptr<Communicator>(new Communicator(comm));
-}
-
-Communicator::~Communicator() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && comm != MPI_COMM_NULL)
-    MPI_Comm_free(&comm);
-}
-
 RuntimeState &state() {
   static RuntimeState instance;
   return instance;
@@ -59,42 +41,24 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   RuntimeState &s = state();
   if (s.initialized)
     return TPRT_OK;
-  double commTimeout = 0;
-  if (tprt_status st = tprt::common::readCommTimeout(commTimeout);
+  if (tprt_status st = tprt::common::startRank(s, argc, argv, s.comm);
       st != TPRT_OK)
     return st;
-  if (tprt_status st = tprt::common::startMpi(s.finalized, argc, argv,
-                                              s.ownsMpi, s.mpiThreadMultiple);
-      st != TPRT_OK)
-    return st;
-
-  std::string error;
-  s.comm = Communicator::dupWorld(error);
-  if (!s.comm)
-    return setError(TPRT_ERR_COMM, "tprt_init", error);
-  MPI_Comm_rank(s.comm->get(), &s.rank);
-  MPI_Comm_size(s.comm->get(), &s.worldSize);
-
   setBlasThreads();
   // With one rank no collective waits for anyone.
   if (s.worldSize > 1)
-    startWatchdog(commTimeout);
-  s.counters = tprt_counters{};
-  tprt::common::lastError().clear();
-  s.initialized = true;
+    startWatchdog(s.commTimeout);
+  tprt::common::startedRank(s);
   return TPRT_OK;
 }
 
 extern "C" tprt_status tprt_finalize(void) {
   RuntimeState &s = state();
-  if (!s.initialized)
-    return setError(TPRT_ERR_STATE, "tprt_finalize",
-                    "the runtime is not initialised");
+  if (tprt_status st = tprt::common::checkRunning(s); st != TPRT_OK)
+    return st;
   stopWatchdog();
   s.comm.reset();
-  s.initialized = false;
-  s.finalized = true;
-  return tprt::common::finishMpi(s.ownsMpi);
+  return tprt::common::finishRank(s);
 }
 
 extern "C" int tprt_rank(void) { return state().rank; }
@@ -115,14 +79,5 @@ extern "C" void tprt_reset_counters(void) {
 }
 
 extern "C" void tprt_abort(const char *message) {
-  tprt::common::enterAbort();
-  tprt::common::printAbortMessage(
-      tprt::common::rankForMessages(state().initialized, state().rank),
-      message);
-  // MPI_Abort from the watchdog's thread needs MPI_THREAD_MULTIPLE; below it
-  // (MPI started by an embedding program), end this rank only: mpirun ends
-  // the others when a rank exits non-zero.
-  if (!state().mpiThreadMultiple && onWatchdogThread())
-    std::_Exit(1);
-  tprt::common::endAllRanks();
+  tprt::common::abortRanks(state(), message, onWatchdogThread(), nullptr);
 }

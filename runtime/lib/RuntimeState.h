@@ -11,8 +11,6 @@
 
 #include "Common.h"
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,37 +18,11 @@
 namespace tprt {
 namespace detail {
 
-/// A duplicate of MPI_COMM_WORLD, freed when the runtime ends. Errors on it
-/// are returned (MPI_ERRORS_RETURN), so every failing call can say which
-/// collective failed before the ranks are ended.
-class Communicator {
-public:
-  /// Duplicates MPI_COMM_WORLD; on failure returns null and sets `error`.
-  static std::unique_ptr<Communicator> dupWorld(std::string &error);
-  ~Communicator();
-  Communicator(const Communicator &) = delete;
-  Communicator &operator=(const Communicator &) = delete;
+using common::Communicator;
 
-  MPI_Comm get() const { return comm; }
-
-private:
-  explicit Communicator(MPI_Comm comm) : comm(comm) {}
-  MPI_Comm comm;
-};
-
-struct RuntimeState {
-  bool initialized = false;
-  bool finalized = false;
-  /// Whether tprt_init called MPI_Init (then tprt_finalize calls
-  /// MPI_Finalize); a launcher that initialised MPI itself finalises it.
-  bool ownsMpi = false;
-  /// Whether MPI runs at MPI_THREAD_MULTIPLE, so that the watchdog's thread
-  /// may call MPI_Abort.
-  bool mpiThreadMultiple = false;
-  int rank = 0;
-  int worldSize = 1;
+/// The shared part (Common.h) and the communicator the runtime owns.
+struct RuntimeState : common::RankState {
   std::unique_ptr<Communicator> comm;
-  tprt_counters counters{};
 };
 
 RuntimeState &state();

@@ -102,8 +102,8 @@ Buffer readBuffer(const char *call, const char *name,
   return buffer;
 }
 
-void checkGatheredShape(const char *call, const Buffer &in, const Buffer &out,
-                        int64_t dim, int64_t worldSize) {
+int64_t checkGatheredShape(const char *call, const Buffer &in,
+                           const Buffer &out, int64_t dim, int64_t worldSize) {
   bool shapesAgree = in.rank == out.rank && dim >= 0 && dim < in.rank;
   for (int64_t i = 0; shapesAgree && i < in.rank; ++i)
     shapesAgree = out.sizes[i] == (i == dim ? in.sizes[i] * worldSize
@@ -115,6 +115,10 @@ void checkGatheredShape(const char *call, const Buffer &in, const Buffer &out,
        << " ranks along dimension " << dim;
     fail(call, os.str());
   }
+  int64_t outer = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= in.sizes[i];
+  return outer;
 }
 
 void countAllReduce(tprt_counters &c, const Buffer &buffer, double seconds) {

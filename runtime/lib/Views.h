@@ -100,8 +100,10 @@ Buffer readBuffer(const char *call, const char *name,
                   const tprt_unranked_memref *memref);
 
 /// Fails unless `out` is `in` with dimension `dim` multiplied by the world
-/// size.
-void checkGatheredShape(const char *call, const Buffer &in, const Buffer &out,
+/// size; returns the number of slices before `dim` (the product of the sizes
+/// before it), in each of which every rank's block follows those of the
+/// ranks before it.
+int64_t checkGatheredShape(const char *call, const Buffer &in, const Buffer &out,
                         int64_t dim, int64_t worldSize);
 
 /// Counts an all-reduce of `buffer` / an all-gather of `in` that took

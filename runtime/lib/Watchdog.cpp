@@ -12,29 +12,25 @@
 // of which exists here; the main thread is itself blocked in MPI, so all
 // there is to watch is one "in flight since". What the two do share (the
 // setting, its default, the message, which failing thread ends the ranks)
-// is in Common.cpp.
+// is in Common.cpp, and the thread's start and stop in WatchThread.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeState.h"
+#include "WatchThread.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 using namespace tprt::detail;
 
 namespace {
 
 struct Watchdog {
-  std::mutex mutex;
-  std::condition_variable wake; // tells the thread to stop
-  std::thread thread;
-  bool stopping = false;
+  tprt::common::WatchThread thread;
   double timeout = 0;
-  // The collective in flight; none while `call` is null.
+  // The collective in flight (guarded by thread.mutex); none while `call`
+  // is null.
   const char *call = nullptr;
   const char *mpiCall = nullptr;
   int64_t count = 0;
@@ -42,8 +38,7 @@ struct Watchdog {
 };
 
 Watchdog &watchdog() {
-  // Never destroyed: a process that exits without tprt_finalize must not
-  // destroy a running std::thread (std::terminate).
+  // Never destroyed (see WatchThread).
   static Watchdog *instance = new Watchdog;
   return *instance;
 }
@@ -54,8 +49,8 @@ void watch() {
   // tenth of the timeout late.
   auto period = std::chrono::duration<double>(
       std::clamp(d.timeout / 10, 0.01, 1.0));
-  std::unique_lock<std::mutex> lock(d.mutex);
-  while (!d.stopping) {
+  std::unique_lock<std::mutex> lock(d.thread.mutex);
+  while (!d.thread.stopping()) {
     if (d.call && now() - d.since > d.timeout) {
       std::ostringstream message;
       message << d.call << ": " << d.mpiCall << " of " << d.count
@@ -63,7 +58,7 @@ void watch() {
       lock.unlock();
       tprt_abort(message.str().c_str());
     }
-    d.wake.wait_for(lock, period);
+    d.thread.wake.wait_for(lock, period);
   }
 }
 
@@ -71,35 +66,22 @@ void watch() {
 
 void tprt::detail::startWatchdog(double timeout) {
   Watchdog &d = watchdog();
-  std::lock_guard<std::mutex> lock(d.mutex);
-  if (d.thread.joinable())
-    return;
-  d.stopping = false;
-  d.timeout = timeout;
-  d.call = nullptr;
-  d.thread = std::thread(watch);
+  d.thread.start(
+      [&] {
+        d.timeout = timeout;
+        d.call = nullptr;
+      },
+      watch);
 }
 
-void tprt::detail::stopWatchdog() {
-  Watchdog &d = watchdog();
-  {
-    std::lock_guard<std::mutex> lock(d.mutex);
-    if (!d.thread.joinable())
-      return;
-    d.stopping = true;
-  }
-  d.wake.notify_all();
-  d.thread.join();
-}
+void tprt::detail::stopWatchdog() { watchdog().thread.stop(); }
 
-bool tprt::detail::onWatchdogThread() {
-  return std::this_thread::get_id() == watchdog().thread.get_id();
-}
+bool tprt::detail::onWatchdogThread() { return watchdog().thread.onThread(); }
 
 WatchedCollective::WatchedCollective(const char *call, const char *mpiCall,
                                      int64_t count) {
   Watchdog &d = watchdog();
-  std::lock_guard<std::mutex> lock(d.mutex);
+  std::lock_guard<std::mutex> lock(d.thread.mutex);
   d.call = call;
   d.mpiCall = mpiCall;
   d.count = count;
@@ -108,6 +90,6 @@ WatchedCollective::WatchedCollective(const char *call, const char *mpiCall,
 
 WatchedCollective::~WatchedCollective() {
   Watchdog &d = watchdog();
-  std::lock_guard<std::mutex> lock(d.mutex);
+  std::lock_guard<std::mutex> lock(d.thread.mutex);
   d.call = nullptr;
 }

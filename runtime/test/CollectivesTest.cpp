@@ -8,6 +8,8 @@
 
 #include "TestUtil.h"
 
+#include "tprt/launch.h"
+
 namespace {
 
 using tprt::test::iota;
@@ -20,17 +22,7 @@ struct Tensor {
     for (int64_t size : this->shape)
       count *= size;
     data = iota(size_t(count), start);
-    descriptor.resize(3 + 2 * this->shape.size());
-    float *pointer = data.data();
-    std::memcpy(&descriptor[0], &pointer, sizeof(pointer));
-    std::memcpy(&descriptor[1], &pointer, sizeof(pointer));
-    int64_t stride = 1;
-    size_t rank = this->shape.size();
-    for (size_t i = rank; i-- > 0;) {
-      descriptor[3 + i] = this->shape[i];
-      descriptor[3 + rank + i] = stride;
-      stride *= this->shape[i];
-    }
+    descriptor = tprt::makeDescriptor(data.data(), this->shape);
   }
   tprt_unranked_memref unranked() {
     return {int64_t(shape.size()), descriptor.data()};

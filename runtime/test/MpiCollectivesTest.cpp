@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tprt/launch.h"
 #include "tprt/tprt.h"
 
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 namespace {
@@ -23,28 +23,13 @@ void check(bool ok, const char *what, size_t index, float got, float want) {
               what, index, got, want);
 }
 
-/// A contiguous descriptor over `data` with `shape`.
-std::vector<int64_t> descriptorOf(float *data, std::vector<int64_t> shape) {
-  size_t rank = shape.size();
-  std::vector<int64_t> d(3 + 2 * rank);
-  std::memcpy(&d[0], &data, sizeof(data));
-  std::memcpy(&d[1], &data, sizeof(data));
-  int64_t stride = 1;
-  for (size_t i = rank; i-- > 0;) {
-    d[3 + i] = shape[i];
-    d[3 + rank + i] = stride;
-    stride *= shape[i];
-  }
-  return d;
-}
-
 float encode(int rank, int64_t index) { return float(rank * 1000 + index); }
 
 void testAllReduce(int rank, int worldSize) {
   std::vector<float> buffer(6 * 5);
   for (size_t i = 0; i < buffer.size(); ++i)
     buffer[i] = encode(rank, int64_t(i));
-  std::vector<int64_t> d = descriptorOf(buffer.data(), {6, 5});
+  std::vector<int64_t> d = tprt::makeDescriptor(buffer.data(), {6, 5});
   tprt_unranked_memref memref{2, d.data()};
   _mlir_ciface_tprt_all_reduce_sum_f32(&memref);
   for (size_t i = 0; i < buffer.size(); ++i) {
@@ -62,8 +47,8 @@ void testAllGather(int rank, int worldSize, int64_t dim) {
   std::vector<float> in(24), out(24 * size_t(worldSize), -1);
   for (size_t i = 0; i < in.size(); ++i)
     in[i] = encode(rank, int64_t(i));
-  std::vector<int64_t> di = descriptorOf(in.data(), inShape);
-  std::vector<int64_t> dout = descriptorOf(out.data(), outShape);
+  std::vector<int64_t> di = tprt::makeDescriptor(in.data(), inShape);
+  std::vector<int64_t> dout = tprt::makeDescriptor(out.data(), outShape);
   tprt_unranked_memref mi{3, di.data()}, mo{3, dout.data()};
   _mlir_ciface_tprt_all_gather_f32(&mi, &mo, dim);
 

@@ -1,0 +1,452 @@
+//===- Launch.cpp - loading, checking and calling a compiled model --------===//
+
+#include "tprt/launch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <tuple>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tprt {
+
+//===----------------------------------------------------------------------===//
+// Backends, descriptors, bf16, files
+//===----------------------------------------------------------------------===//
+
+Backend Backend::cpu() { return Backend("cpu", std::nullopt); }
+
+Backend Backend::cuda(const DeviceCalls &calls) {
+  return Backend("cuda", calls);
+}
+
+Backend Backend::ofThisProcess() {
+  // A launcher is linked with one runtime; libtprt_cuda alone has these.
+  auto find = [](const char *name) { return dlsym(RTLD_DEFAULT, name); };
+  DeviceCalls calls;
+  void *symbols[] = {find("tprt_device_alloc"), find("tprt_device_free"),
+                     find("tprt_copy_to_device"), find("tprt_copy_to_host"),
+                     find("tprt_device_synchronize"),
+                     find("tprt_last_error")};
+  for (void *symbol : symbols)
+    if (!symbol)
+      return cpu();
+  std::memcpy(&calls.alloc, &symbols[0], sizeof(void *));
+  std::memcpy(&calls.free, &symbols[1], sizeof(void *));
+  std::memcpy(&calls.copyToDevice, &symbols[2], sizeof(void *));
+  std::memcpy(&calls.copyToHost, &symbols[3], sizeof(void *));
+  std::memcpy(&calls.synchronize, &symbols[4], sizeof(void *));
+  std::memcpy(&calls.lastError, &symbols[5], sizeof(void *));
+  return cuda(calls);
+}
+
+std::vector<int64_t> makeDescriptor(void *data,
+                                    const std::vector<int64_t> &shape) {
+  static_assert(sizeof(void *) == sizeof(int64_t), "64-bit pointers");
+  size_t rank = shape.size();
+  std::vector<int64_t> descriptor(3 + 2 * rank);
+  std::memcpy(&descriptor[0], &data, sizeof(void *));
+  std::memcpy(&descriptor[1], &data, sizeof(void *));
+  descriptor[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    descriptor[3 + i] = shape[i];
+    descriptor[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return descriptor;
+}
+
+uint16_t toBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return uint16_t((bits >> 16) | 0x40); // quiet NaN
+  return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+AlignedBuffer toBf16(const AlignedBuffer &f32, size_t count) {
+  AlignedBuffer out(count * sizeof(uint16_t));
+  const float *in = f32.as<float>();
+  uint16_t *bf16 = out.as<uint16_t>();
+  for (size_t i = 0; i < count; ++i)
+    bf16[i] = toBf16(in[i]);
+  return out;
+}
+
+std::string resultPath(const std::string &output, size_t index) {
+  if (index == 0)
+    return output;
+  std::string stem = output, suffix;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) {
+    stem.resize(stem.size() - 4);
+    suffix = ".npy";
+  }
+  return stem + "." + std::to_string(index) + suffix;
+}
+
+std::optional<std::string> whyNotWritable(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0) {
+    // fopen would refuse a directory only after the forward passes.
+    if (S_ISDIR(info.st_mode))
+      return "it is a directory";
+    return std::nullopt;
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty())
+    dir = "/";
+  if (access(dir.c_str(), W_OK) != 0)
+    return "its directory is missing or not writable";
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Checks and binding
+//===----------------------------------------------------------------------===//
+
+/// `names` quoted and joined with ", ".
+static std::string quotedList(const std::vector<std::string> &names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "'" : ", '") + name + "'";
+  return text;
+}
+
+std::vector<std::string> checkManifest(const Manifest &manifest,
+                                       const std::string &model,
+                                       const Backend &backend, int worldSize) {
+  const std::string &name = backend.name();
+  bool bf16 = backend.takesBf16Weights();
+  if (manifest.abiVersion != TPRT_ABI_VERSION)
+    return {model + " was built for tprt ABI version " +
+            std::to_string(manifest.abiVersion) +
+            ", this tp-run implements version " +
+            std::to_string(TPRT_ABI_VERSION)};
+  if (manifest.backend != name)
+    return {model + " was built for backend '" + manifest.backend +
+            "', this tp-run runs '" + name + "'"};
+  if (manifest.tpSize != worldSize)
+    return {"world size " + std::to_string(worldSize) + " but " + model +
+            " was compiled for tp " + std::to_string(manifest.tpSize)};
+  if (manifest.args.empty() || manifest.args[0].role != "input")
+    return {"'" + model + "': manifest argument 0 must be the input"};
+  std::vector<std::string> errors;
+  if (manifest.results.empty())
+    errors.push_back("'" + model + "': manifest has no results");
+  for (size_t i = 0; i < manifest.args.size(); ++i) {
+    const ManifestArg &arg = manifest.args[i];
+    std::string where = "'" + model + "': argument " + std::to_string(i) +
+                        " ('" + arg.name + "')";
+    if (i > 0 && arg.role != "weight")
+      errors.push_back(where + " has role '" + arg.role +
+                       "'; only argument 0 is the input");
+    if (arg.dtype != "f32" && !(bf16 && i > 0 && arg.dtype == "bf16"))
+      errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
+                       " runtime takes f32" +
+                       (bf16 ? " (and bf16 weights)" : ""));
+    Expected<std::vector<int64_t>> local =
+        shardShape(arg.shape, arg.shard, manifest.tpSize);
+    if (!local)
+      errors.push_back(where + ": " + local.status().message());
+    else if (*local != arg.localShape)
+      errors.push_back(where + ": local_shape " + formatShape(arg.localShape) +
+                       " is not the shard " + formatShape(*local) + " of " +
+                       formatShape(arg.shape));
+  }
+  for (const ManifestResult &result : manifest.results)
+    if (result.dtype != "f32")
+      errors.push_back("'" + model + "': result '" + result.name +
+                       "' has dtype '" + result.dtype + "'; the " + name +
+                       " runtime takes f32");
+  return errors;
+}
+
+std::optional<std::string> bindWeights(const Manifest &manifest,
+                                       const std::vector<std::string> &paths,
+                                       WeightBinding &binding,
+                                       std::vector<std::string> &errors) {
+  const std::vector<ManifestArg> &args = manifest.args;
+  binding.checkpoints.clear();
+  binding.checkpoints.reserve(paths.size()); // stable addresses
+  binding.tensors.assign(args.size(), nullptr);
+  binding.files.assign(args.size(), nullptr);
+  std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>
+      inFileOrder;
+  for (const std::string &path : paths) {
+    Expected<SafetensorsFile> file = SafetensorsFile::open(path);
+    if (!file)
+      return "checkpoint " + file.status().message();
+    const SafetensorsFile &checkpoint =
+        binding.checkpoints.emplace_back(std::move(*file));
+    size_t first = inFileOrder.size();
+    for (const auto &entry : checkpoint.tensors())
+      inFileOrder.push_back({&checkpoint, &entry.second});
+    std::sort(inFileOrder.begin() + first, inFileOrder.end(),
+              [](auto a, auto b) { return a.second->data < b.second->data; });
+  }
+  std::string checkpoints =
+      (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
+  for (size_t i = 1; i < args.size(); ++i) {
+    const ManifestArg &arg = args[i];
+    std::string where =
+        "tensor '" + arg.name + "' (argument " + std::to_string(i) + ")";
+    std::vector<std::string> holders;
+    if (!arg.named) {
+      if (i - 1 < inFileOrder.size())
+        std::tie(binding.files[i], binding.tensors[i]) = inFileOrder[i - 1];
+    } else {
+      for (const SafetensorsFile &checkpoint : binding.checkpoints)
+        if (const TensorInfo *tensor = checkpoint.find(arg.name)) {
+          holders.push_back(checkpoint.path());
+          binding.tensors[i] = tensor;
+          binding.files[i] = &checkpoint;
+        }
+    }
+    if (holders.size() > 1) {
+      errors.push_back(where + " is in " + quotedList(holders) +
+                       ": give it once");
+      continue;
+    }
+    const TensorInfo *tensor = binding.tensors[i];
+    if (!tensor) {
+      // A renamed tensor usually keeps its shape: name the candidates.
+      std::vector<std::string> candidates;
+      for (auto [checkpoint, info] : inFileOrder) {
+        const std::string &name = info->name;
+        bool used =
+            std::any_of(args.begin(), args.end(),
+                        [&](const ManifestArg &a) { return a.name == name; });
+        if (!used && info->shape == arg.shape)
+          candidates.push_back(name);
+      }
+      errors.push_back(
+          checkpoints + (paths.size() == 1 ? " has no " : " have no ") + where +
+          (candidates.empty() ? ""
+                              : "; unused tensors of shape " +
+                                    formatShape(arg.shape) + ": " +
+                                    quotedList(candidates)));
+      continue;
+    }
+    const std::string &path = binding.files[i]->path();
+    if (tensor->dtype != "F32")
+      errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
+                       ", the model takes F32");
+    else if (tensor->shape != arg.shape)
+      errors.push_back(where + " in '" + path + "' has shape " +
+                       formatShape(tensor->shape) + ", the model takes " +
+                       formatShape(arg.shape));
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+Expected<ModelLibrary> ModelLibrary::open(const std::string &path) {
+  // A name without a slash would be searched on the library path.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // dlopen of a truncated object dies of SIGBUS, of a FIFO waits forever.
+  if (Status whole = checkSharedObject(path); !whole)
+    return Status(whole.code(), "cannot load model " + whole.message());
+  dlerror();
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return Status(TPRT_ERR_IO,
+                  "cannot load model '" + path + "': " + dlerror());
+  ModelLibrary library(handle);
+  library.manifest =
+      reinterpret_cast<ManifestFn>(dlsym(handle, "tp_model_manifest"));
+  library.forward =
+      reinterpret_cast<ForwardFn>(dlsym(handle, "tp_model_forward"));
+  if (!library.manifest || !library.forward)
+    return Status(TPRT_ERR_IO, "'" + path +
+                                   "' does not export tp_model_manifest and "
+                                   "tp_model_forward (not built by "
+                                   "tp-compile?)");
+  return library;
+}
+
+ModelLibrary::ModelLibrary(ModelLibrary &&other) noexcept
+    : manifest(other.manifest), forward(other.forward), handle(other.handle) {
+  other.handle = nullptr;
+}
+
+ModelLibrary::~ModelLibrary() {
+  if (handle)
+    dlclose(handle);
+}
+
+std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
+                                           const Backend &backend, int rank,
+                                           int worldSize) {
+  this->backend = backend;
+  const std::string &model = files.model;
+  Expected<ModelLibrary> opened = ModelLibrary::open(model);
+  if (!opened)
+    return {opened.status().message()};
+  library.emplace(std::move(*opened));
+  const char *text = library->manifest();
+  Expected<Manifest> parsed = parseManifest(text ? text : "");
+  if (!parsed)
+    return {"'" + model + "': " + parsed.status().message()};
+  manifest_ = std::move(*parsed);
+  std::vector<std::string> errors =
+      checkManifest(manifest_, model, backend, worldSize);
+  if (!errors.empty())
+    return errors;
+
+  // The checkpoints: every weight present, F32, with the full shape. A
+  // model compiled with its weights inline takes none.
+  const std::vector<ManifestArg> &args = manifest_.args;
+  if (files.weights.empty() && args.size() > 1)
+    return {"no --weights given; '" + model + "' takes " +
+            std::to_string(args.size() - 1) + " weights (the first '" +
+            args[1].name + "')"};
+  weights.tensors.assign(args.size(), nullptr);
+  weights.files.assign(args.size(), nullptr);
+  if (!files.weights.empty())
+    if (std::optional<std::string> fatal =
+            bindWeights(manifest_, files.weights, weights, errors))
+      return {*fatal};
+
+  Expected<NpyArray> read = readNpy(files.input);
+  if (!read) {
+    errors.push_back("input " + read.status().message());
+  } else {
+    if (read->shape != args[0].shape)
+      errors.push_back("input '" + files.input + "' has shape " +
+                       formatShape(read->shape) + ", the model takes " +
+                       formatShape(args[0].shape));
+    input.emplace(std::move(*read));
+  }
+
+  // Only rank 0 writes, so only it checks.
+  if (rank == 0 && !files.output.empty())
+    for (size_t j = 0; j < manifest_.results.size(); ++j) {
+      std::string path = resultPath(files.output, j);
+      if (std::optional<std::string> why = whyNotWritable(path))
+        errors.push_back("cannot write the output '" + path + "': " + *why);
+    }
+  if (rank == 0 && !files.reportJson.empty())
+    if (std::optional<std::string> why = whyNotWritable(files.reportJson))
+      errors.push_back("cannot write the report '" + files.reportJson +
+                       "': " + *why);
+  return errors;
+}
+
+Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
+  ModelArguments out;
+  std::vector<std::string> errors;
+  // The input is sliced like a weight.
+  TensorInfo inputTensor;
+  inputTensor.name = manifest_.args[0].name;
+  inputTensor.dtype = "F32";
+  inputTensor.shape = input->shape;
+  inputTensor.elementSize = sizeof(float);
+  inputTensor.data = reinterpret_cast<const uint8_t *>(input->buffer.data());
+  inputTensor.byteSize = input->buffer.size();
+  for (size_t i = 0; i < manifest_.args.size(); ++i) {
+    const ManifestArg &arg = manifest_.args[i];
+    const TensorInfo &tensor = i == 0 ? inputTensor : *weights.tensors[i];
+    Expected<SlicedTensor> slice =
+        sliceTensor(tensor, arg.shard, rank, worldSize);
+    if (i > 0)
+      weights.files[i]->release(tensor);
+    if (!slice) {
+      errors.push_back(slice.status().message());
+      continue;
+    }
+    if (arg.dtype == "bf16")
+      slice->buffer =
+          toBf16(slice->buffer, size_t(numElements(slice->shape)));
+    if (i > 0)
+      out.weightBytes_ += slice->buffer.size();
+    out.descriptors.push_back(makeDescriptor(slice->buffer.data(), slice->shape));
+    out.buffers.push_back(std::move(slice->buffer));
+  }
+  if (!errors.empty()) {
+    std::string message;
+    for (const std::string &error : errors)
+      message += (message.empty() ? "" : "\n") + error;
+    return Status(TPRT_ERR_INVALID_ARGUMENT, message);
+  }
+  out.firstResult = out.buffers.size();
+  for (const ManifestResult &result : manifest_.results) {
+    AlignedBuffer buffer(size_t(numElements(result.localShape)) * sizeof(float),
+                         /*zero=*/true);
+    out.descriptors.push_back(makeDescriptor(buffer.data(), result.localShape));
+    out.buffers.push_back(std::move(buffer));
+  }
+  for (std::vector<int64_t> &descriptor : out.descriptors)
+    out.pointers_.push_back(descriptor.data());
+  return out;
+}
+
+Status LoadedModel::forward(ModelArguments &arguments) const {
+  library->forward(arguments.pointers());
+  // A forward pass on a device is asynchronous on the rank's stream.
+  if (const DeviceCalls *calls = backend->device())
+    if (calls->synchronize() != TPRT_OK)
+      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
+  return Status::success();
+}
+
+Status ModelArguments::place(const Backend &backend) {
+  calls = backend.device();
+  if (!calls)
+    return Status::success();
+  // Every buffer the model sees is device memory: upload each (the results
+  // zeroed) once; the descriptors point to the device copies.
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    void *pointer = nullptr;
+    if (calls->alloc(buffers[i].size(), 0, &pointer) != TPRT_OK)
+      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
+    device.emplace_back(pointer, DeviceFree{calls});
+    if (calls->copyToDevice(pointer, buffers[i].data(), buffers[i].size()) !=
+        TPRT_OK)
+      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
+    std::memcpy(&descriptors[i][0], &pointer, sizeof(void *));
+    std::memcpy(&descriptors[i][1], &pointer, sizeof(void *));
+  }
+  return Status::success();
+}
+
+Status ModelArguments::fetchResults() {
+  if (!calls)
+    return Status::success();
+  for (size_t i = firstResult; i < buffers.size(); ++i)
+    if (calls->copyToHost(buffers[i].data(), device[i].get(),
+                          buffers[i].size()) != TPRT_OK)
+      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
+  return Status::success();
+}
+
+std::vector<std::string> writeResults(const LaunchFiles &files,
+                                      const Manifest &manifest,
+                                      const ModelArguments &arguments,
+                                      const RunReport &report) {
+  std::vector<std::string> errors;
+  for (size_t j = 0; !files.output.empty() && j < manifest.results.size();
+       ++j) {
+    Status written = writeNpy(resultPath(files.output, j),
+                              arguments.result(j).as<float>(),
+                              manifest.results[j].localShape);
+    if (!written)
+      errors.push_back(written.message());
+  }
+  if (!files.reportJson.empty()) {
+    std::ofstream file(files.reportJson);
+    file << reportJson(report);
+    if (!file)
+      errors.push_back("cannot write the report '" + files.reportJson + "'");
+  }
+  return errors;
+}
+
+} // namespace tprt

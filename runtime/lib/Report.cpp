@@ -1,0 +1,155 @@
+//===- Report.cpp - a launcher's run report -------------------------------===//
+
+#include "tprt/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include <malloc.h>
+#include <sys/resource.h>
+
+namespace tprt {
+
+RunReport::RunReport(std::string model, const Manifest &manifest,
+                     int worldSize, int warmup, int iterations)
+    : model(std::move(model)), backend(manifest.backend),
+      tpSize(manifest.tpSize), worldSize(worldSize),
+      inputShape(manifest.args.empty() ? std::vector<int64_t>{}
+                                       : manifest.args[0].shape),
+      warmup(warmup), iterations(iterations) {}
+
+static double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+static nlohmann::json toJson(const RunReport &r) {
+  int64_t tokens = 1;
+  for (size_t i = 0; i + 1 < r.inputShape.size(); ++i)
+    tokens *= r.inputShape[i];
+  double iters = static_cast<double>(r.forwardSeconds.size());
+  double fwdMin = r.forwardSeconds.empty()
+                      ? 0.0
+                      : *std::min_element(r.forwardSeconds.begin(),
+                                          r.forwardSeconds.end());
+  double fwdMedian = r.forwardSeconds.empty() ? 0.0 : median(r.forwardSeconds);
+  double fwdTotal = 0;
+  for (double t : r.forwardSeconds)
+    fwdTotal += t;
+  const tprt_counters &c = r.counters;
+  auto perForward = [&](int64_t value) {
+    return static_cast<double>(value) / iters;
+  };
+  return {
+      {"model", r.model},
+      {"backend", r.backend},
+      {"tp_size", r.tpSize},
+      {"world_size", r.worldSize},
+      {"input_shape", r.inputShape},
+      {"tokens", tokens},
+      {"warmup", r.warmup},
+      {"iterations", r.iterations},
+      {"load_validate_s", r.loadSeconds},
+      {"slice_s", r.sliceSeconds},
+      {"forward_s",
+       {{"min", fwdMin},
+        {"median", fwdMedian},
+        {"mean", fwdTotal / iters},
+        {"all", r.forwardSeconds}}},
+      {"tokens_per_s", fwdMedian > 0 ? tokens / fwdMedian : 0.0},
+      {"collectives_per_forward",
+       {{"all_reduce",
+         {{"calls", perForward(c.all_reduce_calls)},
+          {"bytes", perForward(c.all_reduce_bytes)}}},
+        {"all_gather",
+         {{"calls", perForward(c.all_gather_calls)},
+          {"bytes", perForward(c.all_gather_bytes)}}},
+        {"reduce_scatter",
+         {{"calls", perForward(c.reduce_scatter_calls)},
+          {"bytes", perForward(c.reduce_scatter_bytes)}}}}},
+      {"comm_s_per_forward", c.comm_seconds / iters},
+      {"peak_rss_mib", r.peakRssMib},
+      {"weights_local_mib", r.weightsLocalMib},
+      {"activations_mib", r.activationsMib},
+      {"comm_share", fwdTotal > 0 ? c.comm_seconds / fwdTotal : 0.0},
+      {"gemm",
+       {{"calls_per_forward", perForward(c.gemm_calls)},
+        {"flops_per_forward", c.gemm_flops / iters},
+        {"s_per_forward", c.gemm_seconds / iters},
+        {"share_of_forward", fwdTotal > 0 ? c.gemm_seconds / fwdTotal : 0.0},
+        {"gflops", c.gemm_seconds > 0 ? c.gemm_flops / c.gemm_seconds / 1e9
+                                      : 0.0}}},
+  };
+}
+
+std::string reportJson(const RunReport &report) {
+  return toJson(report).dump(2) + "\n";
+}
+
+std::string reportText(const RunReport &report) {
+  nlohmann::json r = toJson(report);
+  const nlohmann::json &fwd = r["forward_s"];
+  const nlohmann::json &coll = r["collectives_per_forward"];
+  const nlohmann::json &gemm = r["gemm"];
+  auto ms = [](const nlohmann::json &seconds) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f ms", seconds.get<double>() * 1e3);
+    return std::string(text);
+  };
+  auto collective = [&](const char *name) {
+    std::ostringstream os;
+    os << name << " " << coll[name]["calls"].get<double>() << " ("
+       << static_cast<int64_t>(coll[name]["bytes"].get<double>()) << " B)";
+    return os.str();
+  };
+  char line[256];
+  std::ostringstream os;
+  os << "tp-run: " << r["model"].get<std::string>() << ", backend "
+     << r["backend"].get<std::string>() << ", tp " << r["tp_size"]
+     << ", input " << r["input_shape"].dump() << " (" << r["tokens"]
+     << " tokens)\n";
+  os << "  load+validate  " << ms(r["load_validate_s"]) << "\n";
+  os << "  slice          " << ms(r["slice_s"]) << "\n";
+  os << "  forward        min " << ms(fwd["min"]) << ", median "
+     << ms(fwd["median"]) << " (" << r["iterations"] << " iterations after "
+     << r["warmup"] << " warmup; slowest rank)\n";
+  std::snprintf(line, sizeof(line), "  tokens/s       %.1f\n",
+                r["tokens_per_s"].get<double>());
+  os << line;
+  os << "  collectives    per forward: " << collective("all_reduce") << ", "
+     << collective("all_gather") << ", " << collective("reduce_scatter")
+     << "; " << ms(r["comm_s_per_forward"]) << "\n";
+  std::snprintf(line, sizeof(line),
+                "  gemm           per forward: %.0f calls, %.4g GFLOP, "
+                "%.1f%% of forward, %.2f GFLOP/s (rank 0)\n",
+                gemm["calls_per_forward"].get<double>(),
+                gemm["flops_per_forward"].get<double>() / 1e9,
+                gemm["share_of_forward"].get<double>() * 100,
+                gemm["gflops"].get<double>());
+  os << line;
+  std::snprintf(line, sizeof(line),
+                "  memory         peak rss %.1f MiB, weight shard %.1f MiB, "
+                "activations %.1f MiB (max over ranks)\n",
+                r["peak_rss_mib"].get<double>(),
+                r["weights_local_mib"].get<double>(),
+                r["activations_mib"].get<double>());
+  os << line;
+  return os.str();
+}
+
+double heapBytes() {
+  struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.arena) + static_cast<double>(info.hblkhd);
+}
+
+double peakRssMib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0; // KiB on Linux
+}
+
+} // namespace tprt
