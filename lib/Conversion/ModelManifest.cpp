@@ -67,7 +67,7 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
         fn.getArgAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
     SmallVector<int64_t> full(type.getShape());
     llvm::json::Value shardJson = nullptr;
-    if (shard && shard.isSplit()) {
+    if (shard) {
       full[shard.getDim()] *= tpSize;
       shardJson = llvm::json::Object{{"dim", shard.getDim()},
                                      {"outer", shard.getOuter()}};

@@ -35,88 +35,22 @@ void TPDialect::initialize() {
 // ShardAttr
 //===----------------------------------------------------------------------===//
 
-// Syntax: `replicated` | `partial` |
-//         `split dim = D, factors = [f0, ...], factor = I`
-Attribute ShardAttr::parse(AsmParser &parser, Type) {
-  if (parser.parseLess())
-    return {};
-  StringRef keyword;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&keyword))
-    return {};
-  std::optional<ShardKind> kind = symbolizeShardKind(keyword);
-  if (!kind) {
-    parser.emitError(loc, "expected 'replicated', 'split' or 'partial'");
-    return {};
-  }
-  int64_t dim = -1, factor = -1;
-  SmallVector<int64_t> factors;
-  if (*kind == ShardKind::Split) {
-    if (parser.parseKeyword("dim") || parser.parseEqual() ||
-        parser.parseInteger(dim) || parser.parseComma() ||
-        parser.parseKeyword("factors") || parser.parseEqual() ||
-        parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-          return parser.parseInteger(factors.emplace_back());
-        }) ||
-        parser.parseComma() || parser.parseKeyword("factor") ||
-        parser.parseEqual() || parser.parseInteger(factor))
-      return {};
-  }
-  if (parser.parseGreater())
-    return {};
-  return parser.getChecked<ShardAttr>(parser.getContext(), *kind, dim, factors,
-                                      factor);
-}
-
-void ShardAttr::print(AsmPrinter &printer) const {
-  printer << "<" << stringifyShardKind(getKind());
-  if (isSplit()) {
-    printer << " dim = " << getDim() << ", factors = [";
-    llvm::interleaveComma(getFactors(), printer);
-    printer << "], factor = " << getFactor();
-  }
-  printer << ">";
-}
-
 LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                ShardKind kind, int64_t dim,
-                                ArrayRef<int64_t> factors, int64_t factor) {
-  if (kind != ShardKind::Split) {
-    if (dim != -1 || !factors.empty() || factor != -1)
-      return emitError() << "only a split shard has a dimension and factors";
-    return success();
-  }
+                                int64_t dim, int64_t outer) {
   if (dim < 0)
-    return emitError() << "split dimension must be non-negative, got " << dim;
-  if (factors.empty())
-    return emitError() << "split needs at least one factor";
-  if (llvm::any_of(factors, [](int64_t f) { return f < 1; }))
-    return emitError() << "factors must be positive";
-  if (factor < 0 || factor >= static_cast<int64_t>(factors.size()))
-    return emitError() << "split factor index " << factor
-                       << " out of range for " << factors.size() << " factors";
+    return emitError() << "shard dimension must be non-negative, got " << dim;
+  if (outer < 1)
+    return emitError() << "shard blocks ('outer') must be positive, got "
+                       << outer;
   return success();
-}
-
-int64_t ShardAttr::getOuter() const {
-  int64_t outer = 1;
-  for (int64_t f : getFactors().take_front(getFactor()))
-    outer *= f;
-  return outer;
 }
 
 FailureOr<SmallVector<int64_t>>
 ShardAttr::getLocalShape(ArrayRef<int64_t> shape, int64_t numRanks) const {
+  if (getDim() >= static_cast<int64_t>(shape.size()) ||
+      shape[getDim()] % (getOuter() * numRanks) != 0)
+    return failure();
   SmallVector<int64_t> local(shape);
-  if (!isSplit())
-    return local;
-  if (getDim() >= static_cast<int64_t>(shape.size()))
-    return failure();
-  int64_t product = 1;
-  for (int64_t f : getFactors())
-    product *= f;
-  if (product != shape[getDim()] || getFactors()[getFactor()] % numRanks != 0)
-    return failure();
   local[getDim()] /= numRanks;
   return local;
 }
@@ -142,8 +76,6 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
   if (!shard)
     return op->emitError() << "'" << getShardAttrName()
                            << "' must be a #tp.shard, on argument " << argIndex;
-  if (!shard.isSplit())
-    return success();
   auto fn = dyn_cast<FunctionOpInterface>(op);
   if (!fn || regionIndex != 0)
     return success();
@@ -156,22 +88,13 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError() << "argument " << argIndex
                            << " has no dimension " << shard.getDim()
                            << " to split";
-  // The argument holds the local shard; the factors describe the full dim.
-  auto module = op->getParentOfType<ModuleOp>();
-  auto size = module ? module->getAttrOfType<IntegerAttr>(getSizeAttrName())
-                     : IntegerAttr();
-  if (!size)
-    return success();
-  int64_t full = 1;
-  for (int64_t f : shard.getFactors())
-    full *= f;
+  // The argument holds the local shard: its part of each block.
   int64_t local = type.getDimSize(shard.getDim());
-  if (!ShapedType::isDynamic(local) && local * size.getInt() != full)
+  if (!ShapedType::isDynamic(local) && local % shard.getOuter() != 0)
     return op->emitError() << "argument " << argIndex << " holds " << local
                            << " of dimension " << shard.getDim()
-                           << ", but the full extent " << full << " over "
-                           << size.getInt() << " ranks gives "
-                           << full / size.getInt();
+                           << ", which is not a part of each of "
+                           << shard.getOuter() << " blocks";
   return success();
 }
 

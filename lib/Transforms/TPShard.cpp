@@ -58,13 +58,6 @@ static RankedTensorType localType(Type full, DimCut cut, int64_t tpSize) {
   return type.clone(shape);
 }
 
-static ShardAttr splitAttr(MLIRContext *ctx, int64_t fullSize, DimCut cut) {
-  if (cut.outer == 1)
-    return ShardAttr::get(ctx, ShardKind::Split, cut.dim, {fullSize}, 0);
-  return ShardAttr::get(ctx, ShardKind::Split, cut.dim,
-                        {cut.outer, fullSize / cut.outer}, 1);
-}
-
 static bool isZeroInit(Value init) {
   if (matchPattern(init, m_AnyZeroFloat()) || matchPattern(init, m_Zero()))
     return true;
@@ -153,15 +146,12 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
                         DenseMap<unsigned, ShardAttr> &argShards) {
   MLIRContext *ctx = func->getContext();
   OpBuilder builder(ctx);
-  // Gathers read the local value, so they go in once types are local; note
-  // the full types now.
+  // Gathers read the local value, so they go in once types are local.
   for (auto [value, cut] : region.cuts) {
-    int64_t fullSize = cast<RankedTensorType>(value.getType()).getDimSize(
-        cut.dim);
     value.setType(localType(value.getType(), cut, tpSize));
     if (auto arg = dyn_cast<BlockArgument>(value))
       if (arg.getOwner()->getParentOp() == func.getOperation())
-        argShards[arg.getArgNumber()] = splitAttr(ctx, fullSize, cut);
+        argShards[arg.getArgNumber()] = ShardAttr::get(ctx, cut.dim, cut.outer);
   }
   SetVector<Operation *> touched;
   for (auto &[value, cut] : region.cuts)

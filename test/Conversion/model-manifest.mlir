@@ -5,14 +5,14 @@
 // is its local shape times the tp size along the cut; the argument
 // attributes move into it, and the entry gets a C interface.
 
-// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:3,\22args\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,8],\22name\22:\22arg0\22,\22named\22:false,\22role\22:\22input\22,\22shape\22:[4,8],\22shard\22:null},{\22dtype\22:\22f32\22,\22local_shape\22:[8,6],\22name\22:\22qkv\22,\22named\22:true,\22role\22:\22weight\22,\22shape\22:[8,12],\22shard\22:{\22dim\22:1,\22outer\22:3}}],\22backend\22:\22cpu\22,\22function\22:\22forward\22,\22results\22:[{\22dtype\22:\22f32\22,\22name\22:\22result0\22,\22shape\22:[4,6]}],\22tp_size\22:2}", tp.size = 2 : i64}
+// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:4,\22args\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,8],\22name\22:\22arg0\22,\22named\22:false,\22role\22:\22input\22,\22shape\22:[4,8],\22shard\22:null},{\22dtype\22:\22f32\22,\22local_shape\22:[8,6],\22name\22:\22qkv\22,\22named\22:true,\22role\22:\22weight\22,\22shape\22:[8,12],\22shard\22:{\22dim\22:1,\22outer\22:3}}],\22backend\22:\22cpu\22,\22function\22:\22forward\22,\22results\22:[{\22dtype\22:\22f32\22,\22name\22:\22result0\22,\22shape\22:[4,6]}],\22tp_size\22:2}", tp.size = 2 : i64}
 // CHECK: func.func private @helper(tensor<4x6xf32>)
 // CHECK: func.func @forward(%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<8x6xf32>) -> tensor<4x6xf32> attributes {llvm.emit_c_interface}
 // CUDA: \22backend\22:\22cuda\22
 module attributes {tp.size = 2 : i64} {
   func.func private @helper(tensor<4x6xf32>)
   func.func @forward(%x: tensor<4x8xf32>,
-                     %w: tensor<8x6xf32> {tp.name = "qkv", tp.shard = #tp.shard<split dim = 1, factors = [3, 4], factor = 1>})
+                     %w: tensor<8x6xf32> {tp.name = "qkv", tp.shard = #tp.shard<dim = 1, outer = 3>})
       -> tensor<4x6xf32> {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<4x6xf32>

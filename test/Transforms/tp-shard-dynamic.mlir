@@ -5,7 +5,7 @@
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @dynamic_batch
-// CHECK-SAME: %[[X:.*]]: tensor<?x16xf32>, %{{.*}}: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 1, factors = [32], factor = 0>}, %{{.*}}: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
+// CHECK-SAME: %[[X:.*]]: tensor<?x16xf32>, %{{.*}}: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 1>}, %{{.*}}: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 0>}
 // CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x16xf32>
 // CHECK: tensor.empty(%[[N]]) : tensor<?x16xf32>
 // CHECK: linalg.matmul {{.*}} -> tensor<?x16xf32>

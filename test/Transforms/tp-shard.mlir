@@ -8,9 +8,9 @@
 // CHECK: module attributes {tp.size = 2 : i64}
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: %[[X:.*]]: tensor<4x16xf32>,
-// CHECK-SAME: %[[UP:.*]]: tensor<16x32xf32> {tp.name = "up", tp.shard = #tp.shard<split dim = 1, factors = [64], factor = 0>},
-// CHECK-SAME: %[[UPB:.*]]: tensor<32xf32> {tp.shard = #tp.shard<split dim = 0, factors = [64], factor = 0>},
-// CHECK-SAME: %[[DOWN:.*]]: tensor<32x16xf32> {tp.name = "down", tp.shard = #tp.shard<split dim = 0, factors = [64], factor = 0>},
+// CHECK-SAME: %[[UP:.*]]: tensor<16x32xf32> {tp.name = "up", tp.shard = #tp.shard<dim = 1>},
+// CHECK-SAME: %[[UPB:.*]]: tensor<32xf32> {tp.shard = #tp.shard<dim = 0>},
+// CHECK-SAME: %[[DOWN:.*]]: tensor<32x16xf32> {tp.name = "down", tp.shard = #tp.shard<dim = 0>},
 // CHECK-SAME: %[[DOWNB:.*]]: tensor<4x16xf32>) -> tensor<4x16xf32>
 func.func @mlp(%x: tensor<4x16xf32>, %up: tensor<16x64xf32> {tp.name = "up"},
                %up_b: tensor<64xf32>, %down: tensor<64x16xf32> {tp.name = "down"},
@@ -52,8 +52,8 @@ func.func @mlp(%x: tensor<4x16xf32>, %up: tensor<16x64xf32> {tp.name = "up"},
 #v = affine_map<(h, s, t, e) -> (t, h, e)>
 #o = affine_map<(h, s, t, e) -> (s, h, e)>
 // CHECK-LABEL: func.func @fused_qkv
-// CHECK-SAME: tensor<16x24xf32> {tp.shard = #tp.shard<split dim = 1, factors = [3, 16], factor = 1>}
-// CHECK-SAME: tensor<8x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [16], factor = 0>}
+// CHECK-SAME: tensor<16x24xf32> {tp.shard = #tp.shard<dim = 1, outer = 3>}
+// CHECK-SAME: tensor<8x16xf32> {tp.shard = #tp.shard<dim = 0>}
 func.func @fused_qkv(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %wo: tensor<16x16xf32>) -> tensor<4x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x48xf32>
@@ -113,9 +113,9 @@ func.func @fused_qkv(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %wo: tensor
 #mT = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @swiglu
-// CHECK-SAME: %arg1: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
-// CHECK-SAME: %arg2: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
-// CHECK-SAME: %arg3: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 1, factors = [32], factor = 0>}
+// CHECK-SAME: %arg1: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 0>}
+// CHECK-SAME: %arg2: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 0>}
+// CHECK-SAME: %arg3: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 1>}
 // CHECK-COUNT-1: tp.all_reduce
 // CHECK-NOT: tp.all_reduce
 func.func @swiglu(%x: tensor<4x16xf32>, %gate: tensor<32x16xf32>, %up: tensor<32x16xf32>, %down: tensor<16x32xf32>) -> tensor<4x16xf32> {
@@ -149,8 +149,8 @@ func.func @swiglu(%x: tensor<4x16xf32>, %gate: tensor<32x16xf32>, %up: tensor<32
 
 #bid3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @batched_linear
-// CHECK-SAME: %arg1: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 1, factors = [32], factor = 0>}
-// CHECK-SAME: %arg2: tensor<16x16xf32> {tp.shard = #tp.shard<split dim = 0, factors = [32], factor = 0>}
+// CHECK-SAME: %arg1: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 1>}
+// CHECK-SAME: %arg2: tensor<16x16xf32> {tp.shard = #tp.shard<dim = 0>}
 // CHECK: linalg.broadcast ins(%arg1 : tensor<16x16xf32>) outs(%{{.*}} : tensor<2x16x16xf32>) dimensions = [0]
 // CHECK: linalg.batch_matmul {{.*}} -> tensor<2x4x16xf32>
 // CHECK: %[[P:.*]] = linalg.batch_matmul {{.*}} -> tensor<2x4x16xf32>

@@ -54,49 +54,26 @@ def TP_ReductionKind : I32EnumAttr<"ReductionKind", "reduction of a collective",
   let cppNamespace = "::mlir::tp";
 }
 
-def TP_ShardKind : I32EnumAttr<"ShardKind", "how a full tensor is held",
-    [I32EnumAttrCase<"Replicated", 0, "replicated">,
-     I32EnumAttrCase<"Split", 1, "split">,
-     I32EnumAttrCase<"Partial", 2, "partial">]> {
-  let genSpecializedAttr = 0;
-  let cppNamespace = "::mlir::tp";
-}
-
 def TP_ShardAttr : AttrDef<TP_Dialect, "Shard"> {
   let mnemonic = "shard";
-  let summary = "how a full tensor is held by the ranks";
+  let summary = "which part of a full tensor each rank holds";
   let description = [{
-    One of three states:
-
-    * `#tp.shard<replicated>`: every rank holds the whole tensor.
-    * `#tp.shard<partial>`: every rank holds a tensor of the full shape; the
-      full value is the sum over ranks.
-    * `#tp.shard<split dim = D, factors = [f0, ..., fk], factor = I>`:
-      dimension `D` of the full tensor is read as the row-major product
-      `f0 x ... x fk` and factor `I` is cut into `tp.size` equal contiguous
-      parts; rank `r` holds part `r`. With a single factor this is a plain
-      contiguous block. A fused QKV weight `[d, 3*h*dh]` cut between heads is
-      `split dim = 1, factors = [3, h*dh], factor = 1`: each rank owns the
-      same heads of Q, of K and of V.
+    `#tp.shard<dim = D, outer = B>`: dimension `D` of the full tensor is
+    read as `B` equal blocks (default 1), each cut into `tp.size`
+    contiguous parts; rank `r` holds part `r` of every block, in block
+    order. `B` = 1 is a plain column or row block. A fused QKV weight
+    `[d, 3*h*dh]` cut between heads is `#tp.shard<dim = 1, outer = 3>`:
+    each rank owns the same heads of Q, of K and of V. The analysis
+    (`DimCut`) and the model manifest (`{"dim", "outer"}`,
+    runtime/include/tprt/model.h) use the same two numbers.
   }];
-  let parameters = (ins "ShardKind":$kind,
-                        DefaultValuedParameter<"int64_t", "-1">:$dim,
-                        OptionalArrayRefParameter<"int64_t">:$factors,
-                        DefaultValuedParameter<"int64_t", "-1">:$factor);
-  let hasCustomAssemblyFormat = 1;
+  let parameters = (ins "int64_t":$dim,
+                        DefaultValuedParameter<"int64_t", "1">:$outer);
+  let assemblyFormat = "`<` `dim` `=` $dim (`,` `outer` `=` $outer^)? `>`";
   let genVerifyDecl = 1;
-  let builders = [
-    AttrBuilder<(ins "ShardKind":$kind), [{
-      return $_get($_ctxt, kind, -1, llvm::ArrayRef<int64_t>{}, -1);
-    }]>
-  ];
   let extraClassDeclaration = [{
-    bool isSplit() const { return getKind() == ShardKind::Split; }
-    /// Number of blocks of the split dimension that are cut independently:
-    /// the product of the factors before the split one.
-    int64_t getOuter() const;
     /// Shape of the local shard of a full tensor of `shape` on `numRanks`
-    /// ranks, or failure when the split factor does not divide evenly.
+    /// ranks, or failure when the blocks do not cut evenly.
     FailureOr<SmallVector<int64_t>> getLocalShape(ArrayRef<int64_t> shape,
                                                   int64_t numRanks) const;
   }];

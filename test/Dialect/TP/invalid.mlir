@@ -58,25 +58,31 @@ func.func @all_reduce_type(%x: tensor<8xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @below {{split factor index 2 out of range for 2 factors}}
-func.func @bad_factor(%x: tensor<8xf32> {tp.shard = #tp.shard<split dim = 0, factors = [2, 8], factor = 2>}) {
+// expected-error @below {{shard blocks ('outer') must be positive, got 0}}
+func.func @bad_outer(%x: tensor<8xf32> {tp.shard = #tp.shard<dim = 0, outer = 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{shard dimension must be non-negative, got -1}}
+func.func @negative_dim(%x: tensor<8xf32> {tp.shard = #tp.shard<dim = -1>}) {
   return
 }
 
 // -----
 
 // expected-error @below {{argument 0 has no dimension 1 to split}}
-func.func @bad_dim(%x: tensor<8xf32> {tp.shard = #tp.shard<split dim = 1, factors = [8], factor = 0>}) {
+func.func @bad_dim(%x: tensor<8xf32> {tp.shard = #tp.shard<dim = 1>}) {
   return
 }
 
 // -----
 
-module attributes {tp.size = 2 : i64} {
-  // expected-error @below {{argument 0 holds 8 of dimension 0, but the full extent 8 over 2 ranks gives 4}}
-  func.func @wrong_local_size(%x: tensor<8xf32> {tp.shard = #tp.shard<split dim = 0, factors = [8], factor = 0>}) {
-    return
-  }
+// A rank holds its part of each of 3 blocks: 3 equal parts.
+// expected-error @below {{argument 0 holds 8 of dimension 0, which is not a part of each of 3 blocks}}
+func.func @not_blocks(%x: tensor<8xf32> {tp.shard = #tp.shard<dim = 0, outer = 3>}) {
+  return
 }
 
 // -----
@@ -101,8 +107,8 @@ module attributes {tp.size = 0 : i64} {
 
 // -----
 
-// expected-error @below {{expected 'replicated', 'split' or 'partial'}}
-func.func @bad_kind(%x: tensor<8xf32> {tp.shard = #tp.shard<halved>}) {
+// expected-error @below {{expected 'dim'}}
+func.func @bad_syntax(%x: tensor<8xf32> {tp.shard = #tp.shard<halved>}) {
   return
 }
 

@@ -3,10 +3,10 @@
 
 module attributes {tp.size = 2 : i64} {
   // CHECK-LABEL: func.func @collectives
-  // CHECK-SAME: tp.shard = #tp.shard<split dim = 1, factors = [3, 768], factor = 1>
-  // CHECK-SAME: tp.shard = #tp.shard<replicated>
-  func.func @collectives(%w: tensor<768x1152xf32> {tp.name = "qkv", tp.shard = #tp.shard<split dim = 1, factors = [3, 768], factor = 1>},
-                         %b: tensor<768xf32> {tp.shard = #tp.shard<replicated>},
+  // CHECK-SAME: tp.shard = #tp.shard<dim = 1, outer = 3>
+  // CHECK-SAME: tp.shard = #tp.shard<dim = 0>
+  func.func @collectives(%w: tensor<768x1152xf32> {tp.name = "qkv", tp.shard = #tp.shard<dim = 1, outer = 3>},
+                         %b: tensor<768xf32> {tp.shard = #tp.shard<dim = 0, outer = 1>},
                          %p: tensor<8x768xf32>) -> (tensor<8x768xf32>, tensor<8x1536xf32>, tensor<4x768xf32>, tensor<8x768xi32>) {
     // CHECK: %[[AR:.*]] = tp.all_reduce sum %{{.*}} : tensor<8x768xf32>
     %0 = tp.all_reduce sum %p : tensor<8x768xf32>
@@ -21,8 +21,3 @@ module attributes {tp.size = 2 : i64} {
   }
 }
 
-// CHECK-LABEL: func.func @partial
-// CHECK-SAME: #tp.shard<partial>
-func.func @partial(%x: tensor<4xf32> {tp.shard = #tp.shard<partial>}) -> tensor<4xf32> {
-  return %x : tensor<4xf32>
-}
