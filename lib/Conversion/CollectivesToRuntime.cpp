@@ -43,11 +43,11 @@ static LogicalResult lowerCollective(Operation *op) {
   Value out = memref::AllocOp::create(b, loc, outBuf);
   Type unranked = UnrankedMemRefType::get(inType.getElementType(), 0);
   if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-    if (reduce.getKind() != ReductionKind::Sum)
-      return op->emitError("the cpu runtime implements sum all-reduces only");
     memref::CopyOp::create(b, loc, in, out);
-    func::FuncOp fn =
-        declareRuntimeFunc(op, "tprt_all_reduce_sum_f32", {unranked});
+    std::string name =
+        ("tprt_all_reduce_" + stringifyReductionKind(reduce.getKind()) + "_f32")
+            .str();
+    func::FuncOp fn = declareRuntimeFunc(op, name, {unranked});
     func::CallOp::create(b, loc, fn, ValueRange{toUnranked(b, loc, out)});
   } else {
     auto gather = cast<AllGatherOp>(op);

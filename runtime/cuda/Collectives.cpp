@@ -40,16 +40,16 @@ ncclComm_t communicator(const char *call) {
 
 } // namespace
 
-extern "C" void
-_mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
-  const char *call = "all_reduce_sum_f32";
+/// In place: every rank ends with `op` over the ranks' buffers.
+static void allReduce(const char *call, tprt_unranked_memref *memref,
+                      ncclRedOp_t op) {
   ncclComm_t comm = communicator(call);
   Buffer buffer = readBuffer(call, "buffer", memref);
   if (buffer.numElements > 0) {
     timedOnStream(call, &tprt_counters::comm_seconds, [&] {
       checkNccl(call,
                 ncclAllReduce(buffer.data, buffer.data,
-                              size_t(buffer.numElements), ncclFloat32, ncclSum,
+                              size_t(buffer.numElements), ncclFloat32, op,
                               comm, state().stream()),
                 "ncclAllReduce");
     });
@@ -57,6 +57,21 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
                               std::to_string(buffer.numElements) + " floats");
   }
   countAllReduce(state().counters, buffer, /*seconds=*/0);
+}
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
+  allReduce("all_reduce_sum_f32", memref, ncclSum);
+}
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_max_f32(tprt_unranked_memref *memref) {
+  allReduce("all_reduce_max_f32", memref, ncclMax);
+}
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_min_f32(tprt_unranked_memref *memref) {
+  allReduce("all_reduce_min_f32", memref, ncclMin);
 }
 
 extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,

@@ -38,9 +38,9 @@ int elementCount(const char *call, int64_t numElements) {
 
 } // namespace
 
-extern "C" void
-_mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
-  const char *call = "all_reduce_sum_f32";
+/// In place: every rank ends with `op` over the ranks' buffers.
+static void allReduce(const char *call, tprt_unranked_memref *memref,
+                      MPI_Op op) {
   MPI_Comm comm = communicator(call);
   // The message says "buffer", as the ABI names the argument.
   Buffer buffer = readBuffer(call, "buffer", memref);
@@ -49,13 +49,28 @@ _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
   double start = now();
   if (state().worldSize > 1 && count > 0) {
     WatchedCollective watched(call, "MPI_Allreduce", count);
-    int rc = MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT,
-                           MPI_SUM, comm);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT, op,
+                           comm);
     if (rc != MPI_SUCCESS)
       fail(call, "MPI_Allreduce of " + std::to_string(count) +
                      " floats failed: " + mpiErrorString(rc));
   }
   countAllReduce(state().counters, buffer, now() - start);
+}
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *memref) {
+  allReduce("all_reduce_sum_f32", memref, MPI_SUM);
+}
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_max_f32(tprt_unranked_memref *memref) {
+  allReduce("all_reduce_max_f32", memref, MPI_MAX);
+}
+
+extern "C" void
+_mlir_ciface_tprt_all_reduce_min_f32(tprt_unranked_memref *memref) {
+  allReduce("all_reduce_min_f32", memref, MPI_MIN);
 }
 
 extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,

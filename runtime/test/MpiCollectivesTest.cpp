@@ -25,18 +25,33 @@ void check(bool ok, const char *what, size_t index, float got, float want) {
 
 float encode(int rank, int64_t index) { return float(rank * 1000 + index); }
 
-void testAllReduce(int rank, int worldSize) {
+enum class Reduction { Sum, Max, Min };
+
+void testAllReduce(int rank, int worldSize, Reduction kind) {
   std::vector<float> buffer(6 * 5);
   for (size_t i = 0; i < buffer.size(); ++i)
     buffer[i] = encode(rank, int64_t(i));
   std::vector<int64_t> d = tprt::makeDescriptor(buffer.data(), {6, 5});
   tprt_unranked_memref memref{2, d.data()};
-  _mlir_ciface_tprt_all_reduce_sum_f32(&memref);
+  const char *what = kind == Reduction::Sum   ? "all_reduce sum"
+                     : kind == Reduction::Max ? "all_reduce max"
+                                              : "all_reduce min";
+  if (kind == Reduction::Sum)
+    _mlir_ciface_tprt_all_reduce_sum_f32(&memref);
+  else if (kind == Reduction::Max)
+    _mlir_ciface_tprt_all_reduce_max_f32(&memref);
+  else
+    _mlir_ciface_tprt_all_reduce_min_f32(&memref);
   for (size_t i = 0; i < buffer.size(); ++i) {
     float want = 0;
     for (int r = 0; r < worldSize; ++r)
       want += encode(r, int64_t(i));
-    check(buffer[i] == want, "all_reduce", i, buffer[i], want);
+    // encode grows with the rank.
+    if (kind == Reduction::Max)
+      want = encode(worldSize - 1, int64_t(i));
+    if (kind == Reduction::Min)
+      want = encode(0, int64_t(i));
+    check(buffer[i] == want, what, i, buffer[i], want);
   }
 }
 
@@ -76,13 +91,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   int rank = tprt_rank(), worldSize = tprt_world_size();
-  testAllReduce(rank, worldSize);
+  for (Reduction kind : {Reduction::Sum, Reduction::Max, Reduction::Min})
+    testAllReduce(rank, worldSize, kind);
   for (int64_t dim = 0; dim < 3; ++dim)
     testAllGather(rank, worldSize, dim);
 
   tprt_counters counters;
   tprt_get_counters(&counters);
-  if (counters.all_reduce_calls != 1 || counters.all_reduce_bytes != 120 ||
+  if (counters.all_reduce_calls != 3 || counters.all_reduce_bytes != 3 * 120 ||
       counters.all_gather_calls != 3 || counters.all_gather_bytes != 3 * 96) {
     std::printf("rank %d: counters: all_reduce %lld calls %lld bytes, "
                 "all_gather %lld calls %lld bytes\n",

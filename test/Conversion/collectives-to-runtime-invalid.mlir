@@ -1,13 +1,5 @@
 // RUN: tp-opt %s -split-input-file --tp-collectives-to-runtime -verify-diagnostics
 
-func.func @max_reduce(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{the cpu runtime implements sum all-reduces only}}
-  %0 = tp.all_reduce max %x : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 func.func @f16(%x: tensor<4xf16>) -> tensor<4xf16> {
   // expected-error @below {{the cpu runtime supports static f32 collectives only, got 'tensor<4xf16>'}}
   %0 = tp.all_reduce sum %x : tensor<4xf16>

@@ -17,6 +17,20 @@ func.func @all_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// Each reduction kind has its runtime function.
+// CHECK-DAG: func.func private @tprt_all_reduce_max_f32(memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @tprt_all_reduce_min_f32(memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @max_min
+// CHECK: call @tprt_all_reduce_max_f32(
+// CHECK: call @tprt_all_reduce_min_f32(
+func.func @max_min(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = tp.all_reduce max %x : tensor<4xf32>
+  %1 = tp.all_reduce min %x : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK: func.func private @tprt_all_gather_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @all_gather
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>

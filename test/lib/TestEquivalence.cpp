@@ -71,16 +71,28 @@ static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
                                          groups);
 }
 
-static Value sumValues(OpBuilder &b, Location loc, ArrayRef<Value> values) {
-  Value sum = values.front();
-  auto type = cast<RankedTensorType>(sum.getType());
+/// The elementwise `kind` reduction of `values`.
+static Value reduceValues(OpBuilder &b, Location loc, ReductionKind kind,
+                          ArrayRef<Value> values) {
+  Value acc = values.front();
+  auto type = cast<RankedTensorType>(acc.getType());
   for (Value v : values.drop_front()) {
     Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                           type.getElementType());
-    sum = linalg::AddOp::create(b, loc, ValueRange{sum, v}, ValueRange{empty})
-              .getResult(0);
+    SmallVector<Value> ins{acc, v}, outs{empty};
+    switch (kind) {
+    case ReductionKind::Sum:
+      acc = linalg::AddOp::create(b, loc, ins, outs).getResult(0);
+      break;
+    case ReductionKind::Max:
+      acc = linalg::MaxOp::create(b, loc, ins, outs).getResult(0);
+      break;
+    case ReductionKind::Min:
+      acc = linalg::MinOp::create(b, loc, ins, outs).getResult(0);
+      break;
+    }
   }
-  return sum;
+  return acc;
 }
 
 /// Builds the lockstep emulation of `sharded` with `original`'s signature.
@@ -98,7 +110,7 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
     auto shard = sharded.getArgAttrOfType<ShardAttr>(
         arg.getArgNumber(), TPDialect::getShardAttrName());
     for (int64_t r = 0; r < numRanks; ++r)
-      ranks[r].map(arg, shard && shard.isSplit()
+      ranks[r].map(arg, shard
                             ? cutForRank(b, loc, full, shard, r, numRanks)
                             : full);
   }
@@ -114,11 +126,12 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
       func::ReturnOp::create(b, loc, results);
       continue;
     }
-    if (isa<AllReduceOp>(op)) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       // `dropAllReduce` keeps rank 0's partial sum: the oracle must see it.
       SmallVector<Value> partials = operands(0);
       Value sum = dropAllReduce ? partials.front()
-                                : sumValues(b, op.getLoc(), partials);
+                                : reduceValues(b, op.getLoc(),
+                                               reduce.getKind(), partials);
       for (IRMapping &m : ranks)
         m.map(op.getResult(0), sum);
       continue;

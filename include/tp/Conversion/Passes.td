@@ -19,9 +19,9 @@ def TPDecomposeAggregates : Pass<"tp-decompose-aggregates"> {
 def TPCollectivesToRuntime : Pass<"tp-collectives-to-runtime", "ModuleOp"> {
   let summary = "Turn tp collectives into calls of the tprt runtime";
   let description = [{
-    On tensors, before bufferization: each `tp.all_reduce sum` and
-    `tp.all_gather` on f32 becomes a fresh buffer that the runtime fills
-    in place (`tprt_all_reduce_sum_f32`, `tprt_all_gather_f32`, see
+    On tensors, before bufferization: each `tp.all_reduce` (sum, max, min)
+    and `tp.all_gather` on f32 becomes a fresh buffer that the runtime fills
+    in place (`tprt_all_reduce_<kind>_f32`, `tprt_all_gather_f32`, see
     runtime/include/tprt/tprt.h), wrapped back into a tensor. The runtime
     functions are declared with `llvm.emit_c_interface`.
   }];

@@ -332,13 +332,19 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
                            cudaStream_t) {
   if (!onDevice("ncclAllReduce", send) || !onDevice("ncclAllReduce", recv) ||
-      type != ncclFloat32 || op != ncclSum || count > size_t(INT_MAX))
+      type != ncclFloat32 || count > size_t(INT_MAX))
+    return ncclInvalidArgument;
+  MPI_Op mpiOp = op == ncclSum   ? MPI_SUM
+                 : op == ncclMax ? MPI_MAX
+                 : op == ncclMin ? MPI_MIN
+                                 : MPI_OP_NULL;
+  if (mpiOp == MPI_OP_NULL)
     return ncclInvalidArgument;
   issueCollective();
   if (stuck) // never arrives
     return ncclSuccess;
   int rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
-                         MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                         MPI_FLOAT, mpiOp, MPI_COMM_WORLD);
   return rc == MPI_SUCCESS ? ncclSuccess : ncclSystemError;
 }
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,

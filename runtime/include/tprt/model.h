@@ -6,7 +6,7 @@
  *
  * The manifest is JSON:
  *
- *   { "abi_version": 3, "backend": "cpu", "tp_size": 2, "function": "forward",
+ *   { "abi_version": 4, "backend": "cpu", "tp_size": 2, "function": "forward",
  *     "args": [ { "name": "x", "role": "input", "dtype": "f32",
  *                 "shape": [1, 8, 768], "local_shape": [1, 8, 768],
  *                 "shard": null },

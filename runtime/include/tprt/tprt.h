@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 3
+#define TPRT_ABI_VERSION 4
 
 typedef enum tprt_status {
   TPRT_OK = 0,
@@ -115,8 +115,11 @@ void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                         tprt_memref3d_f32 *c, int64_t trans_a,
                                         int64_t trans_b, int64_t accumulate);
 /* In place, contiguous (identity layout) buffers of any rank: every rank
- * ends with the elementwise sum over ranks. */
+ * ends with the elementwise sum (max, min) over ranks. */
 void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);
+/* ABI 4. */
+void _mlir_ciface_tprt_all_reduce_max_f32(tprt_unranked_memref *buffer);
+void _mlir_ciface_tprt_all_reduce_min_f32(tprt_unranked_memref *buffer);
 /* `out` (contiguous) receives the concatenation of every rank's `in`
  * (contiguous) along `dim`, rank order. */
 void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *in,
