@@ -37,6 +37,10 @@ config.substitutions.append(("%mlir-run", run))
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%tp_src_root", config.tp_src_root))
 config.substitutions.append(("%tp_obj_root", config.tp_obj_root))
+# tp-compile with the cuda pipeline's host emulation (test/lib).
+config.substitutions.append(("%tp-compile-emulated", "bash %s %s" % (
+    os.path.join(config.tp_src_root, "test", "lib", "tp-compile-emulated.sh"),
+    config.tp_tools_dir)))
 
 # A sanitizer build (scripts/asan.sh): every report must fail its test. ASan
 # and UBSan exit with 1 by default, which `not` takes for the failure a test

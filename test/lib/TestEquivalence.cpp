@@ -372,5 +372,9 @@ struct TestEquivalencePass
 } // namespace
 
 namespace mlir::tp::test {
-void registerTestPasses() { PassRegistration<TestEquivalencePass>(); }
+void registerTestCudaEmulation();
+void registerTestPasses() {
+  PassRegistration<TestEquivalencePass>();
+  registerTestCudaEmulation();
+}
 } // namespace mlir::tp::test

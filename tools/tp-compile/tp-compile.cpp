@@ -30,6 +30,17 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("tp-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::Required, cl::cat(category));
+enum class From { Model, Lowered };
+static cl::opt<From> from(
+    "from", cl::desc("what the input is"), cl::init(From::Model),
+    cl::values(clEnumValN(From::Model, "model",
+                          "the unsharded model (default)"),
+               clEnumValN(From::Lowered, "lowered",
+                          "LLVM-dialect MLIR with the model interface, as "
+                          "--emit=lowered writes it or another pipeline "
+                          "ending in tp-model-interface: only translated, "
+                          "optimised and linked")),
+    cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("output file"),
                                        cl::value_desc("model.so"),
                                        cl::init("model.so"), cl::cat(category));
@@ -81,11 +92,6 @@ static cl::opt<int64_t> cudaSplitReductionsMin(
     cl::desc("split reductions over at least this many elements into two "
              "stages"),
     cl::init(tp::kSplitReductionsMin), cl::cat(cudaCategory));
-static cl::opt<bool> cudaEmulateOnHost(
-    "cuda-emulate-on-host", cl::Hidden,
-    cl::desc("test only: the cuda lowering's tiled parallel loops, lowered "
-             "for the CPU (with --backend cpu: run by tp-run on libtprt)"),
-    cl::init(false), cl::cat(cudaCategory));
 
 static LogicalResult fail(const Twine &message) {
   llvm::errs() << "tp-compile: " << message << "\n";
@@ -93,13 +99,9 @@ static LogicalResult fail(const Twine &message) {
 }
 
 static void addLowering(PassManager &pm) {
-  if (backend != "cuda" && !cudaEmulateOnHost)
+  if (backend != "cuda")
     return tp::buildCpuLoweringPipeline(pm);
   tp::CudaLoweringOptions cuda;
-  using Emulation = tp::CudaLoweringOptions::Emulation;
-  if (cudaEmulateOnHost)
-    cuda.emulation = backend == "cpu" ? Emulation::WithCpuRuntime
-                                      : Emulation::WithCudaRuntime;
   cuda.gemmDtype = gemmDtype;
   cuda.chip = cudaChip;
   cuda.toolkitPath = cudaToolkit;
@@ -114,6 +116,20 @@ static void addLowering(PassManager &pm) {
   tp::buildCudaLoweringPipeline(pm, cuda);
 }
 
+/// LLVM IR, an object or the shared object of a lowered module.
+static LogicalResult writeArtifact(ModuleOp module) {
+  tp::ModelLinkOptions link;
+  link.runtimeDir = runtimeDir;
+  link.runtimeLibrary = backend == "cuda" ? "tprt_cuda" : "tprt";
+  // (CUDA was not found at build time, say.)
+  link.requireRuntime = backend == "cuda";
+  tp::ModelArtifact artifact = emit == Emit::LLVMIR ? tp::ModelArtifact::LLVMIR
+                               : emit == Emit::Object
+                                   ? tp::ModelArtifact::Object
+                                   : tp::ModelArtifact::SharedObject;
+  return tp::writeModel(module, artifact, outputFile, link);
+}
+
 static LogicalResult compile(MLIRContext &context) {
   if (tpSize < 1)
     return fail("--tp-size must be at least 1, got " + Twine(tpSize));
@@ -124,6 +140,8 @@ static LogicalResult compile(MLIRContext &context) {
   if (gemmDtype == "bf16" && backend != "cuda")
     return fail("--dtype bf16 needs --backend cuda (the cpu runtime has fp32 "
                 "GEMMs only)");
+  if (from == From::Lowered && (emit == Emit::Sharded || emit == Emit::Lowered))
+    return fail("--from=lowered writes --emit=llvm, obj or so");
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -140,6 +158,9 @@ static LogicalResult compile(MLIRContext &context) {
     out->keep();
     return success();
   };
+
+  if (from == From::Lowered)
+    return writeArtifact(*module);
 
   PassManager shard(&context);
   if (!weightsOut.empty())
@@ -158,17 +179,7 @@ static LogicalResult compile(MLIRContext &context) {
     return fail("lowering failed on " + inputFile);
   if (emit == Emit::Lowered)
     return writeModule();
-
-  tp::ModelLinkOptions link;
-  link.runtimeDir = runtimeDir;
-  link.runtimeLibrary = backend == "cuda" ? "tprt_cuda" : "tprt";
-  // (CUDA was not found at build time, say.)
-  link.requireRuntime = backend == "cuda";
-  tp::ModelArtifact artifact = emit == Emit::LLVMIR ? tp::ModelArtifact::LLVMIR
-                               : emit == Emit::Object
-                                   ? tp::ModelArtifact::Object
-                                   : tp::ModelArtifact::SharedObject;
-  return tp::writeModel(*module, artifact, outputFile, link);
+  return writeArtifact(*module);
 }
 
 int main(int argc, char **argv) {

@@ -13,6 +13,7 @@
 #define TP_CONVERSION_CUDAPIPELINE_H
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -37,14 +38,6 @@ struct CudaLoweringOptions {
   int64_t blockSize = 256;
   /// tp-split-reductions' threshold.
   int64_t splitReductionsMin = kSplitReductionsMin;
-  /// Test only: stop before the GPU conversion and lower the tiled parallel
-  /// loops for the host, so the loop structure the kernels are made of can
-  /// be checked numerically without a GPU, run with libtprt_cuda over the
-  /// host stand-ins for cudart (FakeCuda.cpp; buffers and constants from
-  /// the runtime, as on the GPU) or with libtprt (malloc'd buffers,
-  /// constants in place; MPI at several ranks).
-  enum class Emulation { None, WithCudaRuntime, WithCpuRuntime };
-  Emulation emulation = Emulation::None;
   /// GEMM inputs: "f32", or "bf16" (bf16 operands, fp32 accumulation and
   /// output: tprt_matmul_bf16; weights only GEMMs read are stored in bf16,
   /// other operands rounded by a kernel).
@@ -59,9 +52,27 @@ struct CudaLoweringOptions {
 inline constexpr llvm::StringLiteral kBf16ArgsAttrName = "tpcompile.bf16_args";
 
 /// The cuda lowering down to the LLVM dialect (host) plus gpu.binary
-/// (kernels); the entry function gets a C interface.
+/// (kernels): the three stages below, with tp-device-constants after the
+/// first.
 void buildCudaLoweringPipeline(OpPassManager &pm,
                                const CudaLoweringOptions &options);
+/// Stage 1, on tensors and then buffers: the CPU pipeline's tensor
+/// simplifications, long reductions split, collectives and GEMMs as runtime
+/// calls (bf16 GEMMs with gemmDtype "bf16"), copies as linalg.copy,
+/// deallocation.
+void addCudaBufferStages(OpPassManager &pm, const CudaLoweringOptions &options);
+/// Stage 2: each remaining linalg op a parallel loop, tiled into blocks of
+/// threads (tp-tile-for-gpu): what each kernel will be.
+void addCudaKernelLoops(OpPassManager &pm, const CudaLoweringOptions &options);
+/// Stage 3: the loops outlined as kernels, compiled to NVVM and a
+/// gpu.binary; the host to the LLVM dialect (addHostToLLVM, with kernel
+/// launches).
+void addCudaKernelsAndHost(OpPassManager &pm,
+                           const CudaLoweringOptions &options);
+
+// create<Pass>() for the passes of include/tp/Conversion/CudaPasses.td.
+#define GEN_PASS_DECL
+#include "tp/Conversion/CudaPasses.h.inc"
 
 /// Registers `tp-lower-cuda` (default options) and the helper passes.
 void registerCudaLoweringPipeline();

@@ -20,11 +20,8 @@
 
 namespace mlir::tp {
 
-// create<Pass>() and register<Pass>() for the passes of
-// include/tp/Conversion/CudaPasses.td.
-#define GEN_PASS_DECL
-#include "tp/Conversion/CudaPasses.h.inc"
-
+// register<Pass>() for the passes of include/tp/Conversion/CudaPasses.td
+// (CudaPipeline.h declares their create<Pass>()).
 #define GEN_PASS_REGISTRATION
 #include "tp/Conversion/CudaPasses.h.inc"
 

@@ -53,6 +53,15 @@ using namespace mlir;
 
 void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
                                          const CudaLoweringOptions &options) {
+  addCudaBufferStages(pm, options);
+  // After deallocation: the device copies belong to the runtime.
+  pm.addPass(createTPDeviceConstants());
+  addCudaKernelLoops(pm, options);
+  addCudaKernelsAndHost(pm, options);
+}
+
+void mlir::tp::addCudaBufferStages(OpPassManager &pm,
+                                   const CudaLoweringOptions &options) {
   addTensorSimplifications(pm);
   pm.addNestedPass<func::FuncOp>(
       createTPSplitReductions({options.splitReductionsMin}));
@@ -62,19 +71,17 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTPCopyToLinalg());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
-  // After deallocation: the device copies belong to the runtime.
-  using Emulation = CudaLoweringOptions::Emulation;
-  bool cudaRuntime = options.emulation != Emulation::WithCpuRuntime;
-  if (cudaRuntime)
-    pm.addPass(createTPDeviceConstants());
+}
 
+void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
+                                  const CudaLoweringOptions &options) {
   // Kernels: one per remaining linalg op.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPTileForGpu({options.blockSize}));
-  if (options.emulation != Emulation::None) {
-    addHostToLLVM(pm, /*genericAllocation=*/cudaRuntime);
-    return;
-  }
+}
+
+void mlir::tp::addCudaKernelsAndHost(OpPassManager &pm,
+                                     const CudaLoweringOptions &options) {
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());

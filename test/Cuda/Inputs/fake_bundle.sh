@@ -3,8 +3,8 @@
 # so test/Cuda/device-script.test can run bench/gpu_check.sh through every
 # step: the launcher, the unit tests and libtprt_cuda built over the host
 # stand-ins for cudart/cuBLAS/NCCL (runtime/cuda/test/FakeCuda.cpp), each
-# model recompiled from its m.mlir with --cuda-emulate-on-host (its kernels'
-# loops run on the host), and a probe and a gemm_peak that only say so.
+# model recompiled from its m.mlir with test/lib/tp-compile-emulated.sh (its
+# kernels' loops run on the host), and a probe and a gemm_peak that only say so.
 #   fake_bundle.sh BUNDLE BUILD
 set -euo pipefail
 bundle=$1 build=$2
@@ -27,6 +27,6 @@ for so in "$bundle"/models/*/m.*.so; do
     m.bf16.so) flags=(--dtype bf16) ;;
     m.inline.so) mlir=m.inline.mlir ;;
   esac
-  "$build/bin/tp-compile" "$(dirname "$so")/$mlir" --backend cuda --cuda-emulate-on-host \
-    "${flags[@]}" -o "$so"
+  bash "$(dirname "${BASH_SOURCE[0]}")/../../lib/tp-compile-emulated.sh" \
+    "$build/bin" "$(dirname "$so")/$mlir" --backend cuda "${flags[@]}" -o "$so"
 done
