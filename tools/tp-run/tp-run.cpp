@@ -207,7 +207,8 @@ int launch(int argc, char **argv) {
 int main(int argc, char **argv) {
   // Every forward pass allocates and frees the same large temporaries. Keep
   // them in the heap: glibc would otherwise mmap and munmap each one, and
-  // the page faults of the fresh pages cost ~10% of a CPU forward pass.
+  // the page faults of fresh pages are a visible part of a CPU forward pass
+  // (docs/lowering.md).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (tprt_init(&argc, &argv) != TPRT_OK) {
