@@ -11,6 +11,7 @@ PACKAGES=(
   ninja-build cmake python3-numpy python3-pytest nlohmann-json3-dev
   libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev liblld-22-dev
   libclang-rt-22-dev  # ASan, UBSan and libFuzzer runtimes (scripts/asan.sh)
+  clang-format-22     # scripts/format.sh (.clang-format)
   g++-12  # nvcc's host compiler (bench/gpu_bundle.sh, test/Cuda/device-script.test)
 )
 # Benchmarks add theirs (bench/cpu_forward.sh: python3-torch).
