@@ -62,7 +62,8 @@ int main() {
   llvm::raw_string_ostream(upType) << fn.getArgumentTypes()[1];
 
   bool ok = allReduces == 1 && upType == "tensor<16x32xf32>";
-  llvm::errs() << "tp-consumer: " << allReduces << " tp.all_reduce, up : "
-               << upType << (ok ? " -- OK\n" : " -- FAILED\n");
+  llvm::errs() << "tp-consumer: " << allReduces
+               << " tp.all_reduce, up : " << upType
+               << (ok ? " -- OK\n" : " -- FAILED\n");
   return ok ? 0 : 1;
 }

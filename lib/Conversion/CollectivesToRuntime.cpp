@@ -37,8 +37,7 @@ static LogicalResult lowerCollective(Operation *op) {
            << inType;
   auto inBuf = MemRefType::get(inType.getShape(), inType.getElementType());
   auto outBuf = MemRefType::get(outType.getShape(), outType.getElementType());
-  Value in = bufferization::ToBufferOp::create(b, loc, inBuf,
-                                               op->getOperand(0),
+  Value in = bufferization::ToBufferOp::create(b, loc, inBuf, op->getOperand(0),
                                                /*read_only=*/true);
   Value out = memref::AllocOp::create(b, loc, outBuf);
   Type unranked = UnrankedMemRefType::get(inType.getElementType(), 0);
@@ -51,10 +50,10 @@ static LogicalResult lowerCollective(Operation *op) {
     func::CallOp::create(b, loc, fn, ValueRange{toUnranked(b, loc, out)});
   } else {
     auto gather = cast<AllGatherOp>(op);
-    func::FuncOp fn = declareRuntimeFunc(
-        op, "tprt_all_gather_f32", {unranked, unranked, b.getI64Type()});
-    Value dim = arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(gather.getDim()));
+    func::FuncOp fn = declareRuntimeFunc(op, "tprt_all_gather_f32",
+                                         {unranked, unranked, b.getI64Type()});
+    Value dim =
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(gather.getDim()));
     func::CallOp::create(
         b, loc, fn,
         ValueRange{toUnranked(b, loc, in), toUnranked(b, loc, out), dim});

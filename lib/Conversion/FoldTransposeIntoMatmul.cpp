@@ -31,8 +31,7 @@ bool swapsLastTwo(ArrayRef<int64_t> perm) {
   return true;
 }
 
-template <typename GemmOp>
-struct FoldTranspose : OpRewritePattern<GemmOp> {
+template <typename GemmOp> struct FoldTranspose : OpRewritePattern<GemmOp> {
   using OpRewritePattern<GemmOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(GemmOp op,
                                 PatternRewriter &rewriter) const override {
@@ -47,8 +46,8 @@ struct FoldTranspose : OpRewritePattern<GemmOp> {
         continue;
       SmallVector<AffineExpr> results(maps[i].getResults());
       std::swap(results[results.size() - 2], results.back());
-      maps[i] = AffineMap::get(maps[i].getNumDims(), 0, results,
-                               op.getContext());
+      maps[i] =
+          AffineMap::get(maps[i].getNumDims(), 0, results, op.getContext());
       inputs[i] = transpose.getInput();
       folded = true;
     }

@@ -81,14 +81,14 @@ static LogicalResult lowerGemm(linalg::LinalgOp op) {
   Type i64 = builder.getI64Type();
   func::FuncOp fn = tp::declareRuntimeFunc(
       op, name, {viewType, viewType, viewType, i64, i64, i64});
-  SmallVector<Value> args = llvm::map_to_vector(
-      op->getOperands(), [&](Value v) -> Value {
+  SmallVector<Value> args =
+      llvm::map_to_vector(op->getOperands(), [&](Value v) -> Value {
         return memref::CastOp::create(builder, loc, viewType, v);
       });
-  args.push_back(arith::ConstantOp::create(
-      builder, loc, builder.getI64IntegerAttr(*transA)));
-  args.push_back(arith::ConstantOp::create(
-      builder, loc, builder.getI64IntegerAttr(*transB)));
+  args.push_back(arith::ConstantOp::create(builder, loc,
+                                           builder.getI64IntegerAttr(*transA)));
+  args.push_back(arith::ConstantOp::create(builder, loc,
+                                           builder.getI64IntegerAttr(*transB)));
   // k must be known non-zero: with k = 0 nothing would write c.
   Value a = op->getOperand(0);
   int64_t k = cast<MemRefType>(a.getType()).getDimSize(*transA ? b : b + 1);

@@ -29,9 +29,9 @@ static LogicalResult markBf16(ModuleOp module, llvm::json::Object &manifest) {
   llvm::json::Array *args = manifest.getArray("args");
   for (int64_t i : bf16.asArrayRef()) {
     if (!args || i < 0 || size_t(i) >= args->size())
-      return module.emitError() << "'" << kBf16ArgsAttrName
-                                << "' names argument " << i
-                                << ", which the manifest does not have";
+      return module.emitError()
+             << "'" << kBf16ArgsAttrName << "' names argument " << i
+             << ", which the manifest does not have";
     (*(*args)[i].getAsObject())["dtype"] = "bf16";
   }
   module->removeAttr(kBf16ArgsAttrName);

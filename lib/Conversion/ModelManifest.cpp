@@ -62,7 +62,8 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
     if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
       return fn.emitError("argument ")
              << i << " must be a static f32 tensor, got " << arg.getType();
-    auto name = fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
+    auto name =
+        fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
     auto shard =
         fn.getArgAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
     SmallVector<int64_t> full(type.getShape());
@@ -95,9 +96,10 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
     if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
       return fn.emitError("result ")
              << i << " must be a static f32 tensor, got " << t;
-    results.push_back(llvm::json::Object{{"name", ("result" + Twine(i)).str()},
-                                         {"dtype", "f32"},
-                                         {"shape", shapeJson(type.getShape())}});
+    results.push_back(
+        llvm::json::Object{{"name", ("result" + Twine(i)).str()},
+                           {"dtype", "f32"},
+                           {"shape", shapeJson(type.getShape())}});
   }
   return llvm::json::Object{{"abi_version", int64_t(TPRT_ABI_VERSION)},
                             {"backend", backend},
@@ -115,8 +117,7 @@ struct TPModelManifestPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (backend != "cpu" && backend != "cuda") {
-      module.emitError() << "unknown backend '" << backend
-                         << "' (cpu or cuda)";
+      module.emitError() << "unknown backend '" << backend << "' (cpu or cuda)";
       return signalPassFailure();
     }
     FailureOr<func::FuncOp> entry = findEntry(module);

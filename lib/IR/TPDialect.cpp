@@ -85,9 +85,8 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
   if (!type || !type.hasRank())
     return success();
   if (shard.getDim() >= type.getRank())
-    return op->emitError() << "argument " << argIndex
-                           << " has no dimension " << shard.getDim()
-                           << " to split";
+    return op->emitError() << "argument " << argIndex << " has no dimension "
+                           << shard.getDim() << " to split";
   // The argument holds the local shard: its part of each block.
   int64_t local = type.getDimSize(shard.getDim());
   if (!ShapedType::isDynamic(local) && local % shard.getOuter() != 0)
@@ -107,7 +106,8 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (attr.getName() != getSizeAttrName())
-    return op->emitError() << "unknown tp attribute '" << attr.getName().getValue() << "'";
+    return op->emitError() << "unknown tp attribute '"
+                           << attr.getName().getValue() << "'";
   auto size = dyn_cast<IntegerAttr>(attr.getValue());
   if (!isa<ModuleOp>(op) || !size || size.getInt() < 1)
     return op->emitError() << "'" << getSizeAttrName()
@@ -146,9 +146,9 @@ static LogicalResult verifyResize(Operation *op, RankedTensorType small,
     return op->emitOpError("extent ")
            << l << " along dim " << dim << " is not a multiple of " << s;
   auto module = op->getParentOfType<ModuleOp>();
-  auto size = module ? module->getAttrOfType<IntegerAttr>(
-                           TPDialect::getSizeAttrName())
-                     : IntegerAttr();
+  auto size =
+      module ? module->getAttrOfType<IntegerAttr>(TPDialect::getSizeAttrName())
+             : IntegerAttr();
   if (size && l / s != size.getInt())
     return op->emitOpError("implies a group of ")
            << l / s << " ranks (" << s << " -> " << l << " along dim " << dim

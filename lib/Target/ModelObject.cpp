@@ -66,8 +66,7 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 }
 
 static LogicalResult writeObject(ModuleOp at, llvm::Module &module,
-                                 llvm::TargetMachine &machine,
-                                 StringRef path) {
+                                 llvm::TargetMachine &machine, StringRef path) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -81,8 +80,7 @@ static LogicalResult writeObject(ModuleOp at, llvm::Module &module,
 }
 
 /// Links `object` into a shared object with lld, in this process.
-static LogicalResult linkShared(ModuleOp at, StringRef object,
-                                StringRef output,
+static LogicalResult linkShared(ModuleOp at, StringRef object, StringRef output,
                                 const ModelLinkOptions &options) {
   std::string libArg = "-L" + options.runtimeDir;
   std::string rpath = "-rpath=" + options.runtimeDir;
@@ -91,8 +89,8 @@ static LogicalResult linkShared(ModuleOp at, StringRef object,
   SmallVector<const char *> args{"ld.lld", "-shared", "-o", out.c_str(),
                                  obj.c_str()};
   // lld has no default search path; libm is where the system keeps it.
-  for (const char *dir : {"-L/usr/lib/x86_64-linux-gnu", "-L/usr/lib64",
-                          "-L/usr/lib"})
+  for (const char *dir :
+       {"-L/usr/lib/x86_64-linux-gnu", "-L/usr/lib64", "-L/usr/lib"})
     if (llvm::sys::fs::is_directory(dir + 2))
       args.push_back(dir);
   args.push_back("-lm");

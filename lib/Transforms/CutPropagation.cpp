@@ -145,8 +145,7 @@ LogicalResult CutPropagation::visitUnknown(Operation *op) {
   return success();
 }
 
-LogicalResult mlir::tp::propagateSameCut(Operation *op,
-                                         CutPropagation &state) {
+LogicalResult mlir::tp::propagateSameCut(Operation *op, CutPropagation &state) {
   std::optional<DimCut> cut;
   auto consider = [&](Value v) {
     if (std::optional<DimCut> c = state.lookup(v))

@@ -65,8 +65,8 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
      << " ranks, " << plan.regions.size() << " column->row pairs\n";
   for (auto [index, region] : llvm::enumerate(plan.regions)) {
     os << "  pair " << index + 1 << ": seed '" << region.seed->getName()
-       << "' at " << region.seed->getLoc() << ", "
-       << region.collectives.size() << " collective(s)";
+       << "' at " << region.seed->getLoc() << ", " << region.collectives.size()
+       << " collective(s)";
     for (BlockArgument arg : func.getArguments())
       if (auto it = cutOf.find(arg);
           it != cutOf.end() && it->second.first == index + 1) {
@@ -97,15 +97,15 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
       return;
     Value result = op->getResult(0);
     auto type = cast<RankedTensorType>(result.getType());
-    os << "    " << llvm::left_justify(op->getName().getStringRef(), 24)
-       << " " << llvm::left_justify(
-                     [&] {
-                       std::string s;
-                       llvm::raw_string_ostream ts(s);
-                       ts << type;
-                       return s;
-                     }(),
-                     28)
+    os << "    " << llvm::left_justify(op->getName().getStringRef(), 24) << " "
+       << llvm::left_justify(
+              [&] {
+                std::string s;
+                llvm::raw_string_ostream ts(s);
+                ts << type;
+                return s;
+              }(),
+              28)
        << " ";
     if (isa<TPDialect>(op->getDialect())) {
       for (auto &[name, count] : counts)
@@ -114,8 +114,8 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
       bytes += tensorBytes(type);
       if (isa<AllReduceOp>(op) && !tokens && type.getRank() > 0)
         tokens = staticElements(type) / type.getDimSize(type.getRank() - 1);
-      os << collectiveLabel(op) << " " << staticElements(type)
-         << " elements, " << tensorBytes(type) << " bytes\n";
+      os << collectiveLabel(op) << " " << staticElements(type) << " elements, "
+         << tensorBytes(type) << " bytes\n";
       return;
     }
     if (auto it = cutOf.find(result); it != cutOf.end()) {
@@ -131,8 +131,8 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
   os << "  total: ";
   int64_t collectives = 0;
   for (auto &[name, count] : counts) {
-    os << count << " " << dashed(OperationName(name, func->getContext())
-                                      .stripDialect())
+    os << count << " "
+       << dashed(OperationName(name, func->getContext()).stripDialect())
        << "(s), ";
     collectives += count;
   }

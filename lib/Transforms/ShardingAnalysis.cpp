@@ -35,8 +35,8 @@ int64_t mlir::tp::staticElements(Type type) {
 
 int64_t mlir::tp::tensorBytes(Type type) {
   return staticElements(type) *
-         llvm::divideCeil(
-             cast<RankedTensorType>(type).getElementTypeBitWidth(), 8);
+         llvm::divideCeil(cast<RankedTensorType>(type).getElementTypeBitWidth(),
+                          8);
 }
 
 Value mlir::tp::weightSource(Value value) {
@@ -151,9 +151,10 @@ static std::optional<Seed> asSeed(linalg::LinalgOp op) {
       auto dim = dyn_cast<AffineDimExpr>(expr);
       if (!dim || !inputMaps[w].isFunctionOfDim(dim.getPosition()))
         continue;
-      bool onlyWeight = llvm::all_of(llvm::seq<unsigned>(0, e), [&](unsigned i) {
-        return i == w || !inputMaps[i].isFunctionOfDim(dim.getPosition());
-      });
+      bool onlyWeight =
+          llvm::all_of(llvm::seq<unsigned>(0, e), [&](unsigned i) {
+            return i == w || !inputMaps[i].isFunctionOfDim(dim.getPosition());
+          });
       if (onlyWeight)
         return Seed{op, static_cast<int64_t>(pos)};
     }
@@ -183,8 +184,7 @@ static void describeFallbacks(const Candidate &best, bool asError,
     InFlightDiagnostic diag = asError ? c.op->emitError() : c.op->emitRemark();
     diag << "tensor-parallel cut for " << tpSize << " ranks needs "
          << c.describe() << " of " << c.value().getType() << " here ("
-         << c.bytes
-         << " bytes per rank per forward pass): " << c.reason;
+         << c.bytes << " bytes per rank per forward pass): " << c.reason;
     if (asError)
       diag << "; pass allow-fallback=true to accept it";
     noteRejected(diag, rejected, "a cut without it was rejected: ");
@@ -302,8 +302,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     }
 
     if (!best->hasNarrowing) {
-      auto diag = allowFallback ? seed.op->emitRemark()
-                                : seed.op->emitError();
+      auto diag = allowFallback ? seed.op->emitRemark() : seed.op->emitError();
       diag << "widening contraction has no narrowing partner: its cut "
               "output dimension "
            << seed.resultDim << " of " << result.getType()

@@ -86,8 +86,8 @@ static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op,
   }
   builder.setInsertionPointAfter(op);
   Value partial = op->getResult(0);
-  auto allReduce = AllReduceOp::create(builder, loc, partial.getType(),
-                                       partial, kind);
+  auto allReduce =
+      AllReduceOp::create(builder, loc, partial.getType(), partial, kind);
   Value full = allReduce;
   if (bias) {
     Value empty = tensor::EmptyOp::create(
@@ -216,11 +216,11 @@ static void warnInlineWeights(FunctionOpInterface func) {
 /// per-rank program (its tp size, collectives, shard attributes) would be
 /// cut again, on top of its shards.
 static LogicalResult checkNotSharded(ModuleOp module) {
-  if (auto size = module->getAttrOfType<IntegerAttr>(
-          TPDialect::getSizeAttrName()))
+  if (auto size =
+          module->getAttrOfType<IntegerAttr>(TPDialect::getSizeAttrName()))
     return module.emitError()
-           << "module is already sharded for " << size.getInt()
-           << " ranks ('" << TPDialect::getSizeAttrName()
+           << "module is already sharded for " << size.getInt() << " ranks ('"
+           << TPDialect::getSizeAttrName()
            << "'); tp-shard takes the unsharded graph";
   WalkResult walk = module->walk([](Operation *op) {
     if (isa<TPDialect>(op->getDialect())) {
@@ -315,9 +315,9 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
     });
     if (anyFailed)
       return signalPassFailure();
-    module->setAttr(TPDialect::getSizeAttrName(),
-                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                     tpSize));
+    module->setAttr(
+        TPDialect::getSizeAttrName(),
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), tpSize));
   }
 
   /// At tp 1 every cut is exact, so the plan is the one larger tp sizes

@@ -49,8 +49,8 @@ static void allReduce(const char *call, tprt_unranked_memref *memref,
     timedOnStream(call, &tprt_counters::comm_seconds, [&] {
       checkNccl(call,
                 ncclAllReduce(buffer.data, buffer.data,
-                              size_t(buffer.numElements), ncclFloat32, op,
-                              comm, state().stream()),
+                              size_t(buffer.numElements), ncclFloat32, op, comm,
+                              state().stream()),
                 "ncclAllReduce");
     });
     watchCollective(call, "ncclAllReduce of " +
@@ -112,9 +112,8 @@ extern "C" void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *inRef,
                 cudaMemcpy2DAsync(out.data + r * inner,
                                   inner * worldSize * sizeof(float),
                                   gathered.get() + r * count,
-                                  inner * sizeof(float),
-                                  inner * sizeof(float), size_t(outer),
-                                  cudaMemcpyDeviceToDevice, st),
+                                  inner * sizeof(float), inner * sizeof(float),
+                                  size_t(outer), cudaMemcpyDeviceToDevice, st),
                 "cudaMemcpy2DAsync");
         check(call, cudaFreeAsync(gathered.release(), st), "cudaFreeAsync");
       }

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaState.h"
 #include "../lib/Views.h"
+#include "CudaState.h"
 
 #include <algorithm>
 #include <climits>
@@ -57,7 +57,8 @@ void copyView(const char *call, const View &v, Scratch &scratch, Copy copy) {
   int64_t rows = v.sizes[0], cols = v.sizes[1];
   if (v.strides[0] <= 0 || v.strides[1] <= 0)
     fail(call, "views with zero or negative strides are not supported on "
-               "the device (strides " + formatList(v.strides, 2) + ")");
+               "the device (strides " +
+                   formatList(v.strides, 2) + ")");
   if (!back) {
     void *pointer = nullptr;
     check(call,
@@ -85,8 +86,8 @@ void copyView(const char *call, const View &v, Scratch &scratch, Copy copy) {
     }
 }
 
-Operand toOperand(const char *call, const View &v, bool trans,
-                  Scratch &scratch, cudaDataType_t type) {
+Operand toOperand(const char *call, const View &v, bool trans, Scratch &scratch,
+                  cudaDataType_t type) {
   switch (layoutOf(v)) {
   case Layout::RowMajor:
     return {v.data, rowMajorLd(v), trans, v.batchStride};
@@ -106,10 +107,10 @@ Operand toOperand(const char *call, const View &v, bool trans,
 bool fitsInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
 /// Column-major C(m x n) = op(A) op(B) + beta C, every matrix of the batch.
-void blasGemm(const char *call, bool transA, bool transB, int64_t m,
-              int64_t n, int64_t k, const Operand &a, const Operand &b,
-              float *c, int64_t ldc, int64_t strideC, int64_t batch,
-              cudaDataType_t ab, float beta) {
+void blasGemm(const char *call, bool transA, bool transB, int64_t m, int64_t n,
+              int64_t k, const Operand &a, const Operand &b, float *c,
+              int64_t ldc, int64_t strideC, int64_t batch, cudaDataType_t ab,
+              float beta) {
   if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(a.ld) ||
       !fitsInt(b.ld) || !fitsInt(ldc) || !fitsInt(batch))
     fail(call, "dimensions exceed the cuBLAS integer range");
@@ -120,12 +121,12 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
     return path && *path ? std::fopen(path, "w") : nullptr;
   }();
   if (log) {
-    std::fprintf(log, "%s %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld %d\n",
-                 ab == CUDA_R_32F ? "f32" : "bf16", (long long)batch,
-                 (long long)m, (long long)n, (long long)k,
-                 int(transA), int(transB), (long long)a.ld, (long long)b.ld,
-                 (long long)ldc, (long long)a.batchStride,
-                 (long long)b.batchStride, (long long)strideC, int(beta));
+    std::fprintf(
+        log, "%s %lld %lld %lld %lld %d %d %lld %lld %lld %lld %lld %lld %d\n",
+        ab == CUDA_R_32F ? "f32" : "bf16", (long long)batch, (long long)m,
+        (long long)n, (long long)k, int(transA), int(transB), (long long)a.ld,
+        (long long)b.ld, (long long)ldc, (long long)a.batchStride,
+        (long long)b.batchStride, (long long)strideC, int(beta));
     std::fflush(log);
   }
   const float one = 1.0f;
@@ -134,15 +135,17 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m,
   cublasStatus_t rc;
   if (batch == 1)
     rc = cublasGemmEx(h, op(transA), op(transB), int(m), int(n), int(k), &one,
-                      a.data, ab, int(a.ld), b.data, ab, int(b.ld), &beta, c, CUDA_R_32F, int(ldc),
-                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                      a.data, ab, int(a.ld), b.data, ab, int(b.ld), &beta, c,
+                      CUDA_R_32F, int(ldc), CUBLAS_COMPUTE_32F,
+                      CUBLAS_GEMM_DEFAULT);
   else
     rc = cublasGemmStridedBatchedEx(
         h, op(transA), op(transB), int(m), int(n), int(k), &one, a.data, ab,
-        int(a.ld), a.batchStride, b.data, ab, int(b.ld),
-        b.batchStride, &beta, c, CUDA_R_32F, int(ldc), strideC, int(batch),
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  checkBlas(call, rc, batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
+        int(a.ld), a.batchStride, b.data, ab, int(b.ld), b.batchStride, &beta,
+        c, CUDA_R_32F, int(ldc), strideC, int(batch), CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT);
+  checkBlas(call, rc,
+            batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
 }
 
 /// c = op(a) * op(b) + beta c (row-major logical views, every matrix of the
@@ -201,8 +204,7 @@ View view(const tprt_memref3d_f32 *m) {
 }
 
 /// Runs `body` between two events on the stream and counts the call.
-template <typename Body>
-void timed(const char *call, double flops, Body body) {
+template <typename Body> void timed(const char *call, double flops, Body body) {
   timedOnStream(call, &tprt_counters::gemm_seconds, body);
   State &s = state();
   ++s.counters.gemm_calls;
@@ -241,35 +243,28 @@ void matmul(const char *call, const Operand *a, const Operand *b,
 extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
                                              tprt_memref2d_f32 *b,
                                              tprt_memref2d_f32 *c,
-                                             int64_t trans_a,
-                                             int64_t trans_b,
+                                             int64_t trans_a, int64_t trans_b,
                                              int64_t accumulate) {
   matmul("matmul_f32", a, b, c, trans_a, trans_b, accumulate);
 }
 
-extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
-                                                   tprt_memref3d_f32 *b,
-                                                   tprt_memref3d_f32 *c,
-                                                   int64_t trans_a,
-                                                   int64_t trans_b,
-                                                   int64_t accumulate) {
+extern "C" void
+_mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a, tprt_memref3d_f32 *b,
+                                   tprt_memref3d_f32 *c, int64_t trans_a,
+                                   int64_t trans_b, int64_t accumulate) {
   matmul("batch_matmul_f32", a, b, c, trans_a, trans_b, accumulate);
 }
 
 extern "C" void _mlir_ciface_tprt_matmul_bf16(tprt_memref2d_bf16 *a,
                                               tprt_memref2d_bf16 *b,
                                               tprt_memref2d_f32 *c,
-                                              int64_t trans_a,
-                                              int64_t trans_b,
+                                              int64_t trans_a, int64_t trans_b,
                                               int64_t accumulate) {
   matmul("matmul_bf16", a, b, c, trans_a, trans_b, accumulate);
 }
 
-extern "C" void _mlir_ciface_tprt_batch_matmul_bf16(tprt_memref3d_bf16 *a,
-                                                    tprt_memref3d_bf16 *b,
-                                                    tprt_memref3d_f32 *c,
-                                                    int64_t trans_a,
-                                                    int64_t trans_b,
-                                                    int64_t accumulate) {
+extern "C" void _mlir_ciface_tprt_batch_matmul_bf16(
+    tprt_memref3d_bf16 *a, tprt_memref3d_bf16 *b, tprt_memref3d_f32 *c,
+    int64_t trans_a, int64_t trans_b, int64_t accumulate) {
   matmul("batch_matmul_bf16", a, b, c, trans_a, trans_b, accumulate);
 }

@@ -92,8 +92,8 @@ MGPU_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   const char *call = "mgpuLaunchKernel";
   dim3 grid{unsigned(gridX), unsigned(gridY), unsigned(gridZ)};
   dim3 block{unsigned(blockX), unsigned(blockY), unsigned(blockZ)};
-  cudaStream_t s = stream ? static_cast<cudaStream_t>(stream)
-                          : tprt::cuda::stream(call);
+  cudaStream_t s =
+      stream ? static_cast<cudaStream_t>(stream) : tprt::cuda::stream(call);
   check(call,
         cudaLaunchKernel(static_cast<const void *>(function), grid, block,
                          params, size_t(smem), s),

@@ -82,8 +82,8 @@ static tprt_status initDevice(State &s, Resources &r) {
   // One GPU per rank: the rank's index among the ranks of its node.
   MPI_Comm node = MPI_COMM_NULL;
   int localRank = 0;
-  if (MPI_Comm_split_type(r.comm->get(), MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL,
-                          &node) == MPI_SUCCESS) {
+  if (MPI_Comm_split_type(r.comm->get(), MPI_COMM_TYPE_SHARED, s.rank,
+                          MPI_INFO_NULL, &node) == MPI_SUCCESS) {
     MPI_Comm_rank(node, &localRank);
     MPI_Comm_free(&node);
   }
@@ -188,8 +188,7 @@ void tprt::cuda::collectTimes(bool wait) {
     if (wait)
       cudaEventSynchronize(t.stop.get());
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, t.start.get(), t.stop.get()) ==
-        cudaSuccess) {
+    if (cudaEventElapsedTime(&ms, t.start.get(), t.stop.get()) == cudaSuccess) {
       s.counters.*t.seconds += ms * 1e-3;
       r.freeEvents.push_back(std::move(t.start));
       r.freeEvents.push_back(std::move(t.stop));

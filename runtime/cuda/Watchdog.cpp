@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaState.h"
 #include "../lib/WatchThread.h"
+#include "CudaState.h"
 
 #include <deque>
 
@@ -72,8 +72,8 @@ void watch(int device, ncclComm_t comm, double timeout) {
     // A sticky error from any kernel surfaces here too; the collective is
     // the first place the host looks.
     if (rc != cudaSuccess && rc != cudaErrorNotReady)
-      end(front, std::string("failed (or work before it): ") +
-                     cudaGetErrorString(rc));
+      end(front,
+          std::string("failed (or work before it): ") + cudaGetErrorString(rc));
     ncclResult_t async = ncclSuccess;
     ncclCommGetAsyncError(comm, &async);
     if (async != ncclSuccess && async != ncclInProgress)
@@ -98,10 +98,9 @@ void watch(int device, ncclComm_t comm, double timeout) {
 
 void tprt::cuda::startWatchdog() {
   State &s = state();
-  watchdog().thread.start([] {}, [device = s.device, comm = s.nccl(),
-                                    timeout = s.commTimeout] {
-    watch(device, comm, timeout);
-  });
+  watchdog().thread.start(
+      [] {}, [device = s.device, comm = s.nccl(),
+              timeout = s.commTimeout] { watch(device, comm, timeout); });
 }
 
 bool tprt::cuda::onWatchdogThread() { return watchdog().thread.onThread(); }

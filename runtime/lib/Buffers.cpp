@@ -86,16 +86,14 @@ Expected<MappedFile> MappedFile::open(const std::string &path) {
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    return Status(TPRT_ERR_IO, "'" + path + "': is " +
-                                   fileKind(info.st_mode) +
+    return Status(TPRT_ERR_IO, "'" + path + "': is " + fileKind(info.st_mode) +
                                    ", not a regular file");
   }
   MappedFile file;
   file.path_ = path;
   file.size_ = static_cast<size_t>(info.st_size);
   if (file.size_ > 0) {
-    void *address =
-        ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *address = ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (address == MAP_FAILED) {
       int error = errno;
       ::close(fd);

@@ -31,8 +31,8 @@ MPI_Comm communicator(const char *call) {
 
 int elementCount(const char *call, int64_t numElements) {
   if (numElements > INT32_MAX)
-    fail(call, std::to_string(numElements) +
-                   " elements exceed the MPI count range");
+    fail(call,
+         std::to_string(numElements) + " elements exceed the MPI count range");
   return static_cast<int>(numElements);
 }
 
@@ -49,8 +49,8 @@ static void allReduce(const char *call, tprt_unranked_memref *memref,
   double start = now();
   if (state().worldSize > 1 && count > 0) {
     WatchedCollective watched(call, "MPI_Allreduce", count);
-    int rc = MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT, op,
-                           comm);
+    int rc =
+        MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT, op, comm);
     if (rc != MPI_SUCCESS)
       fail(call, "MPI_Allreduce of " + std::to_string(count) +
                      " floats failed: " + mpiErrorString(rc));

@@ -1,4 +1,5 @@
-//===- Common.cpp - what libtprt and libtprt_cuda share --------------------===//
+//===- Common.cpp - what libtprt and libtprt_cuda share
+//--------------------===//
 
 #include "Common.h"
 
@@ -114,8 +115,8 @@ tprt_status startRank(RankState &s, int *argc, char ***argv,
                       std::unique_ptr<Communicator> &comm) {
   if (tprt_status st = readCommTimeout(s.commTimeout); st != TPRT_OK)
     return st;
-  if (tprt_status st = startMpi(s.finalized, argc, argv, s.ownsMpi,
-                                s.mpiThreadMultiple);
+  if (tprt_status st =
+          startMpi(s.finalized, argc, argv, s.ownsMpi, s.mpiThreadMultiple);
       st != TPRT_OK)
     return st;
   std::string error;
@@ -146,8 +147,7 @@ tprt_status finishRank(RankState &s) {
   return finishMpi(s.ownsMpi);
 }
 
-void abortRanks(const RankState &s, const char *message,
-                bool onWatchdogThread,
+void abortRanks(const RankState &s, const char *message, bool onWatchdogThread,
                 void (*abortBackend)()) {
   enterAbort();
   printAbortMessage(rankForMessages(s.initialized, s.rank), message);

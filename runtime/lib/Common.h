@@ -119,8 +119,7 @@ tprt_status finishRank(RankState &s);
 /// the watchdog's thread below MPI_THREAD_MULTIPLE only this rank ends
 /// (_exit(1)): mpirun ends the others when a rank exits non-zero.
 [[noreturn]] void abortRanks(const RankState &s, const char *message,
-                             bool onWatchdogThread,
-                             void (*abortBackend)());
+                             bool onWatchdogThread, void (*abortBackend)());
 
 /// tprt_abort's message line on stderr.
 void printAbortMessage(int rank, const char *message);

@@ -1,11 +1,11 @@
 //===- Gemm.cpp - matmul entry points on CBLAS ----------------------------===//
 //
-// c = op(a) * op(b) (+ c when accumulating) on fp32 memref views. Each operand view is handed to
-// cblas_sgemm(CblasRowMajor) as it lies in memory when it can be: inner
-// stride 1 is a row-major matrix (ld = strides[0]); strides[0] == 1 is the
-// transpose of a row-major matrix (flip the transposition, ld = strides[1]).
-// Any other view (negative, zero or two non-unit strides) is copied to a
-// contiguous temporary first.
+// c = op(a) * op(b) (+ c when accumulating) on fp32 memref views. Each operand
+// view is handed to cblas_sgemm(CblasRowMajor) as it lies in memory when it can
+// be: inner stride 1 is a row-major matrix (ld = strides[0]); strides[0] == 1
+// is the transpose of a row-major matrix (flip the transposition, ld =
+// strides[1]). Any other view (negative, zero or two non-unit strides) is
+// copied to a contiguous temporary first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +39,8 @@ void copyToContiguous(const MatrixView &v, std::vector<float> &storage) {
 }
 
 /// op(v) as a BLAS operand; uses `scratch` when the view must be copied.
-BlasOperand toOperand(const MatrixView &v, bool trans, std::vector<float> &scratch) {
+BlasOperand toOperand(const MatrixView &v, bool trans,
+                      std::vector<float> &scratch) {
   switch (layoutOf(v)) {
   case Layout::RowMajor:
     return {v.data, rowMajorLd(v), trans};
@@ -56,8 +57,8 @@ bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
 /// c = op(a) * op(b) + beta c (beta 0 or 1); `call` names the entry point in
 /// messages.
-void gemm(const char *call, const MatrixView &a, const MatrixView &b, const MatrixView &c,
-          bool transA, bool transB, float beta) {
+void gemm(const char *call, const MatrixView &a, const MatrixView &b,
+          const MatrixView &c, bool transA, bool transB, float beta) {
   auto [m, n, k] = gemmShape(call, a, b, c, transA, transB);
   if (m == 0 || n == 0 || k == 0)
     return; // c += 0 (k = 0 without accumulation is refused by the caller)
@@ -76,14 +77,14 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b, const Matr
   Layout cLayout = layoutOf(c);
   if (cLayout == Layout::ColumnMajor && fitsBlasInt(columnMajorLd(c))) {
     // c is the transpose of a row-major n x m matrix: c^T += op(b)^T op(a)^T.
-    cblas_sgemm(CblasRowMajor, blasTrans(!opB.trans), blasTrans(!opA.trans),
-                n, m, k, 1.0f, opB.data, opB.ld, opA.data, opA.ld, beta,
-                c.data, columnMajorLd(c));
+    cblas_sgemm(CblasRowMajor, blasTrans(!opB.trans), blasTrans(!opA.trans), n,
+                m, k, 1.0f, opB.data, opB.ld, opA.data, opA.ld, beta, c.data,
+                columnMajorLd(c));
     return;
   }
   if (cLayout == Layout::RowMajor && fitsBlasInt(rowMajorLd(c))) {
-    cblas_sgemm(CblasRowMajor, blasTrans(opA.trans), blasTrans(opB.trans), m,
-                n, k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, beta, c.data,
+    cblas_sgemm(CblasRowMajor, blasTrans(opA.trans), blasTrans(opB.trans), m, n,
+                k, 1.0f, opA.data, opA.ld, opB.data, opB.ld, beta, c.data,
                 rowMajorLd(c));
     return;
   }
@@ -136,12 +137,10 @@ extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
   count(flopsOf(va, vc, trans_a != 0), now() - start);
 }
 
-extern "C" void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
-                                                   tprt_memref3d_f32 *b,
-                                                   tprt_memref3d_f32 *c,
-                                                   int64_t trans_a,
-                                                   int64_t trans_b,
-                                                   int64_t accumulate) {
+extern "C" void
+_mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a, tprt_memref3d_f32 *b,
+                                   tprt_memref3d_f32 *c, int64_t trans_a,
+                                   int64_t trans_b, int64_t accumulate) {
   const char *call = "batch_matmul_f32";
   checkGemmDescriptors(call, a, b, c, trans_a, accumulate);
   int64_t batch = c->sizes[0];

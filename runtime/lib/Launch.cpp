@@ -27,10 +27,9 @@ Backend Backend::ofThisProcess() {
   // A launcher is linked with one runtime; libtprt_cuda alone has these.
   auto find = [](const char *name) { return dlsym(RTLD_DEFAULT, name); };
   DeviceCalls calls;
-  void *symbols[] = {find("tprt_device_alloc"), find("tprt_device_free"),
-                     find("tprt_copy_to_device"), find("tprt_copy_to_host"),
-                     find("tprt_device_synchronize"),
-                     find("tprt_last_error")};
+  void *symbols[] = {find("tprt_device_alloc"),       find("tprt_device_free"),
+                     find("tprt_copy_to_device"),     find("tprt_copy_to_host"),
+                     find("tprt_device_synchronize"), find("tprt_last_error")};
   for (void *symbol : symbols)
     if (!symbol)
       return cpu();
@@ -224,12 +223,12 @@ std::optional<std::string> bindWeights(const Manifest &manifest,
         if (!used && info->shape == arg.shape)
           candidates.push_back(name);
       }
-      errors.push_back(
-          checkpoints + (paths.size() == 1 ? " has no " : " have no ") + where +
-          (candidates.empty() ? ""
-                              : "; unused tensors of shape " +
-                                    formatShape(arg.shape) + ": " +
-                                    quotedList(candidates)));
+      errors.push_back(checkpoints +
+                       (paths.size() == 1 ? " has no " : " have no ") + where +
+                       (candidates.empty() ? ""
+                                           : "; unused tensors of shape " +
+                                                 formatShape(arg.shape) + ": " +
+                                                 quotedList(candidates)));
       continue;
     }
     const std::string &path = binding.files[i]->path();
@@ -363,11 +362,11 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
       continue;
     }
     if (arg.dtype == "bf16")
-      slice->buffer =
-          toBf16(slice->buffer, size_t(numElements(slice->shape)));
+      slice->buffer = toBf16(slice->buffer, size_t(numElements(slice->shape)));
     if (i > 0)
       out.weightBytes_ += slice->buffer.size();
-    out.descriptors.push_back(makeDescriptor(slice->buffer.data(), slice->shape));
+    out.descriptors.push_back(
+        makeDescriptor(slice->buffer.data(), slice->shape));
     out.buffers.push_back(std::move(slice->buffer));
   }
   if (!errors.empty()) {
@@ -434,9 +433,9 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
   std::vector<std::string> errors;
   for (size_t j = 0; !files.output.empty() && j < manifest.results.size();
        ++j) {
-    Status written = writeNpy(resultPath(files.output, j),
-                              arguments.result(j).as<float>(),
-                              manifest.results[j].localShape);
+    Status written =
+        writeNpy(resultPath(files.output, j), arguments.result(j).as<float>(),
+                 manifest.results[j].localShape);
     if (!written)
       errors.push_back(written.message());
   }

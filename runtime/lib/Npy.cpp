@@ -70,7 +70,8 @@ public:
       skipSpace();
       if (pos < text.size() && text[pos] == ')')
         return shape;
-      if (pos >= text.size() || !std::isdigit(static_cast<unsigned char>(text[pos])))
+      if (pos >= text.size() ||
+          !std::isdigit(static_cast<unsigned char>(text[pos])))
         return std::nullopt;
       int64_t value = 0;
       while (pos < text.size() &&
@@ -89,7 +90,8 @@ public:
 
 private:
   void skipSpace() {
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
+    while (pos < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[pos])))
       ++pos;
   }
 
@@ -159,8 +161,8 @@ Expected<NpyArray> readNpy(const std::string &path) {
   size_t dataStart = headerStart + headerLength;
   size_t bytesNeeded = count * sizeof(float);
   if (count > (size - dataStart) / sizeof(float))
-    return error("data is truncated: shape " + formatShape(*shape) +
-                 " needs " + std::to_string(bytesNeeded) + " bytes, the file has " +
+    return error("data is truncated: shape " + formatShape(*shape) + " needs " +
+                 std::to_string(bytesNeeded) + " bytes, the file has " +
                  std::to_string(size - dataStart));
 
   NpyArray array;
@@ -188,17 +190,26 @@ Status writeNpy(const std::string &path, const float *data,
   std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "wb"),
                                               &std::fclose);
   if (!file)
-    return Status(TPRT_ERR_IO, "cannot create '" + path +
-                                   "': " + std::strerror(errno));
-  uint8_t prefix[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                        uint8_t(dict.size() & 0xff), uint8_t(dict.size() >> 8)};
+    return Status(TPRT_ERR_IO,
+                  "cannot create '" + path + "': " + std::strerror(errno));
+  uint8_t prefix[10] = {0x93,
+                        'N',
+                        'U',
+                        'M',
+                        'P',
+                        'Y',
+                        1,
+                        0,
+                        uint8_t(dict.size() & 0xff),
+                        uint8_t(dict.size() >> 8)};
   size_t count = size_t(numElements(shape));
-  bool ok = std::fwrite(prefix, 1, sizeof(prefix), file.get()) == sizeof(prefix) &&
-            std::fwrite(dict.data(), 1, dict.size(), file.get()) == dict.size() &&
-            std::fwrite(data, sizeof(float), count, file.get()) == count;
+  bool ok =
+      std::fwrite(prefix, 1, sizeof(prefix), file.get()) == sizeof(prefix) &&
+      std::fwrite(dict.data(), 1, dict.size(), file.get()) == dict.size() &&
+      std::fwrite(data, sizeof(float), count, file.get()) == count;
   if (!ok || std::fclose(file.release()) != 0)
-    return Status(TPRT_ERR_IO, "cannot write '" + path +
-                                   "': " + std::strerror(errno));
+    return Status(TPRT_ERR_IO,
+                  "cannot write '" + path + "': " + std::strerror(errno));
   return Status::success();
 }
 

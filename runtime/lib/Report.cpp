@@ -13,8 +13,8 @@
 
 namespace tprt {
 
-RunReport::RunReport(std::string model, const Manifest &manifest,
-                     int worldSize, int warmup, int iterations)
+RunReport::RunReport(std::string model, const Manifest &manifest, int worldSize,
+                     int warmup, int iterations)
     : model(std::move(model)), backend(manifest.backend),
       tpSize(manifest.tpSize), worldSize(worldSize),
       inputShape(manifest.args.empty() ? std::vector<int64_t>{}
@@ -32,10 +32,10 @@ static nlohmann::json toJson(const RunReport &r) {
   for (size_t i = 0; i + 1 < r.inputShape.size(); ++i)
     tokens *= r.inputShape[i];
   double iters = static_cast<double>(r.forwardSeconds.size());
-  double fwdMin = r.forwardSeconds.empty()
-                      ? 0.0
-                      : *std::min_element(r.forwardSeconds.begin(),
-                                          r.forwardSeconds.end());
+  double fwdMin =
+      r.forwardSeconds.empty()
+          ? 0.0
+          : *std::min_element(r.forwardSeconds.begin(), r.forwardSeconds.end());
   double fwdMedian = r.forwardSeconds.empty() ? 0.0 : median(r.forwardSeconds);
   double fwdTotal = 0;
   for (double t : r.forwardSeconds)
@@ -81,8 +81,8 @@ static nlohmann::json toJson(const RunReport &r) {
         {"flops_per_forward", c.gemm_flops / iters},
         {"s_per_forward", c.gemm_seconds / iters},
         {"share_of_forward", fwdTotal > 0 ? c.gemm_seconds / fwdTotal : 0.0},
-        {"gflops", c.gemm_seconds > 0 ? c.gemm_flops / c.gemm_seconds / 1e9
-                                      : 0.0}}},
+        {"gflops",
+         c.gemm_seconds > 0 ? c.gemm_flops / c.gemm_seconds / 1e9 : 0.0}}},
   };
 }
 
@@ -109,9 +109,8 @@ std::string reportText(const RunReport &report) {
   char line[256];
   std::ostringstream os;
   os << "tp-run: " << r["model"].get<std::string>() << ", backend "
-     << r["backend"].get<std::string>() << ", tp " << r["tp_size"]
-     << ", input " << r["input_shape"].dump() << " (" << r["tokens"]
-     << " tokens)\n";
+     << r["backend"].get<std::string>() << ", tp " << r["tp_size"] << ", input "
+     << r["input_shape"].dump() << " (" << r["tokens"] << " tokens)\n";
   os << "  load+validate  " << ms(r["load_validate_s"]) << "\n";
   os << "  slice          " << ms(r["slice_s"]) << "\n";
   os << "  forward        min " << ms(fwd["min"]) << ", median "
@@ -121,8 +120,8 @@ std::string reportText(const RunReport &report) {
                 r["tokens_per_s"].get<double>());
   os << line;
   os << "  collectives    per forward: " << collective("all_reduce") << ", "
-     << collective("all_gather") << ", " << collective("reduce_scatter")
-     << "; " << ms(r["comm_s_per_forward"]) << "\n";
+     << collective("all_gather") << ", " << collective("reduce_scatter") << "; "
+     << ms(r["comm_s_per_forward"]) << "\n";
   std::snprintf(line, sizeof(line),
                 "  gemm           per forward: %.0f calls, %.4g GFLOP, "
                 "%.1f%% of forward, %.2f GFLOP/s (rank 0)\n",
@@ -147,7 +146,7 @@ double heapBytes() {
 }
 
 double peakRssMib() {
-  struct rusage usage {};
+  struct rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0; // KiB on Linux
 }

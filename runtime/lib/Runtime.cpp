@@ -2,9 +2,10 @@
 //
 // tprt_init/tprt_finalize own the MPI set-up of one rank: MPI_Init when the
 // launcher has not done it, a duplicated world communicator (freed on
-// finalize), BLAS threads, the collectives' watchdog (Watchdog.cpp). Failures of the launcher-side calls return a
-// status and leave their message in tprt_last_error; compiled-code calls go
-// through fail(), which ends every rank.
+// finalize), BLAS threads, the collectives' watchdog (Watchdog.cpp). Failures
+// of the launcher-side calls return a status and leave their message in
+// tprt_last_error; compiled-code calls go through fail(), which ends every
+// rank.
 //
 //===----------------------------------------------------------------------===//
 

@@ -13,18 +13,17 @@
 
 #include <algorithm>
 #include <cstring>
-#include <tuple>
 #include <sys/mman.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace tprt {
 
 std::optional<size_t> dtypeSize(const std::string &dtype) {
   static const std::map<std::string, size_t> sizes = {
-      {"F64", 8},     {"F32", 4},     {"F16", 2},      {"BF16", 2},
-      {"I64", 8},     {"I32", 4},     {"I16", 2},      {"I8", 1},
-      {"U64", 8},     {"U32", 4},     {"U16", 2},      {"U8", 1},
-      {"BOOL", 1},    {"F8_E4M3", 1}, {"F8_E5M2", 1},
+      {"F64", 8}, {"F32", 4}, {"F16", 2},  {"BF16", 2},    {"I64", 8},
+      {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U64", 8},     {"U32", 4},
+      {"U16", 2}, {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1},
   };
   auto it = sizes.find(dtype);
   if (it == sizes.end())
@@ -40,7 +39,8 @@ Expected<TensorInfo> readEntry(const std::string &path, const std::string &name,
                                const nlohmann::json &entry,
                                const uint8_t *dataArea, size_t dataSize) {
   auto error = [&](const std::string &what) {
-    return Status(TPRT_ERR_IO, "'" + path + "': tensor '" + name + "': " + what);
+    return Status(TPRT_ERR_IO,
+                  "'" + path + "': tensor '" + name + "': " + what);
   };
   if (!entry.is_object())
     return error("entry is not a JSON object");
@@ -86,10 +86,9 @@ Expected<TensorInfo> readEntry(const std::string &path, const std::string &name,
   if (__builtin_mul_overflow(count, uint64_t(info.elementSize), &bytes) ||
       end - begin != bytes)
     return error("data_offsets [" + std::to_string(begin) + ", " +
-                 std::to_string(end) + "] hold " +
-                 std::to_string(end - begin) + " bytes but " + info.dtype +
-                 " " + formatShape(info.shape) + " needs " +
-                 std::to_string(count * info.elementSize));
+                 std::to_string(end) + "] hold " + std::to_string(end - begin) +
+                 " bytes but " + info.dtype + " " + formatShape(info.shape) +
+                 " needs " + std::to_string(count * info.elementSize));
   info.data = dataArea + begin;
   info.byteSize = static_cast<size_t>(bytes);
   return info;
@@ -173,9 +172,9 @@ Expected<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
                  " goes beyond the end of the file (" + std::to_string(size) +
                  " bytes)");
 
-  nlohmann::json header = nlohmann::json::parse(
-      bytes + 8, bytes + 8 + headerLength, /*cb=*/nullptr,
-      /*allow_exceptions=*/false);
+  nlohmann::json header =
+      nlohmann::json::parse(bytes + 8, bytes + 8 + headerLength, /*cb=*/nullptr,
+                            /*allow_exceptions=*/false);
   if (header.is_discarded())
     return error("header is not valid JSON");
   if (!header.is_object())
@@ -254,9 +253,9 @@ Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
     return Status(local.status().code(),
                   "tensor '" + tensor.name + "': " + local.status().message());
   if (rank < 0 || rank >= worldSize)
-    return Status(TPRT_ERR_INVALID_ARGUMENT,
-                  "rank " + std::to_string(rank) + " is not in a world of " +
-                      std::to_string(worldSize));
+    return Status(TPRT_ERR_INVALID_ARGUMENT, "rank " + std::to_string(rank) +
+                                                 " is not in a world of " +
+                                                 std::to_string(worldSize));
 
   SlicedTensor slice;
   slice.shape = *local;

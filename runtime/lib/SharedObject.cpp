@@ -116,9 +116,8 @@ Status checkSharedObject(const std::string &path) {
 
   if (header.e_shoff != 0) {
     if (header.e_shentsize != sizeof(Elf64_Shdr))
-      return error("section header size " +
-                   std::to_string(header.e_shentsize) + " is not " +
-                   std::to_string(sizeof(Elf64_Shdr)));
+      return error("section header size " + std::to_string(header.e_shentsize) +
+                   " is not " + std::to_string(sizeof(Elf64_Shdr)));
     // With SHN_LORESERVE or more sections, e_shnum is 0 and section 0's
     // sh_size holds the count.
     uint64_t count = header.e_shnum;

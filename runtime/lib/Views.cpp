@@ -42,9 +42,8 @@ static std::string describe(const char *name, const MatrixView &v) {
   return os.str();
 }
 
-GemmShape gemmShape(const char *call, const MatrixView &a,
-                    const MatrixView &b, const MatrixView &c, bool transA,
-                    bool transB) {
+GemmShape gemmShape(const char *call, const MatrixView &a, const MatrixView &b,
+                    const MatrixView &c, bool transA, bool transB) {
   int64_t m = transA ? a.sizes[1] : a.sizes[0];
   int64_t k = transA ? a.sizes[0] : a.sizes[1];
   int64_t kB = transB ? b.sizes[1] : b.sizes[0];
@@ -106,8 +105,8 @@ int64_t checkGatheredShape(const char *call, const Buffer &in,
                            const Buffer &out, int64_t dim, int64_t worldSize) {
   bool shapesAgree = in.rank == out.rank && dim >= 0 && dim < in.rank;
   for (int64_t i = 0; shapesAgree && i < in.rank; ++i)
-    shapesAgree = out.sizes[i] == (i == dim ? in.sizes[i] * worldSize
-                                            : in.sizes[i]);
+    shapesAgree =
+        out.sizes[i] == (i == dim ? in.sizes[i] * worldSize : in.sizes[i]);
   if (!shapesAgree) {
     std::ostringstream os;
     os << "out " << formatList(out.sizes, out.rank) << " is not in "

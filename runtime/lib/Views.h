@@ -1,4 +1,5 @@
-//===- Views.h - reading compiled code's memrefs, for both runtimes -*- C++ -*-===//
+//===- Views.h - reading compiled code's memrefs, for both runtimes -*- C++
+//-*-===//
 //
 // The checks and the matrix classification the GEMM and collective entry
 // points of libtprt and libtprt_cuda apply to the descriptors they are
@@ -42,9 +43,8 @@ struct GemmShape {
 };
 
 /// The GEMM's dimensions; fails when op(a), op(b) and c do not agree.
-GemmShape gemmShape(const char *call, const MatrixView &a,
-                    const MatrixView &b, const MatrixView &c, bool transA,
-                    bool transB);
+GemmShape gemmShape(const char *call, const MatrixView &a, const MatrixView &b,
+                    const MatrixView &c, bool transA, bool transB);
 
 /// Fails on a null descriptor, a negative size, or a null data pointer on a
 /// view that is not empty.
@@ -103,8 +103,8 @@ Buffer readBuffer(const char *call, const char *name,
 /// size; returns the number of slices before `dim` (the product of the sizes
 /// before it), in each of which every rank's block follows those of the
 /// ranks before it.
-int64_t checkGatheredShape(const char *call, const Buffer &in, const Buffer &out,
-                        int64_t dim, int64_t worldSize);
+int64_t checkGatheredShape(const char *call, const Buffer &in,
+                           const Buffer &out, int64_t dim, int64_t worldSize);
 
 /// Counts an all-reduce of `buffer` / an all-gather of `in` that took
 /// `seconds` (the cuda runtime adds its GPU time later: 0).

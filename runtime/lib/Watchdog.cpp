@@ -47,14 +47,14 @@ void watch() {
   Watchdog &d = watchdog();
   // A wake-up costs nothing next to a forward pass; a hang ends at most a
   // tenth of the timeout late.
-  auto period = std::chrono::duration<double>(
-      std::clamp(d.timeout / 10, 0.01, 1.0));
+  auto period =
+      std::chrono::duration<double>(std::clamp(d.timeout / 10, 0.01, 1.0));
   std::unique_lock<std::mutex> lock(d.thread.mutex);
   while (!d.thread.stopping()) {
     if (d.call && now() - d.since > d.timeout) {
       std::ostringstream message;
-      message << d.call << ": " << d.mpiCall << " of " << d.count
-              << " floats " << tprt::common::commTimeoutReason(d.timeout);
+      message << d.call << ": " << d.mpiCall << " of " << d.count << " floats "
+              << tprt::common::commTimeoutReason(d.timeout);
       lock.unlock();
       tprt_abort(message.str().c_str());
     }

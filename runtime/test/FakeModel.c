@@ -28,22 +28,23 @@
 const char *tp_model_manifest(void) {
   static char manifest[2048];
   if (!manifest[0])
-    snprintf(manifest, sizeof(manifest),
-             "{\"abi_version\": %d, \"backend\": \"%s\", \"tp_size\": %d,"
-             " \"function\": \"forward\", \"args\": ["
-             " {\"name\": \"x\", \"role\": \"input\", \"dtype\": \"f32\","
-             "  \"shape\": [2, 4, 8], \"local_shape\": [2, 4, 8],"
-             "  \"shard\": null},"
-             " {\"name\": \"fc1.weight\", \"role\": \"weight\","
-             "  \"dtype\": \"f32\", \"shape\": [8, %d],"
-             "  \"local_shape\": [8, %d], \"shard\": {\"dim\": 1, \"outer\": 2}},"
-             " {\"name\": \"fc2.weight\", \"role\": \"weight\","
-             "  \"dtype\": \"f32\", \"shape\": [%d, 8],"
-             "  \"local_shape\": [%d, 8], \"shard\": {\"dim\": 0, \"outer\": 2}}],"
-             " \"results\": [{\"name\": \"result0\", \"dtype\": \"f32\","
-             "  \"shape\": [2, 4, 8]}]}",
-             FAKE_ABI, FAKE_BACKEND, FAKE_TP, HIDDEN, HIDDEN / FAKE_TP, HIDDEN,
-             HIDDEN / FAKE_TP);
+    snprintf(
+        manifest, sizeof(manifest),
+        "{\"abi_version\": %d, \"backend\": \"%s\", \"tp_size\": %d,"
+        " \"function\": \"forward\", \"args\": ["
+        " {\"name\": \"x\", \"role\": \"input\", \"dtype\": \"f32\","
+        "  \"shape\": [2, 4, 8], \"local_shape\": [2, 4, 8],"
+        "  \"shard\": null},"
+        " {\"name\": \"fc1.weight\", \"role\": \"weight\","
+        "  \"dtype\": \"f32\", \"shape\": [8, %d],"
+        "  \"local_shape\": [8, %d], \"shard\": {\"dim\": 1, \"outer\": 2}},"
+        " {\"name\": \"fc2.weight\", \"role\": \"weight\","
+        "  \"dtype\": \"f32\", \"shape\": [%d, 8],"
+        "  \"local_shape\": [%d, 8], \"shard\": {\"dim\": 0, \"outer\": 2}}],"
+        " \"results\": [{\"name\": \"result0\", \"dtype\": \"f32\","
+        "  \"shape\": [2, 4, 8]}]}",
+        FAKE_ABI, FAKE_BACKEND, FAKE_TP, HIDDEN, HIDDEN / FAKE_TP, HIDDEN,
+        HIDDEN / FAKE_TP);
   return manifest;
 }
 
@@ -55,15 +56,15 @@ void tp_model_forward(void **args) {
 
   int64_t tokens = x->sizes[0] * x->sizes[1];
   int64_t model = x->sizes[2], hidden = fc1->sizes[1];
-  tprt_memref2d_f32 x2 = {x->allocated, x->aligned, x->offset,
-                          {tokens, model}, {model, 1}};
+  tprt_memref2d_f32 x2 = {
+      x->allocated, x->aligned, x->offset, {tokens, model}, {model, 1}};
   float *h = calloc((size_t)(tokens * hidden), sizeof(float));
   tprt_memref2d_f32 h2 = {h, h, 0, {tokens, hidden}, {hidden, 1}};
   _mlir_ciface_tprt_matmul_f32(&x2, fc1, &h2, 0, 0, 1);
 
   /* y is overwritten (accumulate = 0), as after a dropped zero fill. */
-  tprt_memref2d_f32 y2 = {y->allocated, y->aligned, y->offset,
-                          {tokens, model}, {model, 1}};
+  tprt_memref2d_f32 y2 = {
+      y->allocated, y->aligned, y->offset, {tokens, model}, {model, 1}};
   _mlir_ciface_tprt_matmul_f32(&h2, fc2, &y2, 0, 0, 0);
   free(h);
 

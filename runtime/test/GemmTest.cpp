@@ -55,7 +55,10 @@ struct Matrix {
   }
 
   tprt_memref2d_f32 descriptor() {
-    return {storage.data(), storage.data(), offset, {rows, cols},
+    return {storage.data(),
+            storage.data(),
+            offset,
+            {rows, cols},
             {strides[0], strides[1]}};
   }
 
@@ -74,8 +77,8 @@ std::vector<float> values(Matrix &m) {
 }
 
 /// c + op(a) op(b) by the definition (op(a) op(b) when !accumulate).
-std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta,
-                             bool tb, bool accumulate = true) {
+std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta, bool tb,
+                             bool accumulate = true) {
   std::vector<float> out = values(c);
   if (!accumulate)
     std::fill(out.begin(), out.end(), 0.0f);
@@ -101,31 +104,32 @@ TEST(Gemm, EveryLayoutAndTransposition) {
       for (Layout lc : layouts)
         for (int ta = 0; ta < 2; ++ta)
           for (int tb = 0; tb < 2; ++tb)
-          for (int acc = 0; acc < 2; ++acc) {
-            SCOPED_TRACE(testing::Message()
-                         << "a " << name(la) << ", b " << name(lb) << ", c "
-                         << name(lc) << ", trans_a " << ta << ", trans_b "
-                         << tb << ", accumulate " << acc);
-            Matrix a(ta ? k : m, ta ? m : k, la, rng);
-            Matrix b(tb ? n : k, tb ? k : n, lb, rng);
-            Matrix c(m, n, lc, rng);
-            std::vector<float> expected = reference(a, b, c, ta, tb, acc);
-            // Without accumulation c is not read: NaN there must not show.
-            if (!acc)
-              for (int64_t i = 0; i < m; ++i)
-                for (int64_t j = 0; j < n; ++j)
-                  c.at(i, j) = std::nanf("");
-            std::vector<float> before = c.storage;
-            auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
-            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
-            std::vector<float> got = values(c);
-            for (size_t i = 0; i < expected.size(); ++i)
-              ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
-            // Nothing outside the view of c changed.
-            for (size_t i = 0; i < before.size(); ++i)
-              if (before[i] == -1e9f)
-                ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
-          }
+            for (int acc = 0; acc < 2; ++acc) {
+              SCOPED_TRACE(testing::Message()
+                           << "a " << name(la) << ", b " << name(lb) << ", c "
+                           << name(lc) << ", trans_a " << ta << ", trans_b "
+                           << tb << ", accumulate " << acc);
+              Matrix a(ta ? k : m, ta ? m : k, la, rng);
+              Matrix b(tb ? n : k, tb ? k : n, lb, rng);
+              Matrix c(m, n, lc, rng);
+              std::vector<float> expected = reference(a, b, c, ta, tb, acc);
+              // Without accumulation c is not read: NaN there must not show.
+              if (!acc)
+                for (int64_t i = 0; i < m; ++i)
+                  for (int64_t j = 0; j < n; ++j)
+                    c.at(i, j) = std::nanf("");
+              std::vector<float> before = c.storage;
+              auto da = a.descriptor(), db = b.descriptor(),
+                   dc = c.descriptor();
+              _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
+              std::vector<float> got = values(c);
+              for (size_t i = 0; i < expected.size(); ++i)
+                ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
+              // Nothing outside the view of c changed.
+              for (size_t i = 0; i < before.size(); ++i)
+                if (before[i] == -1e9f)
+                  ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+            }
 }
 
 TEST(Gemm, VectorShapesAndEmptyK) {
@@ -152,7 +156,8 @@ TEST(Gemm, BatchMatchesEachMatrix) {
   const int64_t batch = 3, m = 4, n = 6, k = 5;
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb) {
-      SCOPED_TRACE(testing::Message() << "trans_a " << ta << ", trans_b " << tb);
+      SCOPED_TRACE(testing::Message()
+                   << "trans_a " << ta << ", trans_b " << tb);
       std::vector<Matrix> as, bs, cs;
       for (int64_t i = 0; i < batch; ++i) {
         as.emplace_back(ta ? k : m, ta ? m : k, Layout::RowMajor, rng);

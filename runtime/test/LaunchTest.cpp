@@ -181,8 +181,7 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
             Errors{"'m.so': argument 1 ('w1') has dtype 'bf16'; the cpu "
                    "runtime takes f32"});
   m.backend = "cuda";
-  EXPECT_TRUE(
-      tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2).empty());
+  EXPECT_TRUE(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2).empty());
   m.args[0].dtype = "bf16";
   EXPECT_EQ(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2),
             Errors{"'m.so': argument 0 ('x') has dtype 'bf16'; the cuda "
@@ -215,9 +214,9 @@ std::string writeCheckpoint(
     if (dtype == "F16")
       bytes.resize(count * 2);
     header += std::string(header.size() > 1 ? ", " : "") + "\"" + name +
-              "\": {\"dtype\": \"" + dtype + "\", \"shape\": " +
-              tprt::formatShape(shape) + ", \"data_offsets\": [" +
-              std::to_string(data.size()) + ", " +
+              "\": {\"dtype\": \"" + dtype +
+              "\", \"shape\": " + tprt::formatShape(shape) +
+              ", \"data_offsets\": [" + std::to_string(data.size()) + ", " +
               std::to_string(data.size() + bytes.size()) + "]}";
     data += bytes;
   }
@@ -409,8 +408,7 @@ TEST(Launch, PlacesEveryBufferOnTheDevice) {
     EXPECT_EQ(FakeDevice::uploads, 4);
     for (int i = 0; i < 4; ++i) {
       void *aligned;
-      std::memcpy(&aligned,
-                  static_cast<int64_t *>(args->pointers()[i]) + 1,
+      std::memcpy(&aligned, static_cast<int64_t *>(args->pointers()[i]) + 1,
                   sizeof(void *));
       EXPECT_EQ(FakeDevice::live.count(aligned), 1u) << "argument " << i;
     }
@@ -440,8 +438,8 @@ TEST(Launch, LoadRefusesTheWrongWorldAndMissingWeights) {
   std::vector<std::string> errors =
       loaded.load(fake.files, tprt::Backend::cpu(), 0, 3);
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0], "world size 3 but " + fake.files.model +
-                           " was compiled for tp 2");
+  EXPECT_EQ(errors[0],
+            "world size 3 but " + fake.files.model + " was compiled for tp 2");
 
   fake.files.weights.clear();
   tprt::LoadedModel again;

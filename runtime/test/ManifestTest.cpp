@@ -37,8 +37,7 @@ TEST(Manifest, ParsesTheDocumentedExample) {
   ASSERT_TRUE(local);
   EXPECT_EQ(*local, qkv.localShape);
   ASSERT_EQ(manifest->results.size(), 1u);
-  EXPECT_EQ(manifest->results[0].localShape,
-            (std::vector<int64_t>{1, 8, 768}));
+  EXPECT_EQ(manifest->results[0].localShape, (std::vector<int64_t>{1, 8, 768}));
 }
 
 void expectRejected(const std::string &json, const std::string &what) {

@@ -76,8 +76,8 @@ void testAllGather(int rank, int worldSize, int64_t dim) {
         int64_t idx[3] = {a, b, c};
         int source = int(idx[dim] / inShape[dim]);
         idx[dim] %= inShape[dim];
-        float want =
-            encode(source, (idx[0] * inShape[1] + idx[1]) * inShape[2] + idx[2]);
+        float want = encode(
+            source, (idx[0] * inShape[1] + idx[1]) * inShape[2] + idx[2]);
         size_t at = size_t((a * outShape[1] + b) * outShape[2] + c);
         check(out[at] == want, what, at, out[at], want);
       }

@@ -93,27 +93,27 @@ TEST(Safetensors, RejectsBadEntries) {
     return safetensorsBytes(R"({"w": )" + entry + "}", data);
   };
   std::string data = floatBytes(iota(4));
-  expectRejected(tempPath("range.safetensors"),
-                 one(R"({"dtype": "F32", "shape": [4], "data_offsets": [0, 32]})",
-                     data),
-                 "tensor 'w': data_offsets [0, 32] are outside the data area "
-                 "of 16 bytes");
-  expectRejected(tempPath("size.safetensors"),
-                 one(R"({"dtype": "F32", "shape": [3], "data_offsets": [0, 16]})",
-                     data),
-                 "tensor 'w': data_offsets [0, 16] hold 16 bytes but F32 [3] "
-                 "needs 12");
-  expectRejected(tempPath("dtype.safetensors"),
-                 one(R"({"dtype": "Q4", "shape": [4], "data_offsets": [0, 16]})",
-                     data),
-                 "tensor 'w': unknown dtype 'Q4'");
+  expectRejected(
+      tempPath("range.safetensors"),
+      one(R"({"dtype": "F32", "shape": [4], "data_offsets": [0, 32]})", data),
+      "tensor 'w': data_offsets [0, 32] are outside the data area "
+      "of 16 bytes");
+  expectRejected(
+      tempPath("size.safetensors"),
+      one(R"({"dtype": "F32", "shape": [3], "data_offsets": [0, 16]})", data),
+      "tensor 'w': data_offsets [0, 16] hold 16 bytes but F32 [3] "
+      "needs 12");
+  expectRejected(
+      tempPath("dtype.safetensors"),
+      one(R"({"dtype": "Q4", "shape": [4], "data_offsets": [0, 16]})", data),
+      "tensor 'w': unknown dtype 'Q4'");
   expectRejected(tempPath("noshape.safetensors"),
                  one(R"({"dtype": "F32", "data_offsets": [0, 16]})", data),
                  "tensor 'w': missing array 'shape'");
-  expectRejected(tempPath("negative.safetensors"),
-                 one(R"({"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]})",
-                     data),
-                 "tensor 'w': 'shape' [-4] is not a list of non-negative");
+  expectRejected(
+      tempPath("negative.safetensors"),
+      one(R"({"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]})", data),
+      "tensor 'w': 'shape' [-4] is not a list of non-negative");
   expectRejected(tempPath("nooffsets.safetensors"),
                  one(R"({"dtype": "F32", "shape": [4]})", data),
                  "tensor 'w': missing 'data_offsets'");
@@ -127,8 +127,8 @@ std::string twoTensors(int a0, int a1, int b0, int b1, int dataBytes) {
            std::to_string((end - begin) / 4) + R"(], "data_offsets": [)" +
            std::to_string(begin) + ", " + std::to_string(end) + "]}";
   };
-  return safetensorsBytes("{" + entry("a", a0, a1) + ", " +
-                              entry("b", b0, b1) + "}",
+  return safetensorsBytes("{" + entry("a", a0, a1) + ", " + entry("b", b0, b1) +
+                              "}",
                           std::string(size_t(dataBytes), '\1'));
 }
 
@@ -172,8 +172,8 @@ TEST(Safetensors, AcceptsTensorsOutOfHeaderOrder) {
                         safetensorsBytes(header, floatBytes(iota(6))));
   ASSERT_TRUE(file) << file.status().message();
   EXPECT_EQ(file->tensors().size(), 3u);
-  auto empty = openBytes(tempPath("none.safetensors"),
-                         safetensorsBytes("{}", ""));
+  auto empty =
+      openBytes(tempPath("none.safetensors"), safetensorsBytes("{}", ""));
   ASSERT_TRUE(empty) << empty.status().message();
   EXPECT_TRUE(empty->tensors().empty());
 }
@@ -223,14 +223,12 @@ tprt::TensorInfo tensorOf(const std::vector<float> &values,
 }
 
 /// Rank r's slice by the definition in model.h, for a 2-D tensor.
-std::vector<float> expectedSlice(const std::vector<float> &values,
-                                 int64_t rows, int64_t cols, tprt::Shard shard,
-                                 int64_t rank, int64_t n) {
+std::vector<float> expectedSlice(const std::vector<float> &values, int64_t rows,
+                                 int64_t cols, tprt::Shard shard, int64_t rank,
+                                 int64_t n) {
   int64_t size = shard.dim == 0 ? rows : cols;
   int64_t block = size / shard.outer, part = block / n;
-  auto kept = [&](int64_t index) {
-    return (index % block) / part == rank;
-  };
+  auto kept = [&](int64_t index) { return (index % block) / part == rank; };
   std::vector<float> out;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
@@ -245,15 +243,15 @@ TEST(Slice, MatchesTheDefinition) {
     tprt::Shard shard;
     int64_t n;
   } cases[] = {
-      {2, 4, {1, 1}, 2},  {2, 12, {1, 3}, 2}, {4, 3, {0, 1}, 2},
-      {6, 2, {0, 3}, 2},  {8, 24, {1, 3}, 4}, {4, 6, {1, 1}, 1},
+      {2, 4, {1, 1}, 2}, {2, 12, {1, 3}, 2}, {4, 3, {0, 1}, 2},
+      {6, 2, {0, 3}, 2}, {8, 24, {1, 3}, 4}, {4, 6, {1, 1}, 1},
   };
   for (const Case &c : cases)
     for (int64_t rank = 0; rank < c.n; ++rank) {
       SCOPED_TRACE(testing::Message()
-                   << "[" << c.rows << ", " << c.cols << "] dim "
-                   << c.shard.dim << " outer " << c.shard.outer << " rank "
-                   << rank << " of " << c.n);
+                   << "[" << c.rows << ", " << c.cols << "] dim " << c.shard.dim
+                   << " outer " << c.shard.outer << " rank " << rank << " of "
+                   << c.n);
       std::vector<float> values = iota(size_t(c.rows * c.cols));
       auto slice = tprt::sliceTensor(tensorOf(values, {c.rows, c.cols}),
                                      c.shard, rank, c.n);

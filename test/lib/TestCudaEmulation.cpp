@@ -22,8 +22,7 @@ using namespace mlir;
 
 namespace {
 struct EmulationOptions : public PassPipelineOptions<EmulationOptions> {
-  Option<std::string> runtime{*this, "runtime",
-                              llvm::cl::desc("cuda or cpu"),
+  Option<std::string> runtime{*this, "runtime", llvm::cl::desc("cuda or cpu"),
                               llvm::cl::init("cuda")};
   Option<std::string> dtype{*this, "dtype",
                             llvm::cl::desc("GEMM inputs: f32 or bf16"),

@@ -77,8 +77,8 @@ static Value reduceValues(OpBuilder &b, Location loc, ReductionKind kind,
   Value acc = values.front();
   auto type = cast<RankedTensorType>(acc.getType());
   for (Value v : values.drop_front()) {
-    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                          type.getElementType());
+    Value empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     SmallVector<Value> ins{acc, v}, outs{empty};
     switch (kind) {
     case ReductionKind::Sum:
@@ -100,8 +100,9 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
                             func::FuncOp sharded, int64_t numRanks,
                             bool dropAllReduce) {
   Location loc = original.getLoc();
-  auto emu = func::FuncOp::create(b, loc, original.getName().str() + "_emulated",
-                                  original.getFunctionType());
+  auto emu =
+      func::FuncOp::create(b, loc, original.getName().str() + "_emulated",
+                           original.getFunctionType());
   Block *entry = emu.addEntryBlock();
   b.setInsertionPointToStart(entry);
   SmallVector<IRMapping> ranks(numRanks);
@@ -110,15 +111,13 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
     auto shard = sharded.getArgAttrOfType<ShardAttr>(
         arg.getArgNumber(), TPDialect::getShardAttrName());
     for (int64_t r = 0; r < numRanks; ++r)
-      ranks[r].map(arg, shard
-                            ? cutForRank(b, loc, full, shard, r, numRanks)
-                            : full);
+      ranks[r].map(arg,
+                   shard ? cutForRank(b, loc, full, shard, r, numRanks) : full);
   }
   for (Operation &op : sharded.getBody().front()) {
     auto operands = [&](unsigned i) {
-      return llvm::map_to_vector(ranks, [&](IRMapping &m) {
-        return m.lookup(op.getOperand(i));
-      });
+      return llvm::map_to_vector(
+          ranks, [&](IRMapping &m) { return m.lookup(op.getOperand(i)); });
     };
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Value> results = llvm::map_to_vector(
@@ -130,8 +129,8 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
       // `dropAllReduce` keeps rank 0's partial sum: the oracle must see it.
       SmallVector<Value> partials = operands(0);
       Value sum = dropAllReduce ? partials.front()
-                                : reduceValues(b, op.getLoc(),
-                                               reduce.getKind(), partials);
+                                : reduceValues(b, op.getLoc(), reduce.getKind(),
+                                               partials);
       for (IRMapping &m : ranks)
         m.map(op.getResult(0), sum);
       continue;
@@ -192,8 +191,8 @@ static Value toF32(OpBuilder &b, Location loc, Value x) {
 /// argument: fract(sin(i * 12.9898 + seed * 78.233) * 43758.5453) - 0.5.
 static Value pseudoRandom(OpBuilder &b, Location loc, RankedTensorType type,
                           int64_t seed) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(type.getRank())};
   SmallVector<utils::IteratorType> iters(type.getRank(),
                                          utils::IteratorType::parallel);
@@ -232,11 +231,11 @@ static Value maxAbs(OpBuilder &b, Location loc, Value a, Value other) {
   auto type = cast<RankedTensorType>(a.getType());
   Type f32 = b.getF32Type();
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  Value init = linalg::FillOp::create(
-                   b, loc, zero,
-                   ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
-                                                      f32)})
-                   .getResult(0);
+  Value init =
+      linalg::FillOp::create(
+          b, loc, zero,
+          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32)})
+          .getResult(0);
   SmallVector<Value> ins{a};
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(type.getRank())};
   if (other) {
@@ -265,8 +264,7 @@ static void compareInMain(OpBuilder &b, func::FuncOp ref, func::FuncOp emu,
   Location loc = ref.getLoc();
   SmallVector<Value> args;
   for (auto [i, type] : llvm::enumerate(ref.getArgumentTypes()))
-    args.push_back(
-        pseudoRandom(b, loc, cast<RankedTensorType>(type), i + 1));
+    args.push_back(pseudoRandom(b, loc, cast<RankedTensorType>(type), i + 1));
   auto refCall = func::CallOp::create(b, loc, ref, args);
   auto emuCall = func::CallOp::create(b, loc, emu, args);
   Value diff = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
@@ -284,8 +282,8 @@ static void compareInMain(OpBuilder &b, func::FuncOp ref, func::FuncOp emu,
   Value bound = arith::MulFOp::create(
       b, loc, arith::MaximumFOp::create(b, loc, scale, one),
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(tolerance)));
-  Value ok = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, diff,
-                                   bound);
+  Value ok =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, diff, bound);
   scf::IfOp::create(
       b, loc, ok,
       [&](OpBuilder &tb, Location tl) {
@@ -337,8 +335,10 @@ struct TestEquivalencePass
     OpBuilder b(&getContext());
     OwningOpRef<ModuleOp> scratch = ModuleOp::create(module.getLoc());
     b.setInsertionPointToStart(scratch->getBody());
-    SmallVector<func::FuncOp> sharded = llvm::map_to_vector(
-        originals, [&](func::FuncOp f) { return cast<func::FuncOp>(b.clone(*f)); });
+    SmallVector<func::FuncOp> sharded =
+        llvm::map_to_vector(originals, [&](func::FuncOp f) {
+          return cast<func::FuncOp>(b.clone(*f));
+        });
     PassManager pm(&getContext());
     TPShardOptions options;
     options.tpSize = tpSize;

@@ -31,16 +31,16 @@ static cl::OptionCategory category("tp-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::Required, cl::cat(category));
 enum class From { Model, Lowered };
-static cl::opt<From> from(
-    "from", cl::desc("what the input is"), cl::init(From::Model),
-    cl::values(clEnumValN(From::Model, "model",
-                          "the unsharded model (default)"),
-               clEnumValN(From::Lowered, "lowered",
-                          "LLVM-dialect MLIR with the model interface, as "
-                          "--emit=lowered writes it or another pipeline "
-                          "ending in tp-model-interface: only translated, "
-                          "optimised and linked")),
-    cl::cat(category));
+static cl::opt<From>
+    from("from", cl::desc("what the input is"), cl::init(From::Model),
+         cl::values(clEnumValN(From::Model, "model",
+                               "the unsharded model (default)"),
+                    clEnumValN(From::Lowered, "lowered",
+                               "LLVM-dialect MLIR with the model interface, as "
+                               "--emit=lowered writes it or another pipeline "
+                               "ending in tp-model-interface: only translated, "
+                               "optimised and linked")),
+         cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("output file"),
                                        cl::value_desc("model.so"),
                                        cl::init("model.so"), cl::cat(category));
@@ -54,9 +54,10 @@ static cl::opt<std::string> weightsOut(
              "into arguments, so that they are cut, and write their values "
              "to this safetensors file for tp-run --weights"),
     cl::value_desc("weights.safetensors"), cl::init(""), cl::cat(category));
-static cl::opt<bool> allowFallback(
-    "allow-fallback", cl::desc("accept cuts that need extra communication"),
-    cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    allowFallback("allow-fallback",
+                  cl::desc("accept cuts that need extra communication"),
+                  cl::init(false), cl::cat(category));
 enum class Emit { Sharded, Lowered, LLVMIR, Object, Shared };
 static cl::opt<Emit> emit(
     "emit", cl::desc("what to write"), cl::init(Emit::Shared),
@@ -66,9 +67,10 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Object, "obj", "an object file"),
                clEnumValN(Emit::Shared, "so", "a shared object (default)")),
     cl::cat(category));
-static cl::opt<std::string> runtimeDir(
-    "runtime-dir", cl::desc("where libtprt.so is (linked as DT_NEEDED)"),
-    cl::init(TP_RUNTIME_LIB_DIR), cl::cat(category));
+static cl::opt<std::string>
+    runtimeDir("runtime-dir",
+               cl::desc("where libtprt.so is (linked as DT_NEEDED)"),
+               cl::init(TP_RUNTIME_LIB_DIR), cl::cat(category));
 static cl::opt<std::string> gemmDtype(
     "dtype",
     cl::desc("GEMM input type: f32, or bf16 (cuda: operands rounded to bf16, "
@@ -76,12 +78,12 @@ static cl::opt<std::string> gemmDtype(
     cl::init("f32"), cl::cat(category));
 
 static cl::OptionCategory cudaCategory("tp-compile options for --backend cuda");
-static cl::opt<std::string> cudaChip("cuda-chip",
-                                     cl::desc("GPU architecture"),
+static cl::opt<std::string> cudaChip("cuda-chip", cl::desc("GPU architecture"),
                                      cl::init("sm_90"), cl::cat(cudaCategory));
-static cl::opt<std::string> cudaToolkit(
-    "cuda-toolkit", cl::desc("CUDA toolkit for ptxas and libdevice"),
-    cl::init(TP_CUDA_TOOLKIT_ROOT), cl::cat(cudaCategory));
+static cl::opt<std::string>
+    cudaToolkit("cuda-toolkit",
+                cl::desc("CUDA toolkit for ptxas and libdevice"),
+                cl::init(TP_CUDA_TOOLKIT_ROOT), cl::cat(cudaCategory));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
     cl::desc("kernel format: bin (cubin, needs ptxas), isa (PTX, compiled at "
@@ -108,11 +110,11 @@ static void addLowering(PassManager &pm) {
   cuda.format = gpuFormat;
   cuda.splitReductionsMin = cudaSplitReductionsMin;
   if (cuda.format.empty())
-    cuda.format = !cuda.toolkitPath.empty() &&
-                          llvm::sys::fs::can_execute(cuda.toolkitPath +
-                                                     "/bin/ptxas")
-                      ? "bin"
-                      : "isa";
+    cuda.format =
+        !cuda.toolkitPath.empty() &&
+                llvm::sys::fs::can_execute(cuda.toolkitPath + "/bin/ptxas")
+            ? "bin"
+            : "isa";
   tp::buildCudaLoweringPipeline(pm, cuda);
 }
 

@@ -89,8 +89,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
     } else if (!arg.empty() && arg[0] == '-') {
       return bad("unknown option '" + arg + "'");
     } else if (!f.model.empty()) {
-      return bad("unexpected argument '" + arg + "' (the model is '" +
-                 f.model + "')");
+      return bad("unexpected argument '" + arg + "' (the model is '" + f.model +
+                 "')");
     } else {
       f.model = arg;
     }
@@ -143,8 +143,8 @@ int run(const Options &options, tprt::LoadedModel &loaded,
                                 std::max(0.0, tprt::heapBytes() - heapBefore) /
                                     mib};
   for (std::vector<double> *values : {&r.forwardSeconds, &phases})
-    MPI_Allreduce(MPI_IN_PLACE, values->data(), int(values->size()),
-                  MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, values->data(), int(values->size()), MPI_DOUBLE,
+                  MPI_MAX, MPI_COMM_WORLD);
   std::tie(r.loadSeconds, r.sliceSeconds, r.peakRssMib, r.weightsLocalMib,
            r.activationsMib) =
       std::tie(phases[0], phases[1], phases[2], phases[3], phases[4]);
@@ -187,8 +187,8 @@ int launch(int argc, char **argv) {
   struct {
     int failed, rank;
   } local{errors.empty() ? 0 : 1, tprt_rank()}, global{0, 0};
-  if (MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC,
-                    MPI_COMM_WORLD) != MPI_SUCCESS) {
+  if (MPI_Allreduce(&local, &global, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD) !=
+      MPI_SUCCESS) {
     printError("MPI_Allreduce failed while the ranks agreed on validation");
     return 1;
   }

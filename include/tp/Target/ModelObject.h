@@ -1,4 +1,5 @@
-//===- ModelObject.h - a lowered model as LLVM IR, object or .so -*- C++ -*-===//
+//===- ModelObject.h - a lowered model as LLVM IR, object or .so -*- C++
+//-*-===//
 //
 // The last steps of tp-compile, for any pipeline that ends in a module of
 // the LLVM dialect with the model interface (tp-model-interface): LLVM IR

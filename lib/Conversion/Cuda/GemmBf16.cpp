@@ -114,7 +114,8 @@ SmallVector<int64_t> storeWeightsInBf16(func::FuncOp fn) {
     arg.setType(withElement(type, bf16));
     argTypes[arg.getArgNumber()] = arg.getType();
     for (Operation *view : views)
-      view->getResult(0).setType(withElement(view->getResult(0).getType(), bf16));
+      view->getResult(0).setType(
+          withElement(view->getResult(0).getType(), bf16));
     stored.push_back(arg.getArgNumber());
   }
   fn.setFunctionType(
@@ -140,9 +141,8 @@ Value roundToBf16(OpBuilder &b, Location loc, Value v) {
       b, loc, TypeRange{}, ValueRange{v}, ValueRange{buffer},
       ArrayRef<AffineMap>{id, id}, iterators,
       [&](OpBuilder &nb, Location l, ValueRange x) {
-        linalg::YieldOp::create(nb, l,
-                                arith::TruncFOp::create(nb, l, bf16, x[0])
-                                    .getResult());
+        linalg::YieldOp::create(
+            nb, l, arith::TruncFOp::create(nb, l, bf16, x[0]).getResult());
       });
   return buffer;
 }

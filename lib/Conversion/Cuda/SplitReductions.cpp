@@ -68,8 +68,8 @@ struct SplitReductionsPass
       unsigned outputRank =
           cast<ShapedType>(op.getDpsInitOperand(0)->get().getType()).getRank();
       // A body whose combiner upstream cannot find stays as it is.
-      FailureOr<linalg::SplitReductionResult> split = linalg::splitReduction(
-          rewriter, op, [&](linalg::LinalgOp) {
+      FailureOr<linalg::SplitReductionResult> split =
+          linalg::splitReduction(rewriter, op, [&](linalg::LinalgOp) {
             return linalg::SplitReductionOptions{kRatio, outputRank,
                                                  /*innerParallel=*/true};
           });
@@ -92,7 +92,6 @@ struct SplitReductionsPass
       }
     }
   }
-
 };
 
 } // namespace

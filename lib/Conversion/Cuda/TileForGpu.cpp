@@ -63,8 +63,8 @@ struct TPTileForGpuPass : public tp::impl::TPTileForGpuBase<TPTileForGpuPass> {
         trips.push_back(tripCount(op, d));
       int64_t remaining = blockSize;
       for (unsigned d = n; d-- > 0 && remaining > 1;) {
-        int64_t tile =
-            std::max<int64_t>(1, std::min(remaining, trips[d].value_or(remaining)));
+        int64_t tile = std::max<int64_t>(
+            1, std::min(remaining, trips[d].value_or(remaining)));
         sizes[d] = tile;
         remaining /= tile;
       }

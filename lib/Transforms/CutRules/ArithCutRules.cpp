@@ -17,8 +17,8 @@ namespace {
 struct ConstantCutRule
     : CutRuleOpInterface::ExternalModel<ConstantCutRule, arith::ConstantOp> {
   LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
-    auto dense = dyn_cast<DenseElementsAttr>(
-        cast<arith::ConstantOp>(op).getValue());
+    auto dense =
+        dyn_cast<DenseElementsAttr>(cast<arith::ConstantOp>(op).getValue());
     if (dense && dense.isSplat())
       return success();
     return state.fail(op, "a non-uniform constant cannot be cut without "

@@ -65,12 +65,12 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
     return failure();
   if (!*loop)
     return success();
-  auto [l, outer] = **loop;
+  unsigned l = (*loop)->first;
+  int64_t outer = (*loop)->second;
 
   bool usesIndex = false;
-  op.getBlock()->walk([&](linalg::IndexOp index) {
-    usesIndex |= index.getDim() == l;
-  });
+  op.getBlock()->walk(
+      [&](linalg::IndexOp index) { usesIndex |= index.getDim() == l; });
   if (usesIndex)
     return state.fail(op, llvm::formatv("reads the index of cut loop {0}, "
                                         "which differs between ranks",
@@ -96,8 +96,7 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
       if (auto dimExpr = dyn_cast<AffineDimExpr>(expr);
           dimExpr && dimExpr.getPosition() == l) {
-        if (failed(state.mark(v, DimCut{static_cast<int64_t>(pos), outer},
-                              op)))
+        if (failed(state.mark(v, DimCut{static_cast<int64_t>(pos), outer}, op)))
           return failure();
       } else if (expr.isFunctionOfDim(l)) {
         return state.fail(op, llvm::formatv("indexes an operand by {0}, "
@@ -177,8 +176,7 @@ struct SoftmaxCutRule
   }
 };
 
-template <typename... OpTys>
-void attachStructured(MLIRContext *ctx) {
+template <typename... OpTys> void attachStructured(MLIRContext *ctx) {
   (OpTys::template attachInterface<StructuredCutRule<OpTys>>(*ctx), ...);
 }
 

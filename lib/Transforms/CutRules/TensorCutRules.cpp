@@ -71,16 +71,16 @@ struct Reshape {
       return success();
     int64_t numRanks = state.getNumRanks();
     const ReassociationIndices &group = groups[cut->dim];
-    SmallVector<int64_t> sizes = llvm::map_to_vector(
-        group, [&](int64_t d) { return splitShape[d]; });
+    SmallVector<int64_t> sizes =
+        llvm::map_to_vector(group, [&](int64_t d) { return splitShape[d]; });
     // Another factor of the group may be the one that keeps ops local
     // further on (heads rather than q|k|v): worth a try either way.
     for (int64_t outer : cutsThatPass(sizes, numRanks))
       state.hint(merged, DimCut{cut->dim, outer});
     auto refined = refineCut(sizes, cut->outer, numRanks);
     if (!refined)
-      return state.fail(op, describeNoFactor(cut->dim, sizes, cut->outer,
-                                             numRanks));
+      return state.fail(
+          op, describeNoFactor(cut->dim, sizes, cut->outer, numRanks));
     return state.mark(split, DimCut{group[refined->first], refined->second},
                       op);
   }
@@ -94,10 +94,9 @@ struct Reshape {
       int64_t before = 1;
       for (int64_t d : group) {
         if (d == cut->dim)
-          return state.mark(merged,
-                            DimCut{static_cast<int64_t>(mergedDim),
-                                   cut->outer * before},
-                            op);
+          return state.mark(
+              merged,
+              DimCut{static_cast<int64_t>(mergedDim), cut->outer * before}, op);
         before *= splitShape[d];
       }
     }
@@ -125,9 +124,12 @@ struct ExpandShapeCutRule
                                         tensor::ExpandShapeOp> {
   LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
     auto expand = cast<tensor::ExpandShapeOp>(op);
-    Reshape reshape{op, expand.getSrc(), expand.getResult(),
+    Reshape reshape{op,
+                    expand.getSrc(),
+                    expand.getResult(),
                     expand.getReassociationIndices(),
-                    expand.getResultType().getShape(), "unfolds"};
+                    expand.getResultType().getShape(),
+                    "unfolds"};
     return failure(failed(reshape.splitCut(state)) ||
                    failed(reshape.mergeCut(state)));
   }
@@ -143,9 +145,12 @@ struct CollapseShapeCutRule
                                         tensor::CollapseShapeOp> {
   LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
     auto collapse = cast<tensor::CollapseShapeOp>(op);
-    Reshape reshape{op, collapse.getResult(), collapse.getSrc(),
+    Reshape reshape{op,
+                    collapse.getResult(),
+                    collapse.getSrc(),
                     collapse.getReassociationIndices(),
-                    collapse.getSrcType().getShape(), "folds"};
+                    collapse.getSrcType().getShape(),
+                    "folds"};
     return failure(failed(reshape.mergeCut(state)) ||
                    failed(reshape.splitCut(state)));
   }
@@ -196,8 +201,8 @@ struct ExtractSliceCutRule
           return state.fail(op, llvm::formatv("takes [{0}, {1}) of a "
                                               "dimension cut in blocks of "
                                               "{2}: not whole blocks",
-                                              offsets[d],
-                                              offsets[d] + sizes[d], block));
+                                              offsets[d], offsets[d] + sizes[d],
+                                              block));
         }
         cut.outer = sizes[d] / block;
       }
@@ -211,14 +216,12 @@ struct ExtractSliceCutRule
                                             "made of whole blocks of {2}",
                                             offsets[d], offsets[d] + sizes[d],
                                             block));
-      return state.mark(slice.getSource(), DimCut{d, srcShape[d] / block},
-                        op);
+      return state.mark(slice.getSource(), DimCut{d, srcShape[d] / block}, op);
     }
     return success();
   }
 
-  void localizeShapes(Operation *op, const CutMap &cuts,
-                      int64_t tpSize) const {
+  void localizeShapes(Operation *op, const CutMap &cuts, int64_t tpSize) const {
     auto slice = cast<tensor::ExtractSliceOp>(op);
     auto it = cuts.find(slice.getSource());
     if (it == cuts.end())
@@ -261,8 +264,7 @@ struct InsertSliceCutRule
                    failed(state.mark(insert.getResult(), *cut, op)));
   }
 
-  void localizeShapes(Operation *op, const CutMap &cuts,
-                      int64_t tpSize) const {
+  void localizeShapes(Operation *op, const CutMap &cuts, int64_t tpSize) const {
     auto insert = cast<tensor::InsertSliceOp>(op);
     // The cut dim is inserted whole (the analysis checked): local extent.
     int64_t d = cuts.lookup(insert.getResult()).dim;

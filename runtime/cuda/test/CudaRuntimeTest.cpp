@@ -98,29 +98,29 @@ TEST_F(CudaRuntime, MatmulEveryLayout) {
       for (char lc : {'r', 'c', 's'})
         for (int ta = 0; ta < 2; ++ta)
           for (int tb = 0; tb < 2; ++tb)
-          for (int acc = 0; acc < 2; ++acc) {
-            Matrix a(ta ? k : m, ta ? m : k, la, rng);
-            Matrix b(tb ? n : k, tb ? k : n, lb, rng);
-            Matrix c(m, n, lc, rng);
-            tprt_memref2d_f32 da = a.descriptor(), db = b.descriptor(),
-                              dc = c.descriptor();
-            _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
-            std::vector<float> got = c.download();
-            double worst = 0;
-            for (int64_t i = 0; i < m; ++i)
-              for (int64_t j = 0; j < n; ++j) {
-                // Without accumulation c's (random) values must not count.
-                double want = acc ? c.at(i, j) : 0.0;
-                for (int64_t p = 0; p < k; ++p)
-                  want += double(ta ? a.at(p, i) : a.at(i, p)) *
-                          double(tb ? b.at(j, p) : b.at(p, j));
-                worst = std::max(worst,
-                                 std::abs(want - got[i * c.s0 + j * c.s1]));
-              }
-            EXPECT_LT(worst, 1e-3) << "layouts a " << la << " b " << lb
-                                   << " c " << lc << ", trans " << ta << tb
-                                   << ", accumulate " << acc;
-          }
+            for (int acc = 0; acc < 2; ++acc) {
+              Matrix a(ta ? k : m, ta ? m : k, la, rng);
+              Matrix b(tb ? n : k, tb ? k : n, lb, rng);
+              Matrix c(m, n, lc, rng);
+              tprt_memref2d_f32 da = a.descriptor(), db = b.descriptor(),
+                                dc = c.descriptor();
+              _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
+              std::vector<float> got = c.download();
+              double worst = 0;
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  // Without accumulation c's (random) values must not count.
+                  double want = acc ? c.at(i, j) : 0.0;
+                  for (int64_t p = 0; p < k; ++p)
+                    want += double(ta ? a.at(p, i) : a.at(i, p)) *
+                            double(tb ? b.at(j, p) : b.at(p, j));
+                  worst = std::max(worst,
+                                   std::abs(want - got[i * c.s0 + j * c.s1]));
+                }
+              EXPECT_LT(worst, 1e-3)
+                  << "layouts a " << la << " b " << lb << " c " << lc
+                  << ", trans " << ta << tb << ", accumulate " << acc;
+            }
 }
 
 TEST_F(CudaRuntime, BatchMatmulWithBatchStride) {
@@ -190,8 +190,10 @@ TEST_F(CudaRuntime, Bf16MatmulRowAndColumnMajorOperands) {
     };
     DeviceCopy<uint16_t> da(a), db(b);
     DeviceCopy<float> dc(c);
-    tprt_memref2d_bf16 ma{da.data, da.data, 0, {m, k}, {aCol ? 1 : k, aCol ? m : 1}};
-    tprt_memref2d_bf16 mb{db.data, db.data, 0, {k, n}, {bCol ? 1 : n, bCol ? k : 1}};
+    tprt_memref2d_bf16 ma{
+        da.data, da.data, 0, {m, k}, {aCol ? 1 : k, aCol ? m : 1}};
+    tprt_memref2d_bf16 mb{
+        db.data, db.data, 0, {k, n}, {bCol ? 1 : n, bCol ? k : 1}};
     tprt_memref2d_f32 mc{dc.data, dc.data, 0, {m, n}, {n, 1}};
     _mlir_ciface_tprt_matmul_bf16(&ma, &mb, &mc, 0, 0, 1);
     std::vector<float> got = dc.download(c.size());

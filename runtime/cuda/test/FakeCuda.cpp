@@ -8,13 +8,13 @@
 // <-> column-major mapping, strided copies and batch strides are checked
 // against the definition rather than against themselves; NCCL's
 // collectives are MPI's on MPI_COMM_WORLD (the runtime has MPI up), so
-// several ranks move real data. Kernel loading is not faked (it fails). Allocations are recorded, and cuBLAS,
-// NCCL, memset and the copies (by their kind) refuse pointers outside them
-// with a message: host memory a real GPU could not read.
-// TPRT_FAKE_NCCL=hang makes the first collective never finish, as when a
-// peer never arrives: events recorded after it stay not ready and waiting
-// for the stream or such an event blocks for good; =error does the same and
-// ncclCommGetAsyncError reports an error (test/Cuda/fake-e2e.test).
+// several ranks move real data. Kernel loading is not faked (it fails).
+// Allocations are recorded, and cuBLAS, NCCL, memset and the copies (by their
+// kind) refuse pointers outside them with a message: host memory a real GPU
+// could not read. TPRT_FAKE_NCCL=hang makes the first collective never finish,
+// as when a peer never arrives: events recorded after it stay not ready and
+// waiting for the stream or such an event blocks for good; =error does the same
+// and ncclCommGetAsyncError reports an error (test/Cuda/fake-e2e.test).
 //
 //===----------------------------------------------------------------------===//
 
@@ -215,8 +215,8 @@ cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t,
   return cudaErrorNotSupported;
 }
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *, const void *, cudaJitOption *,
-                                void **, unsigned, cudaLibraryOption *,
-                                void **, unsigned) {
+                                void **, unsigned, cudaLibraryOption *, void **,
+                                unsigned) {
   return cudaErrorNotSupported;
 }
 cudaError_t cudaLibraryGetKernel(cudaKernel_t *, cudaLibrary_t, const char *) {
@@ -238,7 +238,9 @@ cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t) {
 cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) {
   return CUBLAS_STATUS_SUCCESS;
 }
-const char *cublasGetStatusString(cublasStatus_t) { return "fake cublas error"; }
+const char *cublasGetStatusString(cublasStatus_t) {
+  return "fake cublas error";
+}
 
 /// Element `i` of a fp32 or bf16 array, as a float.
 static float element(const void *base, cudaDataType_t type, long long i) {
@@ -276,40 +278,40 @@ cublasStatus_t cublasGemmStridedBatchedEx(
       for (int i = 0; i < m; ++i) {
         double sum = 0;
         for (int p = 0; p < k; ++p) {
-          float x = element(A, at,
-                            s * sa + (ta == CUBLAS_OP_N ? i + p * (long long)lda
-                                                        : p + i * (long long)lda));
-          float y = element(B, bt,
-                            s * sb + (tb == CUBLAS_OP_N ? p + j * (long long)ldb
-                                                        : j + p * (long long)ldb));
+          float x =
+              element(A, at,
+                      s * sa + (ta == CUBLAS_OP_N ? i + p * (long long)lda
+                                                  : p + i * (long long)lda));
+          float y =
+              element(B, bt,
+                      s * sb + (tb == CUBLAS_OP_N ? p + j * (long long)ldb
+                                                  : j + p * (long long)ldb));
           sum += double(x) * y;
         }
         // beta 0: C is not read (cuBLAS: NaN there does not propagate).
-        c[i + j * ldc] = float(be == 0.0f ? al * sum
-                                          : al * sum + be * c[i + j * ldc]);
+        c[i + j * ldc] =
+            float(be == 0.0f ? al * sum : al * sum + be * c[i + j * ldc]);
       }
   }
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta,
                             cublasOperation_t tb, int m, int n, int k,
-                            const void *alpha, const void *A,
-                            cudaDataType_t at, int lda, const void *B,
-                            cudaDataType_t bt, int ldb, const void *beta,
-                            void *C, cudaDataType_t ct, int ldc,
-                            cublasComputeType_t compute,
+                            const void *alpha, const void *A, cudaDataType_t at,
+                            int lda, const void *B, cudaDataType_t bt, int ldb,
+                            const void *beta, void *C, cudaDataType_t ct,
+                            int ldc, cublasComputeType_t compute,
                             cublasGemmAlgo_t algo) {
-  return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, A, at, lda, 0,
-                                    B, bt, ldb, 0, beta, C, ct, ldc, 0, 1,
-                                    compute, algo);
+  return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, A, at, lda, 0, B,
+                                    bt, ldb, 0, beta, C, ct, ldc, 0, 1, compute,
+                                    algo);
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
   std::memset(id, 0, sizeof(*id));
   return ncclSuccess;
 }
-ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId,
-                              int) {
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId, int) {
   int worldSize = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
   if (nranks != worldSize)

@@ -1,4 +1,5 @@
-//===- launch.h - loading, checking and calling a compiled model -*- C++ -*-===//
+//===- launch.h - loading, checking and calling a compiled model -*- C++
+//-*-===//
 //
 // What a launcher (tp-run) does on each rank between its command line and
 // the forward passes, without communicating (library tprt_loader): open the
@@ -57,9 +58,7 @@ public:
   /// checkpoint's f32); every other buffer is f32.
   bool takesBf16Weights() const { return device_.has_value(); }
   /// Null for a backend on host memory.
-  const DeviceCalls *device() const {
-    return device_ ? &*device_ : nullptr;
-  }
+  const DeviceCalls *device() const { return device_ ? &*device_ : nullptr; }
 
 private:
   Backend(std::string name, std::optional<DeviceCalls> device)

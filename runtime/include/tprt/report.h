@@ -1,4 +1,5 @@
-//===- report.h - a launcher's run report ------------------------*- C++ -*-===//
+//===- report.h - a launcher's run report ------------------------*- C++
+//-*-===//
 //
 // What tp-run prints (and writes with --report-json) after the forward
 // passes: phase times, forward times, collectives, GEMM rate and memory
