@@ -11,9 +11,9 @@ PACKAGES=(
   ninja-build cmake python3-numpy python3-pytest nlohmann-json3-dev
   libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev liblld-22-dev
   libclang-rt-22-dev  # ASan, UBSan and libFuzzer runtimes (scripts/asan.sh)
-  g++-12  # nvcc's host compiler (bench/gpu_bundle.sh, test/Cuda/device-script.test)
+  g++-12  # nvcc's host compiler (test/Cuda/device/gpu_bundle.sh, test/Cuda/device-script.test)
 )
-# Benchmarks add theirs (bench/cpu_forward.sh: python3-torch).
+# Benchmarks add theirs (bench/cpu/cpu_forward.sh: python3-torch).
 read -r -a EXTRA <<<"${EXTRA_PACKAGES:-}"
 PACKAGES+=("${EXTRA[@]}")
 BUILD_DIR=${BUILD_DIR:-build}

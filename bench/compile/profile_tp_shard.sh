@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where does `tp-opt --tp-shard` spend its time?  CPU profile on N GPT-2-small blocks.
 #
-#   bench/profile_tp_shard.sh [N [TOP]]        default N=96, TOP=25
+#   bench/compile/profile_tp_shard.sh [N [TOP]]        default N=96, TOP=25
 #
 # Generates the blocks with the python builders (d 768, 12 heads, seq 128, fused
 # QKV, LayerNorm, GeLU, biases), then profiles
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
 N="${1:-96}"; TOP="${2:-25}"
 case "$N$TOP" in ''|*[!0-9]*) echo "usage: $0 [N [TOP]]" >&2; exit 2;; esac
 TP_OPT="${TP_OPT:-$ROOT/build/bin/tp-opt}"

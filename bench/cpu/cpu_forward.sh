@@ -2,7 +2,7 @@
 # CPU forward-pass benchmark: the compiled model at tp 1 and tp 2 against
 # PyTorch eager and numpy on one thread, GPT-2-small shapes, on this machine.
 #
-#   bench/cpu_forward.sh            (R=3 ITERS=10 by default; see Environment)
+#   bench/cpu/cpu_forward.sh            (R=3 ITERS=10 by default; see Environment)
 #
 # Model: python -m tpmlir.build --preset gpt2_small --layers 12 --seq 128
 # (d 768, 12 heads, ffn 3072, fused QKV, LayerNorm, tanh GeLU, biases, causal,
@@ -18,11 +18,11 @@
 # Then R rounds; each round runs, in an order rotated by one every round:
 #   tp1    mpirun -np 1 tp-run m.1.so --warmup 1 --iters ITERS  (OPENBLAS_NUM_THREADS=1)
 #   tp2    mpirun -np 2 tp-run m.2.so --warmup 1 --iters ITERS  (one BLAS thread per rank)
-#   torch  bench/torch_forward.py   (torch.set_num_threads(1), OMP/OPENBLAS_NUM_THREADS=1)
-#   numpy  bench/numpy_forward.py   (tpmlir.reference.forward, OPENBLAS_NUM_THREADS=1)
-#   sgemm  bench/sgemm_rate.py --tp 1, then two concurrent --tp 2 (one per core, as the ranks run)
+#   torch  bench/cpu/torch_forward.py   (torch.set_num_threads(1), OMP/OPENBLAS_NUM_THREADS=1)
+#   numpy  bench/cpu/numpy_forward.py   (tpmlir.reference.forward, OPENBLAS_NUM_THREADS=1)
+#   sgemm  bench/cpu/sgemm_rate.py --tp 1, then two concurrent --tp 2 (one per core, as the ranks run)
 # Each run's own median over its iterations; the table takes the median over rounds.
-# Last, one untimed tp 1 and tp 2 run under bench/rss_sample.py splits the
+# Last, one untimed tp 1 and tp 2 run under bench/cpu/rss_sample.py splits the
 # resident memory into anonymous (heap) and file-backed (mmap'ed checkpoint, libraries).
 # Prints a markdown table and writes it, with command, date, machine, versions,
 # load averages and the targets, to docs/bench-cpu.md (overwritten).
@@ -37,8 +37,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-CMDLINE="bench/cpu_forward.sh${*:+ $*}${R:+ (R=$R)}${ITERS:+ (ITERS=$ITERS)}"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CMDLINE="bench/cpu/cpu_forward.sh${*:+ $*}${R:+ (R=$R)}${ITERS:+ (ITERS=$ITERS)}"
 R="${R:-3}"
 ITERS="${ITERS:-10}"
 WORK="${WORK:-/tmp/tp-bench-cpu}"
