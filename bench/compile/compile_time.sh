@@ -27,7 +27,8 @@
 #   PYTHON    python interpreter                   (default /usr/bin/python3)
 #   DOC       report file; "-" to skip writing it  (default docs/bench-compile-time.md)
 #   KEEP      if set, keep inputs/outputs/raw timings in this directory
-# Needs only bash, coreutils, awk, grep and python3 (stdlib).
+# Needs only bash, coreutils, awk, grep and python3 (stdlib), and what
+# scripts/setup.sh installs and builds; it installs nothing itself.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -45,8 +46,13 @@ DOC="${DOC:-$ROOT/docs/bench-compile-time.md}"
 PIPELINE='builtin.module(func.func(sharding-propagation,shard-partition))'
 TP=2
 
-# A fresh machine: install the packages and build tp-opt first.
-[ -n "${TP_OPT_GIVEN:-}" ] || "$ROOT/scripts/setup.sh" >&2
+# Installs nothing (scripts/setup.sh does): without TP_OPT, only tp-opt is
+# brought up to date.
+if [ -z "${TP_OPT_GIVEN:-}" ]; then
+  [ -f "$ROOT/build/build.ninja" ] \
+    || { echo "error: no build/ ($ROOT/build/build.ninja): run scripts/setup.sh" >&2; exit 1; }
+  ninja -C "$ROOT/build" tp-opt >&2
+fi
 
 if [ "$#" -eq 0 ]; then set -- 12 48 96; fi
 for N in "$@"; do
@@ -79,7 +85,8 @@ run_tp() {
 timing_ms() { awk -v n="$2" '$NF==n && $1 ~ /^[0-9.]+$/ {printf "%.3f\n", $1*1000; f=1; exit}
                              END {if (!f) print "nan"}' "$1"; }
 
-command -v "$MLIR_OPT" >/dev/null 2>&1 || { echo "error: $MLIR_OPT not found" >&2; exit 1; }
+command -v "$MLIR_OPT" >/dev/null 2>&1 \
+  || { echo "error: $MLIR_OPT not found (mlir-22-tools): run scripts/setup.sh" >&2; exit 1; }
 wait_tp_opt
 TP_ID0="$(bin_id "$TP_OPT")"
 

@@ -33,6 +33,8 @@
 #   WORK    cache + raw results directory            (default /tmp/tp-bench-cpu)
 #   DOC     report file; "-" to skip writing it      (default docs/bench-cpu.md)
 #   PYTHON  python with numpy and torch              (default /usr/bin/python3)
+# Needs scripts/setup.sh --bench (PyTorch); it checks, installs nothing, and
+# builds only tp-compile and tp-run.
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are passed through untouched and recorded.
 set -euo pipefail
 
@@ -50,9 +52,15 @@ MODEL_ARGS=(--preset gpt2_small --layers 12 --seq 128)
 for v in "$R" "$ITERS"; do
   case "$v" in ''|*[!0-9]*|0) echo "error: R and ITERS must be positive integers" >&2; exit 2;; esac
 done
-# A fresh machine: the project's packages and build, plus PyTorch for the
-# comparison.
-EXTRA_PACKAGES="python3-torch" "$ROOT/scripts/setup.sh" >&2
+# Installs nothing: the packages come from scripts/setup.sh --bench (PyTorch for
+# the comparison), build/ from scripts/setup.sh; only the two tools are brought
+# up to date here.
+need() { echo "error: $1: run scripts/setup.sh --bench" >&2; exit 1; }
+[ -f "$ROOT/build/build.ninja" ] || need "no build/ ($ROOT/build/build.ninja)"
+command -v mpirun >/dev/null 2>&1 || need "mpirun (openmpi-bin) missing"
+"$PYTHON" -c "import numpy" 2>/dev/null || need "$PYTHON cannot import numpy (python3-numpy)"
+"$PYTHON" -c "import torch" 2>/dev/null || need "$PYTHON cannot import torch (python3-torch)"
+ninja -C "$ROOT/build" tp-compile tp-run >&2
 [ -x "$TP_RUN" ] || { echo "error: $TP_RUN missing: ninja -C build tp-run" >&2; exit 1; }
 
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
