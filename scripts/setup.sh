@@ -2,9 +2,19 @@
 # Installs the Debian packages tp-mlir needs and configures + builds build/.
 # Idempotent: on a machine that has every package it does not touch apt (no
 # network); re-running only rebuilds what changed.
+#   scripts/setup.sh [--bench]
+#   --bench: also the packages the benchmarks need (bench/README.md); the
+#   benchmark scripts install nothing and name this command when one is missing.
 #   BUILD_DIR (default build), JOBS (default nproc) override the defaults.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BENCH=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) BENCH=1 ;;
+    *) echo "usage: scripts/setup.sh [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
@@ -12,11 +22,13 @@ PACKAGES=(
   libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev liblld-22-dev
   libclang-rt-22-dev  # ASan, UBSan and libFuzzer runtimes (scripts/asan.sh)
   clang-format-22     # scripts/format.sh (.clang-format)
-  g++-12  # nvcc's host compiler (bench/gpu_bundle.sh, test/Cuda/device-script.test)
+  g++-12  # nvcc's host compiler (test/Cuda/device/gpu_bundle.sh, test/Cuda/device-script.test)
 )
-# Benchmarks add theirs (bench/cpu_forward.sh: python3-torch).
-read -r -a EXTRA <<<"${EXTRA_PACKAGES:-}"
-PACKAGES+=("${EXTRA[@]}")
+BENCH_PACKAGES=(
+  python3-torch  # PyTorch eager, the baseline of bench/cpu/cpu_forward.sh
+  linux-perf valgrind  # the profilers of bench/compile/profile_tp_shard.sh
+)
+if ((BENCH)); then PACKAGES+=("${BENCH_PACKAGES[@]}"); fi
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 

@@ -12,7 +12,7 @@
 // (and c copied back). Batches go to cublasGemmStridedBatchedEx with the
 // batch stride strides[0]. Every call is asynchronous on the rank's stream;
 // its time is measured with events and read by tprt_get_counters.
-// TPRT_GEMM_LOG=FILE records every cuBLAS call (bench/gemm_peak.cu).
+// TPRT_GEMM_LOG=FILE records every cuBLAS call (bench/gpu/gemm_peak.cu).
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,7 +114,7 @@ void blasGemm(const char *call, bool transA, bool transB, int64_t m, int64_t n,
   if (!fitsInt(m) || !fitsInt(n) || !fitsInt(k) || !fitsInt(a.ld) ||
       !fitsInt(b.ld) || !fitsInt(ldc) || !fitsInt(batch))
     fail(call, "dimensions exceed the cuBLAS integer range");
-  // TPRT_GEMM_LOG=FILE: one line per cuBLAS call, for bench/gemm_peak.cu
+  // TPRT_GEMM_LOG=FILE: one line per cuBLAS call, for bench/gpu/gemm_peak.cu
   // to replay the model's exact calls.
   static FILE *log = [] {
     const char *path = std::getenv("TPRT_GEMM_LOG");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Turns bench/gpu_bundle.sh's folder into one that runs here, without a GPU,
-# so test/Cuda/device-script.test can run bench/gpu_check.sh through every
-# step: the launcher, the unit tests and libtprt_cuda built over the host
-# stand-ins for cudart/cuBLAS/NCCL (runtime/cuda/test/FakeCuda.cpp), each
+# Turns test/Cuda/device/gpu_bundle.sh's folder into one that runs here,
+# without a GPU, so test/Cuda/device-script.test can run
+# test/Cuda/device/gpu_check.sh through every step: the launcher, the unit
+# tests and libtprt_cuda built over the host stand-ins for cudart/cuBLAS/NCCL
+# (runtime/cuda/test/FakeCuda.cpp), each
 # model recompiled from its m.mlir with test/lib/tp-compile-emulated.sh (its
 # kernels' loops run on the host), and a probe and a gemm_peak that only say so.
 #   fake_bundle.sh BUNDLE BUILD

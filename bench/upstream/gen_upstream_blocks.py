@@ -10,7 +10,7 @@ Prints one module: `shard.grid @grid(shape = TP)` and one func `@blocks`
 that chains N pre-LN transformer blocks (LayerNorm -> causal multi-head
 attention -> residual -> LayerNorm -> GeLU MLP -> residual).
 
-Why this form (see bench/UPSTREAM.md for the errors that forced it):
+Why this form (see bench/upstream/README.md for the errors that forced it):
   * Upstream propagation/partition only handles ops with a ShardingInterface
     (linalg structured ops, tosa, a few tensor/arith ops) and, inside linalg,
     only projected-permutation indexing maps.  tensor.expand_shape /

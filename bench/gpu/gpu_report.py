@@ -1,12 +1,12 @@
-"""docs/bench-gpu.md from bench/gpu_check.sh's work folder.
+"""docs/bench-gpu.md from test/Cuda/device/gpu_check.sh's work folder.
 
-    python3 bench/gpu_report.py WORK DOC GPU ITERS BUNDLE
+    python3 bench/gpu/gpu_report.py WORK DOC GPU ITERS BUNDLE
 
 WORK holds one folder per benchmark (gpt2_small, llama7b, llama7b_bf16) with
 tp-run-cuda's report.json, gemm_peak.json, torch.json (when PyTorch ran),
 compare.txt, dtype.txt and compile_s.txt (a file is missing where its step
 failed), and failed.txt, the checks that failed; BUNDLE is
-bench/gpu_bundle.sh's folder (BUNDLE.txt, models/*/build_args). DOC '-'
+test/Cuda/device/gpu_bundle.sh's folder (BUNDLE.txt, models/*/build_args). DOC '-'
 prints only.
 """
 from __future__ import annotations
@@ -86,8 +86,8 @@ def main(argv: list[str]) -> int:
                        for model in dict.fromkeys(m for _, m, _ in BENCHES))
     text = f"""# GPU benchmark (cuda backend, tp 1)
 
-Commands: `bench/gpu_bundle.sh` on a machine without a GPU, then on the GPU machine
-`bench/gpu_check.sh` (ITERS={iters}), {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.
+Commands: `test/Cuda/device/gpu_bundle.sh` on a machine without a GPU, then on the GPU machine
+`test/Cuda/device/gpu_check.sh` (ITERS={iters}), {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.
 Bundle: {"; ".join(made) or "n/a"}.
 GPU: {gpu}. fp32 activations; GEMMs fp32 (cuBLAS, TF32 off) or bf16 operands with fp32
 accumulation (`tp-compile --dtype bf16`); batch 1; shapes below.
@@ -100,7 +100,7 @@ Models (random weights made on the GPU machine):
 {models}
 
 - GEMM rate in the model: the runtime's cuBLAS calls timed with CUDA events (tp-run-cuda's report);
-  best: the same calls (TPRT_GEMM_LOG) replayed alone by bench/gemm_peak.cu, best of
+  best: the same calls (TPRT_GEMM_LOG) replayed alone by bench/gpu/gemm_peak.cu, best of
   CUBLAS_GEMM_DEFAULT and DEFAULT_TENSOR_OP, in the same input type, weighted by their count.
 - A ratio above 100% (small GEMMs, such as GPT-2-small's attention at 128 tokens) means the
   replay is bound by launches: its back-to-back calls of a ~15 us GEMM wait for the host between

@@ -1,6 +1,6 @@
 """Run a command and sample the resident memory of its tp-run processes.
 
-    /usr/bin/python3 bench/rss_sample.py --json out.json -- mpirun ... tp-run ...
+    /usr/bin/python3 bench/cpu/rss_sample.py --json out.json -- mpirun ... tp-run ...
 
 Every --interval seconds (default 0.01) reads /proc/PID/status of every process
 named tp-run and keeps, per process, the largest VmRSS, RssAnon, RssFile and

@@ -1,5 +1,5 @@
 // gemm_peak: the best cuBLAS rate for the exact GEMM calls a compiled model
-// makes, to compare with the rate inside the model (bench/gpu_check.sh).
+// makes, to compare with the rate inside the model (test/Cuda/device/gpu_check.sh).
 //
 //   TPRT_GEMM_LOG=gemms.txt mpirun -np 1 tp-run-cuda m.so ... --warmup 0 --iters 1
 //   gemm_peak gemms.txt [--iters 20] [--json out.json]

@@ -1,6 +1,6 @@
-"""Turns a bench/cpu_forward.sh results directory into the markdown report.
+"""Turns a bench/cpu/cpu_forward.sh results directory into the markdown report.
 
-Called by bench/cpu_forward.sh; prints the report and writes it to --doc
+Called by bench/cpu/cpu_forward.sh; prints the report and writes it to --doc
 (unless --doc is "-"). Reads r<round>-<kind>.json, rss-tp<N>.json,
 loadavg.txt and compare-tp<N>.txt from --run.
 """
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     p("|---|---|---:|---:|---:|---:|")
     rows = [("tp1", "compiled, tp 1 (`tp-run`, 1 rank)", "1 BLAS"),
             ("tp2", "compiled, tp 2 (`tp-run`, 2 ranks)", "2 ranks × 1 BLAS"),
-            ("torch", f"PyTorch {rep['torch'][0]['torch']} eager (`bench/torch_forward.py`)", "1"),
+            ("torch", f"PyTorch {rep['torch'][0]['torch']} eager (`bench/cpu/torch_forward.py`)", "1"),
             ("numpy", f"numpy {rep['numpy'][0]['numpy']} (`tpmlir.reference.forward`)", "1 BLAS")]
     for k, name, th in rows:
         p(f"| {name} | {th} | {fwd_med[k] * 1e3:.1f} | {tps_med[k]:.1f} | {spread(tps[k])} | "
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
           f"{g[k]['rate']:.1f} | {sgemm[k]:.1f} | {g[k]['rate'] / sgemm[k] * 100:.1f}% | "
           f"{comm[k] * 1e3:.2f} ms |")
     p("")
-    p("sgemm: `bench/sgemm_rate.py` times numpy float32 matmul (OpenBLAS, 1 thread) for each distinct "
+    p("sgemm: `bench/cpu/sgemm_rate.py` times numpy float32 matmul (OpenBLAS, 1 thread) for each distinct "
       "GEMM of one rank — tp 1: QKV 128×768×2304, out 128×768×768, up 128×768×3072, down 128×3072×768, "
       "QKᵀ 12× 128×64×128, PV 12× 128×128×64; tp 2: the same with the cut dimension halved and 6 heads — "
       "each weighted by its 12 calls per forward. For tp 2 two copies run at once, one per core, as the "
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
       "ru_maxrss, max over ranks; `weights_local_mib`: this rank's weight slices; `activations_mib`: "
       "growth of the malloc heap over the forward passes, i.e. the high-water mark of the compiled "
       "code's temporaries). The last two columns come from an extra untimed run sampled every 10 ms by "
-      "`bench/rss_sample.py` (/proc/PID/status RssAnon, RssFile; max over ranks).")
+      "`bench/cpu/rss_sample.py` (/proc/PID/status RssAnon, RssFile; max over ranks).")
     p("")
 
     # Targets

@@ -2,9 +2,9 @@
 # Compile-time of upstream MLIR's generic sharding machinery on N transformer
 # blocks (the upstream half of the tp-opt compile-time benchmark).
 #
-#   bench/upstream_time.sh [N ...]          default N: 12 48 96
+#   bench/upstream/upstream_time.sh [N ...]          default N: 12 48 96
 #
-# For each N: generate the blocks with bench/gen_upstream_blocks.py (not timed),
+# For each N: generate the blocks with bench/upstream/gen_upstream_blocks.py (not timed),
 # check once that the pipeline succeeds and count the collectives, then run
 #   mlir-opt --pass-pipeline="builtin.module(func.func(sharding-propagation,shard-partition))"
 #            --mlir-timing -o /dev/null

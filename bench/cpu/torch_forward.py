@@ -1,7 +1,7 @@
 """The model's forward pass in PyTorch eager, timed on one thread.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=python /usr/bin/python3 \
-        bench/torch_forward.py --preset gpt2_small --layers 12 --seq 128 \
+        bench/cpu/torch_forward.py --preset gpt2_small --layers 12 --seq 128 \
         --weights w.safetensors --input x.npy --expected ref.npy [--iters 10] [--json out.json]
 
 Mirrors python/tpmlir/reference.py op for op (pre-norm blocks, same weight
@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from benchlib import (add_forward_args, forward_stats, relative_error,  # noqa: E402
                       time_calls, write_json)
 from tpmlir.checkpoint import load_safetensors  # noqa: E402

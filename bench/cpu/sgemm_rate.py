@@ -1,6 +1,6 @@
 """This machine's achievable sgemm rate for the GEMMs one rank of the model runs.
 
-    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/sgemm_rate.py \
+    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/cpu/sgemm_rate.py \
         [--tokens 128] [--d 768] [--heads 12] [--ffn 3072] [--layers 12] [--tp 1] [--json out.json]
 
 Times numpy float32 matmul (OpenBLAS sgemm; set OPENBLAS_NUM_THREADS=1 before

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where does `tp-opt --tp-shard` spend its time?  CPU profile on N GPT-2-small blocks.
 #
-#   bench/profile_tp_shard.sh [N [TOP]]        default N=96, TOP=25
+#   bench/compile/profile_tp_shard.sh [N [TOP]]        default N=96, TOP=25
 #
 # Generates the blocks with the python builders (d 768, 12 heads, seq 128, fused
 # QKV, LayerNorm, GeLU, biases), then profiles
@@ -12,9 +12,9 @@
 #      --mlir-timing): by self time, then by inclusive time;
 #   2. the whole process (parse + verify + pass + print), by self time.
 #
-# Uses `perf record --call-graph dwarf` + `perf report`/`perf script` (installs
-# linux-perf with apt-get if perf is missing and we are root).  If perf cannot
-# record on this machine (no perf_event access), falls back to
+# Uses `perf record --call-graph dwarf` + `perf report`/`perf script` (linux-perf,
+# from scripts/setup.sh --bench; nothing is installed here).  If perf is
+# missing or cannot record on this machine (no perf_event access), falls back to
 # `valgrind --tool=callgrind --toggle-collect=<the pass>` + `callgrind_annotate`
 # (slower: ~50x; one run).
 #
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
 N="${1:-96}"; TOP="${2:-25}"
 case "$N$TOP" in ''|*[!0-9]*) echo "usage: $0 [N [TOP]]" >&2; exit 2;; esac
 TP_OPT="${TP_OPT:-$ROOT/build/bin/tp-opt}"
@@ -60,11 +60,8 @@ perf_works() {
 }
 PROFILER="${PROFILER:-}"
 if [ -z "$PROFILER" ]; then
-  if ! command -v perf >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "# perf missing: apt-get install linux-perf" >&2
-    (apt-get install -y -qq linux-perf >/dev/null 2>&1 ||
-     { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq linux-perf >/dev/null 2>&1; }) || true
-  fi
+  command -v perf >/dev/null 2>&1 \
+    || echo "# perf missing (linux-perf: scripts/setup.sh --bench): trying callgrind" >&2
   if perf_works; then PROFILER=perf; else PROFILER=callgrind; fi
 fi
 
@@ -120,7 +117,8 @@ show(f"top {top} symbols, whole tp-opt process (parse + verify + pass + print), 
      whole, max(total, 1), "process time")
 EOF
 else
-  command -v valgrind >/dev/null 2>&1 || { echo "error: neither perf nor valgrind usable" >&2; exit 1; }
+  command -v valgrind >/dev/null 2>&1 \
+    || { echo "error: neither perf nor valgrind usable: run scripts/setup.sh --bench" >&2; exit 1; }
   echo "# profiler: valgrind --tool=callgrind (instructions), collection limited to $PASS_SYM, 1 run"
   valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" \
     --toggle-collect="*$PASS_SYM*" \

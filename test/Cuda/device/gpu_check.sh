@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The cuda backend on one NVIDIA GPU, end to end, in one command on the GPU
-# machine, from the folder bench/gpu_bundle.sh prepared on a machine without
+# machine, from the folder test/Cuda/device/gpu_bundle.sh prepared on a machine without
 # one (that GPU machine has CUDA, cuBLAS, NCCL, Python with numpy and torch,
 # and nothing to build LLVM/MLIR code with, and no registry: docs/gpu.md):
 #
-#   bench/gpu_bundle.sh                       # here: compile, collect (~1 min)
-#   bench/gpu_check.sh                        # there, with gpu-bundle/ carried
+#   test/Cuda/device/gpu_bundle.sh                       # here: compile, collect (~1 min)
+#   test/Cuda/device/gpu_check.sh                        # there, with gpu-bundle/ carried
 #
 #  0. the bundle, a Python with numpy, cuBLAS/cuBLASLt/NCCL on that machine
 #     (ldconfig, the CUDA toolkit, Python's nvidia packages); every binary in
@@ -29,7 +29,7 @@
 #     inside the model from cuBLAS events), output vs numpy (rtol 1e-3; bf16
 #     3e-2); one pass with TPRT_GEMM_LOG records its cuBLAS calls, which
 #     gemm_peak replays alone for the best rate on these shapes; PyTorch
-#     eager on the GPU (bench/torch_forward_gpu.py) when torch sees the GPU;
+#     eager on the GPU (bench/gpu/torch_forward_gpu.py) when torch sees the GPU;
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
 # Stops at once when step 0 or 1 fails; a failed check after that is
 # recorded and the run goes on (one device run then shows every failure and
@@ -47,9 +47,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
 BUNDLE="$(cd "${BUNDLE:-$ROOT/gpu-bundle}" 2>/dev/null && pwd)" \
-  || { echo "gpu_check: FAILED: no bundle at ${BUNDLE:-$ROOT/gpu-bundle}: run bench/gpu_bundle.sh first" >&2; exit 1; }
+  || { echo "gpu_check: FAILED: no bundle at ${BUNDLE:-$ROOT/gpu-bundle}: run test/Cuda/device/gpu_bundle.sh first" >&2; exit 1; }
 WORK="${WORK:-/tmp/tp-gpu-check}"
 DOC="${DOC:-$ROOT/docs/bench-gpu.md}"
 ITERS="${ITERS:-20}"
@@ -265,7 +265,7 @@ bench_model() {  # bench_model NAME MODEL DTYPE
   fi
   if [ "$HAVE_TORCH" = 1 ] && (( $(date +%s) - T0 < DEADLINE )); then
     log "$name: PyTorch eager ($dtype)"
-    timeout "$STEP_TIMEOUT" "$PYTHON" "$HERE/torch_forward_gpu.py" "${args[@]}" \
+    timeout "$STEP_TIMEOUT" "$PYTHON" "$ROOT/bench/gpu/torch_forward_gpu.py" "${args[@]}" \
       --weights "$data/w.safetensors" --input "$data/x.npy" --expected "$data/ref.npy" \
       --dtype "$dtype" --iters "$ITERS" --json "$dir/torch.json" || failed "$name: torch ($dtype)"
   fi
@@ -277,7 +277,7 @@ bench_model llama7b_bf16 llama7b bf16
 # --- 5. report -------------------------------------------------------------------------
 log "report"
 printf '%s\n' "${FAILED[@]}" > "$WORK/failed.txt"
-if "$PYTHON" "$HERE/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE"; then
+if "$PYTHON" "$ROOT/bench/gpu/gpu_report.py" "$WORK" "$DOC" "$GPU_NAME" "$ITERS" "$BUNDLE"; then
   REPORTED=1
 else
   failed "the report (gpu_report.py)"

@@ -1,7 +1,7 @@
 """What the forward-pass and GEMM bench scripts share.
 
 The numpy, torch (CPU) and torch (GPU) forward benches check the output the
-same way and report the same JSON fields, so that bench/cpu_forward_report.py
+same way and report the same JSON fields, so that bench/cpu/cpu_forward_report.py
 and docs compare like with like; the helpers keep them from drifting apart.
 """
 from __future__ import annotations

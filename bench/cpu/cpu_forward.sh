@@ -2,7 +2,7 @@
 # CPU forward-pass benchmark: the compiled model at tp 1 and tp 2 against
 # PyTorch eager and numpy on one thread, GPT-2-small shapes, on this machine.
 #
-#   bench/cpu_forward.sh            (R=3 ITERS=10 by default; see Environment)
+#   bench/cpu/cpu_forward.sh            (R=3 ITERS=10 by default; see Environment)
 #
 # Model: python -m tpmlir.build --preset gpt2_small --layers 12 --seq 128
 # (d 768, 12 heads, ffn 3072, fused QKV, LayerNorm, tanh GeLU, biases, causal,
@@ -18,11 +18,11 @@
 # Then R rounds; each round runs, in an order rotated by one every round:
 #   tp1    mpirun -np 1 tp-run m.1.so --warmup 1 --iters ITERS  (OPENBLAS_NUM_THREADS=1)
 #   tp2    mpirun -np 2 tp-run m.2.so --warmup 1 --iters ITERS  (one BLAS thread per rank)
-#   torch  bench/torch_forward.py   (torch.set_num_threads(1), OMP/OPENBLAS_NUM_THREADS=1)
-#   numpy  bench/numpy_forward.py   (tpmlir.reference.forward, OPENBLAS_NUM_THREADS=1)
-#   sgemm  bench/sgemm_rate.py --tp 1, then two concurrent --tp 2 (one per core, as the ranks run)
+#   torch  bench/cpu/torch_forward.py   (torch.set_num_threads(1), OMP/OPENBLAS_NUM_THREADS=1)
+#   numpy  bench/cpu/numpy_forward.py   (tpmlir.reference.forward, OPENBLAS_NUM_THREADS=1)
+#   sgemm  bench/cpu/sgemm_rate.py --tp 1, then two concurrent --tp 2 (one per core, as the ranks run)
 # Each run's own median over its iterations; the table takes the median over rounds.
-# Last, one untimed tp 1 and tp 2 run under bench/rss_sample.py splits the
+# Last, one untimed tp 1 and tp 2 run under bench/cpu/rss_sample.py splits the
 # resident memory into anonymous (heap) and file-backed (mmap'ed checkpoint, libraries).
 # Prints a markdown table and writes it, with command, date, machine, versions,
 # load averages and the targets, to docs/bench-cpu.md (overwritten).
@@ -33,12 +33,14 @@
 #   WORK    cache + raw results directory            (default /tmp/tp-bench-cpu)
 #   DOC     report file; "-" to skip writing it      (default docs/bench-cpu.md)
 #   PYTHON  python with numpy and torch              (default /usr/bin/python3)
+# Needs scripts/setup.sh --bench (PyTorch); it checks, installs nothing, and
+# builds only tp-compile and tp-run.
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are passed through untouched and recorded.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-CMDLINE="bench/cpu_forward.sh${*:+ $*}${R:+ (R=$R)}${ITERS:+ (ITERS=$ITERS)}"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CMDLINE="bench/cpu/cpu_forward.sh${*:+ $*}${R:+ (R=$R)}${ITERS:+ (ITERS=$ITERS)}"
 R="${R:-3}"
 ITERS="${ITERS:-10}"
 WORK="${WORK:-/tmp/tp-bench-cpu}"
@@ -50,9 +52,15 @@ MODEL_ARGS=(--preset gpt2_small --layers 12 --seq 128)
 for v in "$R" "$ITERS"; do
   case "$v" in ''|*[!0-9]*|0) echo "error: R and ITERS must be positive integers" >&2; exit 2;; esac
 done
-# A fresh machine: the project's packages and build, plus PyTorch for the
-# comparison.
-EXTRA_PACKAGES="python3-torch" "$ROOT/scripts/setup.sh" >&2
+# Installs nothing: the packages come from scripts/setup.sh --bench (PyTorch for
+# the comparison), build/ from scripts/setup.sh; only the two tools are brought
+# up to date here.
+need() { echo "error: $1: run scripts/setup.sh --bench" >&2; exit 1; }
+[ -f "$ROOT/build/build.ninja" ] || need "no build/ ($ROOT/build/build.ninja)"
+command -v mpirun >/dev/null 2>&1 || need "mpirun (openmpi-bin) missing"
+"$PYTHON" -c "import numpy" 2>/dev/null || need "$PYTHON cannot import numpy (python3-numpy)"
+"$PYTHON" -c "import torch" 2>/dev/null || need "$PYTHON cannot import torch (python3-torch)"
+ninja -C "$ROOT/build" tp-compile tp-run >&2
 [ -x "$TP_RUN" ] || { echo "error: $TP_RUN missing: ninja -C build tp-run" >&2; exit 1; }
 
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every probe through the upstream pipeline and show what upstream says.
-#   bench/upstream_probes/run.sh
+#   bench/upstream/probes/run.sh
 # Probes that upstream refuses print their diagnostics; accepted ones print
 # the partitioned function signature and the shard ops left in the output.
 set -uo pipefail

@@ -1,6 +1,6 @@
-"""PyTorch eager on the GPU: bench/torch_forward.py's forward pass on cuda.
+"""PyTorch eager on the GPU: bench/cpu/torch_forward.py's forward pass on cuda.
 
-    PYTHONPATH=python python3 bench/torch_forward_gpu.py --preset gpt2_small \
+    PYTHONPATH=python python3 bench/gpu/torch_forward_gpu.py --preset gpt2_small \
         --layers 12 --seq 128 --weights w.safetensors --input x.npy \
         --expected ref.npy [--dtype f32|bf16] [--iters 20] [--json out.json]
 
@@ -21,8 +21,8 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "cpu"))  # benchlib, torch_forward
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from benchlib import forward_stats, relative_error, time_calls, write_json  # noqa: E402
 from torch_forward import forward  # noqa: E402
 from tpmlir.checkpoint import load_safetensors  # noqa: E402

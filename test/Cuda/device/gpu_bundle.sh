@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Prepares, on a machine without a GPU, everything bench/gpu_check.sh needs on
+# Prepares, on a machine without a GPU, everything test/Cuda/device/gpu_check.sh needs on
 # the GPU machine, in one folder (default gpu-bundle/, git-ignored):
 #
-#   bench/gpu_bundle.sh            # then, on the GPU machine: bench/gpu_check.sh
+#   test/Cuda/device/gpu_bundle.sh            # then, on the GPU machine: test/Cuda/device/gpu_check.sh
 #
 # Why: the GPU machine lent to this project (docs/gpu.md, "Running on the GPU
 # machine") has CUDA, cuBLAS, NCCL and Python with numpy and torch, but no
@@ -12,7 +12,7 @@
 # and Open MPI's run-time files:
 #
 #   bin/      tp-run-cuda, tprt-cuda-unittests, tprt-cuda-probe, gemm_peak
-#             (bench/gemm_peak.cu by nvcc), mpirun (Open MPI's orterun)
+#             (bench/gpu/gemm_peak.cu by nvcc), mpirun (Open MPI's orterun)
 #   lib/      libtprt_cuda.so, libcudart.so.13 and every shared library these
 #             and Open MPI need beyond glibc, libstdc++/libgcc_s and the CUDA
 #             libraries the GPU machine has (cuBLAS, cuBLASLt, NCCL, driver)
@@ -35,7 +35,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build}"
 BUNDLE="${BUNDLE:-$ROOT/gpu-bundle}"
 read -r -a GPT2_ARGS <<<"${GPT2_ARGS:---preset gpt2_small --layers 12 --seq 128}"
@@ -62,8 +62,8 @@ mkdir -p "$BUNDLE"/{bin,lib,ompi,models}
 cp "$BUILD/bin/tp-run-cuda" "$BUILD/runtime/cuda/test/tprt-cuda-unittests" \
    "$BUILD/runtime/cuda/test/tprt-cuda-probe" "$BUNDLE/bin/"
 cp "$BUILD/lib/libtprt_cuda.so" "$BUNDLE/lib/"
-log "nvcc bench/gemm_peak.cu"
-"$CUDA_ROOT/bin/nvcc" -O2 -arch=sm_90 -ccbin g++-12 "$HERE/gemm_peak.cu" -lcublas \
+log "nvcc bench/gpu/gemm_peak.cu"
+"$CUDA_ROOT/bin/nvcc" -O2 -arch=sm_90 -ccbin g++-12 "$ROOT/bench/gpu/gemm_peak.cu" -lcublas \
   -o "$BUNDLE/bin/gemm_peak"
 
 # --- Open MPI: mpirun, plugins, help files (relocated with OPAL_PREFIX) --------
@@ -153,7 +153,7 @@ PY
 # --- what it is, and whether it travels --------------------------------------------
 MB=$(du -sm "$BUNDLE" | cut -f1)
 {
-  echo "tp-mlir GPU bundle for bench/gpu_check.sh"
+  echo "tp-mlir GPU bundle for test/Cuda/device/gpu_check.sh"
   echo "commit: $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!docs' || echo ' (with uncommitted changes)')"
   echo "made: $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n)"
   echo "size: $MB MB"
@@ -161,4 +161,4 @@ MB=$(du -sm "$BUNDLE" | cut -f1)
 } > "$BUNDLE/BUNDLE.txt"
 cat "$BUNDLE/BUNDLE.txt" >&2
 [ "$MB" -le "$MAX_MB" ] || die "$BUNDLE is $MB MB, over MAX_MB=$MAX_MB (the device tool carries 64 MiB in all)"
-log "ready: carry '${BUNDLE#"$ROOT"/}' and run bench/gpu_check.sh on the GPU machine"
+log "ready: carry '${BUNDLE#"$ROOT"/}' and run test/Cuda/device/gpu_check.sh on the GPU machine"

@@ -1,6 +1,6 @@
 """tpmlir.reference.forward (the numpy oracle) timed on one BLAS thread.
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=python /usr/bin/python3 bench/numpy_forward.py \
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=python /usr/bin/python3 bench/cpu/numpy_forward.py \
         --preset gpt2_small --layers 12 --seq 128 --weights w.safetensors \
         --input x.npy --expected ref.npy [--iters 5] [--json out.json]
 
@@ -17,7 +17,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from benchlib import (add_forward_args, forward_stats, relative_error,  # noqa: E402
                       time_calls, write_json)
 from tpmlir import reference  # noqa: E402
