@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The one test command: set-up + build, then four suites
+# The one test command: set-up + build, then five suites
 #   lit       /usr/lib/llvm-22/bin/lit -sv build/test
 #   docs      docs/generated/ matches what ODS generates
 #   pytest    python/tests
 #   consumer  install to a temporary prefix, build examples/consumer against
 #             it with find_package(TPMLIR), run it
-# scripts/asan.sh (build-asan/ with ASan + UBSan, lit there, the tp-shard
-# fuzzer for 60 s; docs/testing.md) is not one of them yet: it has not had a
-# green run with the fixes it found; it joins once it has.
+#   asan      scripts/asan.sh: a second build, build-asan/, with ASan and
+#             UBSan, the lit suite on it, then the tp-shard fuzzer for 60 s
+#             (FUZZ_TIME; docs/testing.md)
 # and a final line "N passed, M failed" over the suites. Exit 0 iff all pass.
+#   BUILD_DIR (default build), JOBS (default nproc; the asan build too).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
@@ -29,7 +30,7 @@ summary() {
 step "setup + build"
 if ! BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/setup.sh || ! ninja -C "$BUILD_DIR" -j "$JOBS"; then
   echo "test: set-up or build failed; no suite can run" >&2
-  failed=(lit docs pytest consumer)
+  failed=(lit docs pytest consumer asan)
   summary; exit 1
 fi
 
@@ -57,5 +58,9 @@ consumer() {
     "$TMP/consumer/tp-consumer"
 }
 if consumer; then passed+=(consumer); else failed+=(consumer); fi
+
+# Last: the longest, and its own build does not touch $BUILD_DIR.
+step "asan"
+if JOBS=$JOBS scripts/asan.sh; then passed+=(asan); else failed+=(asan); fi
 
 summary
