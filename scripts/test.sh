@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The one test command: set-up + build, then five suites
+# The one test command: set-up + build, then six suites
 #   lit       /usr/lib/llvm-22/bin/lit -sv build/test
 #   docs      docs/generated/ matches what ODS generates
+#   format    the C and C++ sources are clang-format-22 clean (scripts/format.sh)
 #   pytest    python/tests
 #   consumer  install to a temporary prefix, build examples/consumer against
 #             it with find_package(TPMLIR), run it
@@ -30,7 +31,7 @@ summary() {
 step "setup + build"
 if ! BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/setup.sh || ! ninja -C "$BUILD_DIR" -j "$JOBS"; then
   echo "test: set-up or build failed; no suite can run" >&2
-  failed=(lit docs pytest consumer asan)
+  failed=(lit docs format pytest consumer asan)
   summary; exit 1
 fi
 
@@ -39,6 +40,9 @@ if /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test"; then passed+=(lit); else fail
 
 step "docs"
 if scripts/gen-docs.sh --check; then passed+=(docs); else failed+=(docs); fi
+
+step "format"
+if scripts/format.sh --check; then passed+=(format); else failed+=(format); fi
 
 step "pytest"
 if PYTHONPATH=python /usr/bin/python3 -m pytest -q python/tests; then
