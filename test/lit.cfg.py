@@ -23,7 +23,8 @@ config.environment["PYTHONPATH"] = os.path.join(config.tp_src_root, "python")
 
 runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")
 # Lowers the oracle's output to LLVM and runs it: upstream passes only.
-lower = ("mlir-opt --one-shot-bufferize=bufferize-function-boundaries "
+lower = ("mlir-opt --convert-elementwise-to-linalg "
+         "--one-shot-bufferize=bufferize-function-boundaries "
          "--convert-linalg-to-loops --convert-scf-to-cf "
          "--expand-strided-metadata --lower-affine "
          "--finalize-memref-to-llvm --convert-math-to-llvm "
