@@ -71,6 +71,11 @@ static cl::opt<std::string>
     runtimeDir("runtime-dir",
                cl::desc("where libtprt.so is (linked as DT_NEEDED)"),
                cl::init(TP_RUNTIME_LIB_DIR), cl::cat(category));
+static cl::opt<bool> printOpOnDiagnostic(
+    "print-op-on-diagnostic",
+    cl::desc("print the op a diagnostic is about (off: a model's function "
+             "would be printed whole)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> gemmDtype(
     "dtype",
     cl::desc("GEMM input type: f32, or bf16 (cuda: operands rounded to bf16, "
@@ -197,7 +202,6 @@ int main(int argc, char **argv) {
   tp::registerModelTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  // A diagnostic at a model's function would print the whole model.
-  context.printOpOnDiagnostic(false);
+  context.printOpOnDiagnostic(printOpOnDiagnostic);
   return failed(compile(context)) ? 1 : 0;
 }
