@@ -186,7 +186,8 @@ static void describeFallbacks(const Candidate &best, bool asError,
          << c.describe() << " of " << c.value().getType() << " here ("
          << c.bytes << " bytes per rank per forward pass): " << c.reason;
     if (asError)
-      diag << "; pass allow-fallback=true to accept it";
+      diag << "; accept it with allow-fallback=true (tp-compile: "
+              "--allow-fallback)";
     noteRejected(diag, rejected, "a cut without it was rejected: ");
   }
 }

@@ -194,7 +194,7 @@ func.func @row_max(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8x
   %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   %me = tensor.empty() : tensor<4xf32>
   %minit = linalg.fill ins(%ninf : f32) outs(%me : tensor<4xf32>) -> tensor<4xf32>
-  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.generic' reduces nonlinearly over the cut dimension; pass allow-fallback=true to accept it}}
+  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.generic' reduces nonlinearly over the cut dimension; accept it with allow-fallback=true (tp-compile: --allow-fallback)}}
   %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%h : tensor<4x8xf32>) outs(%minit : tensor<4xf32>) {
   ^bb0(%a: f32, %o: f32):
@@ -216,7 +216,7 @@ func.func @softmax_over_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: te
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   %pe = tensor.empty() : tensor<4x8xf32>
-  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.softmax' normalises over the cut dimension; pass allow-fallback=true to accept it}}
+  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.softmax' normalises over the cut dimension; accept it with allow-fallback=true (tp-compile: --allow-fallback)}}
   %p = linalg.softmax dimension(1) ins(%h : tensor<4x8xf32>) outs(%pe : tensor<4x8xf32>) -> tensor<4x8xf32>
   %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %y = linalg.matmul ins(%h, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
