@@ -53,18 +53,24 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
                            raw_ostream &os) {
   DenseMap<Value, std::pair<unsigned, DimCut>> cutOf;
   DenseMap<Operation *, unsigned> partialOf;
+  // A pair ends in its one narrowing all-reduce. Pairs that share a cut
+  // value (one mask read by every layer's attention) form one region.
+  int64_t pairs = 0;
   for (auto [index, region] : llvm::enumerate(plan.regions)) {
     for (auto &[value, cut] : region.cuts)
       cutOf[value] = {index + 1, cut};
-    for (const PlannedCollective &c : region.collectives)
+    for (const PlannedCollective &c : region.collectives) {
       if (c.kind == PlannedCollective::Kind::AllReduce)
         partialOf[c.op] = index + 1;
+      pairs += c.narrowing;
+    }
   }
 
   os << "tp-shard explain: @" << func.getName() << " for " << plan.tpSize
-     << " ranks, " << plan.regions.size() << " column->row pairs\n";
+     << " ranks, " << pairs << " column->row pair(s) in " << plan.regions.size()
+     << " cut region(s)\n";
   for (auto [index, region] : llvm::enumerate(plan.regions)) {
-    os << "  pair " << index + 1 << ": seed '" << region.seed->getName()
+    os << "  region " << index + 1 << ": seed '" << region.seed->getName()
        << "' at " << region.seed->getLoc() << ", " << region.collectives.size()
        << " collective(s)";
     for (BlockArgument arg : func.getArguments())
@@ -119,10 +125,10 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
       return;
     }
     if (auto it = cutOf.find(result); it != cutOf.end()) {
-      os << "pair " << it->second.first << ", ";
+      os << "region " << it->second.first << ", ";
       printCut(os, it->second.second, plan.tpSize, type);
     } else if (auto it = partialOf.find(op); it != partialOf.end()) {
-      os << "pair " << it->second << ", partial sum (every rank, full shape)";
+      os << "region " << it->second << ", partial sum (every rank, full shape)";
     } else {
       os << "replicated (redundant on every rank)";
     }
@@ -137,8 +143,8 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
     collectives += count;
   }
   os << bytes << " bytes per rank per forward pass";
-  if (!plan.regions.empty()) {
-    double perPair = double(collectives) / plan.regions.size();
+  if (pairs > 0) {
+    double perPair = double(collectives) / pairs;
     // A transformer block is two pairs: attention and MLP.
     os << "; " << llvm::format("%.2f", perPair) << " collective(s) per pair, "
        << llvm::format("%.2f", 2 * perPair)
