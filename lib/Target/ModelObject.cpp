@@ -119,6 +119,12 @@ static LogicalResult linkShared(ModuleOp at, StringRef object, StringRef output,
 LogicalResult mlir::tp::writeModel(ModuleOp module, ModelArtifact artifact,
                                    StringRef path,
                                    const ModelLinkOptions &options) {
+  // A launcher finds a model by these two symbols.
+  for (StringRef symbol : {"tp_model_manifest", "tp_model_forward"})
+    if (!module.lookupSymbol(symbol))
+      return module.emitError()
+             << "no @" << symbol
+             << ": not a model (tp-model-interface adds the model interface)";
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "tp-model");

@@ -1,0 +1,5 @@
+module {
+  llvm.func @f() {
+    llvm.return
+  }
+}
