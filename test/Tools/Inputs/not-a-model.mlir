@@ -1,5 +1,0 @@
-module {
-  llvm.func @f() {
-    llvm.return
-  }
-}
