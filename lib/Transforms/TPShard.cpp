@@ -173,11 +173,29 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
   }
 }
 
-/// tp-shard cuts weight arguments only; a non-splat constant read as a
-/// weight stays whole on every rank, computed with whole. Correct, but
-/// not tensor parallel: say so, once per function.
-static void warnInlineWeights(FunctionOpInterface func) {
-  llvm::SetVector<Operation *> constants;
+/// Emits one warning for `weights` (a model has hundreds), at the first and
+/// at its location only: printing the op would print the weight. `what` is
+/// the plural ("are constants"), `fix` what would make them cut.
+static void warnUncut(ArrayRef<Operation *> weights, StringRef what,
+                      StringRef fix) {
+  if (weights.empty())
+    return;
+  InFlightDiagnostic warning = emitWarning(weights.front()->getLoc());
+  warning << "this weight";
+  if (weights.size() > 1)
+    warning << " and " << weights.size() - 1 << " more";
+  warning << " " << what << ", so "
+          << (weights.size() > 1 ? "they are" : "it is")
+          << " not cut: every rank holds "
+          << (weights.size() > 1 ? "them" : "it") << " and computes with "
+          << (weights.size() > 1 ? "them" : "it") << " whole; " << fix;
+}
+
+/// tp-shard cuts weight arguments only; a weight read from anything else
+/// stays whole on every rank, computed with whole. Correct, but not tensor
+/// parallel: say so, once per function and kind.
+static void warnUncutWeights(FunctionOpInterface func) {
+  SetVector<Operation *> constants, splats, slices;
   func->walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() == 0)
       return;
@@ -185,31 +203,37 @@ static void warnInlineWeights(FunctionOpInterface func) {
     // header would outlive it.
     SmallVector<Value> inputs = op.getDpsInputs();
     for (Value input : llvm::drop_begin(inputs)) {
-      auto constant = weightSource(input).getDefiningOp<arith::ConstantOp>();
-      if (!constant || !isa<ElementsAttr>(constant.getValue()))
+      Value source = weightSource(input);
+      if (auto constant = source.getDefiningOp<arith::ConstantOp>()) {
+        auto elements = dyn_cast<ElementsAttr>(constant.getValue());
+        if (elements && elements.isSplat())
+          splats.insert(constant);
+        else if (elements)
+          constants.insert(constant);
         continue;
-      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if (!dense || !dense.isSplat())
-        constants.insert(constant);
+      }
+      // A weight carved out of one buffer that packs them all.
+      auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
+      if (slice && isWeight(slice.getSource()))
+        slices.insert(slice);
     }
   });
-  if (constants.empty())
-    return;
-  // One warning, at the first (a model has hundreds); at the location only:
-  // printing the op would print the weight.
-  InFlightDiagnostic warning = emitWarning(constants.front()->getLoc());
-  warning << "this weight";
-  if (constants.size() > 1)
-    warning << " and " << constants.size() - 1 << " more";
-  if (constants.size() > 1)
-    warning << " are constants, so they are not cut: every rank holds them "
-               "and computes with them whole; tp-externalize-weights "
-               "(tp-compile --weights-out) makes them arguments that tp-shard "
-               "cuts";
-  else
-    warning << " is a constant, so it is not cut: every rank holds it and "
-               "computes with it whole; tp-externalize-weights (tp-compile "
-               "--weights-out) makes it an argument that tp-shard cuts";
+  warnUncut(constants.getArrayRef(),
+            constants.size() > 1 ? "are constants" : "is a constant",
+            "tp-externalize-weights (tp-compile --weights-out) makes "
+            "constants arguments that tp-shard cuts");
+  warnUncut(splats.getArrayRef(),
+            splats.size() > 1 ? "are splat constants (one value each, as in "
+                                "weights stripped from a model)"
+                              : "is a splat constant (one value, as in "
+                                "weights stripped from a model)",
+            "pass weights as function arguments to have them cut");
+  warnUncut(slices.getArrayRef(),
+            slices.size() > 1
+                ? "are slices of an argument that packs several weights"
+                : "is a slice of an argument that packs several weights",
+            "tp-shard cuts whole arguments: pass each weight as its own "
+            "argument");
 }
 
 /// tp-shard takes the unsharded graph: a module that already holds a
@@ -300,7 +324,7 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
         return;
       }
       if (tpSize > 1)
-        warnInlineWeights(func);
+        warnUncutWeights(func);
       privatizeInitTensors(func);
       FailureOr<ShardPlan> plan = planFor(func);
       if (succeeded(plan)) {

@@ -132,7 +132,7 @@ func.func @index_of_cut_loop(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: t
 // warning; tp-externalize-weights would make it an argument.
 func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight and 1 more are constants, so they are not cut: every rank holds them and computes with them whole; tp-externalize-weights (tp-compile --weights-out) makes them arguments that tp-shard cuts}}
+  // expected-warning @below {{this weight and 1 more are constants, so they are not cut: every rank holds them and computes with them whole; tp-externalize-weights (tp-compile --weights-out) makes constants arguments that tp-shard cuts}}
   %w = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -149,12 +149,48 @@ func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 func.func @one_constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight is a constant, so it is not cut: every rank holds it and computes with it whole; tp-externalize-weights (tp-compile --weights-out) makes it an argument that tp-shard cuts}}
+  // expected-warning @below {{this weight is a constant, so it is not cut: every rank holds it and computes with it whole; tp-externalize-weights (tp-compile --weights-out) makes constants arguments that tp-shard cuts}}
   %w = arith.constant dense_resource<w> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Splat weights (as in a model whose weights were stripped) are not cut
+// either, and said so.
+func.func @splat_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-warning @below {{this weight and 1 more are splat constants (one value each, as in weights stripped from a model), so they are not cut: every rank holds them and computes with them whole; pass weights as function arguments to have them cut}}
+  %w = arith.constant dense<0.5> : tensor<8x8xf32>
+  %w2 = arith.constant dense<0.25> : tensor<8x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y2 = linalg.matmul ins(%y, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y2 : tensor<4x8xf32>
+}
+
+// -----
+
+// Weights carved out of one packed argument (buddy-mlir's runtime layout)
+// are not cut: only whole arguments are.
+func.func @packed_weights(%x: tensor<4x8xf32>, %packed: tensor<128xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-warning @below {{this weight and 1 more are slices of an argument that packs several weights, so they are not cut: every rank holds them and computes with them whole; tp-shard cuts whole arguments: pass each weight as its own argument}}
+  %s1 = tensor.extract_slice %packed[0] [64] [1] : tensor<128xf32> to tensor<64xf32>
+  %w1 = tensor.expand_shape %s1 [[0, 1]] output_shape [8, 8] : tensor<64xf32> into tensor<8x8xf32>
+  %s2 = tensor.extract_slice %packed[64] [64] [1] : tensor<128xf32> to tensor<64xf32>
+  %w2 = tensor.expand_shape %s2 [[0, 1]] output_shape [8, 8] : tensor<64xf32> into tensor<8x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%x, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y2 = linalg.matmul ins(%y, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y2 : tensor<4x8xf32>
 }
 
 // -----
