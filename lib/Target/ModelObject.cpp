@@ -28,7 +28,8 @@ void mlir::tp::registerModelTranslations(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-static std::unique_ptr<llvm::TargetMachine> hostMachine(ModuleOp module) {
+static std::unique_ptr<llvm::TargetMachine> hostMachine(ModuleOp module,
+                                                        unsigned optLevel) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -45,12 +46,15 @@ static std::unique_ptr<llvm::TargetMachine> hostMachine(ModuleOp module) {
   // loader runs only that; .ctors would need crtbegin.o, which lld does not
   // link here.
   options.UseInitArray = true;
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), "", options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine(triple, llvm::sys::getHostCPUName(), "",
+                                  options, llvm::Reloc::PIC_, std::nullopt,
+                                  llvm::CodeGenOpt::getLevel(optLevel).value_or(
+                                      llvm::CodeGenOptLevel::Aggressive)));
 }
 
-static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+static void optimize(llvm::Module &module, llvm::TargetMachine &machine,
+                     unsigned optLevel) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -61,8 +65,14 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
-      .run(module, mam);
+  const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  // O0 has its own pipeline builder.
+  if (optLevel == 0)
+    pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0).run(module, mam);
+  else
+    pb.buildPerModuleDefaultPipeline(levels[optLevel]).run(module, mam);
 }
 
 static LogicalResult writeObject(ModuleOp at, llvm::Module &module,
@@ -130,12 +140,16 @@ LogicalResult mlir::tp::writeModel(ModuleOp module, ModelArtifact artifact,
       translateModuleToLLVMIR(module, llvmContext, "tp-model");
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
-  std::unique_ptr<llvm::TargetMachine> machine = hostMachine(module);
+  if (options.optLevel > 3)
+    return module.emitError() << "optimisation level " << options.optLevel
+                              << " is not one of 0, 1, 2, 3";
+  std::unique_ptr<llvm::TargetMachine> machine =
+      hostMachine(module, options.optLevel);
   if (!machine)
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
-  optimize(*llvmModule, *machine);
+  optimize(*llvmModule, *machine, options.optLevel);
 
   switch (artifact) {
   case ModelArtifact::LLVMIR: {

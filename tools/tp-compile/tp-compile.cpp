@@ -4,7 +4,7 @@
 //
 // In one process: tp-shard, the manifest (tp-model-manifest), the CPU or
 // cuda lowering, the model interface (tp-model-interface), then LLVM IR,
-// -O3, an object file and an lld link (tp/Target/ModelObject.h) into the
+// -O2 (-O), an object file and an lld link (tp/Target/ModelObject.h) into the
 // shared object of runtime/include/tprt/model.h.
 //
 //===----------------------------------------------------------------------===//
@@ -71,6 +71,9 @@ static cl::opt<std::string>
     runtimeDir("runtime-dir",
                cl::desc("where libtprt.so is (linked as DT_NEEDED)"),
                cl::init(TP_RUNTIME_LIB_DIR), cl::cat(category));
+static cl::opt<unsigned>
+    optLevel("O", cl::desc("LLVM optimisation level of the model, 0 to 3"),
+             cl::Prefix, cl::init(2), cl::cat(category));
 static cl::opt<bool> printOpOnDiagnostic(
     "print-op-on-diagnostic",
     cl::desc("print the op a diagnostic is about (off: a model's function "
@@ -130,6 +133,7 @@ static LogicalResult writeArtifact(ModuleOp module) {
   link.runtimeLibrary = backend == "cuda" ? "tprt_cuda" : "tprt";
   // (CUDA was not found at build time, say.)
   link.requireRuntime = backend == "cuda";
+  link.optLevel = optLevel;
   tp::ModelArtifact artifact = emit == Emit::LLVMIR ? tp::ModelArtifact::LLVMIR
                                : emit == Emit::Object
                                    ? tp::ModelArtifact::Object

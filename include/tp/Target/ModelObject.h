@@ -3,8 +3,8 @@
 //
 // The last steps of tp-compile, for any pipeline that ends in a module of
 // the LLVM dialect with the model interface (tp-model-interface): LLVM IR
-// for the host, -O3, an object file, and an in-process lld link into a
-// shared object that tp-run loads.
+// for the host, optimised (-O2 by default), an object file, and an in-process
+// lld link into a shared object that tp-run loads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,9 +30,13 @@ struct ModelLinkOptions {
   std::string runtimeLibrary = "tprt";
   /// Fail when the runtime library is missing rather than link without it.
   bool requireRuntime = false;
+  /// LLVM's optimisation and code generation level, 0 to 3. 2: half the
+  /// compile time of 3 for the same forward pass (docs/bench-opt-level.md).
+  unsigned optLevel = 2;
 };
 
-/// Translates `module` (LLVM dialect) for the host, optimises it at -O3 and
+/// Translates `module` (LLVM dialect) for the host, optimises it at
+/// `optLevel` and
 /// writes `artifact` to `path`. Errors are reported at the module.
 LogicalResult writeModel(ModuleOp module, ModelArtifact artifact,
                          StringRef path, const ModelLinkOptions &options);
