@@ -3,7 +3,8 @@
 // The entry point for embedding tp-mlir in another MLIR tool:
 //
 //   mlir::DialectRegistry registry;
-//   mlir::tp::registerAllDialects(registry);  // tp + what tp-shard touches
+//   mlir::tp::registerAllDialects(registry);  // tp, what tp-shard touches,
+//                                             // what tp-import takes apart
 //   mlir::tp::registerAllPasses();            // --tp-shard in pass pipelines
 //
 // or, without the global registry, add the pass directly:

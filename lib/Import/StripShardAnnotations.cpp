@@ -69,9 +69,11 @@ static LogicalResult stripFunction(FunctionOpInterface func) {
     }
     sharding->erase();
   }
-  func->emitRemark() << "dropped " << annotations.size()
-                     << " shard annotations and " << shardings.size()
-                     << " shardings: tp-shard decides the cut";
+  // At the function's location, without the operation: printing the op
+  // with the remark would print the whole model.
+  emitRemark(func->getLoc())
+      << "dropped " << annotations.size() << " shard annotations and "
+      << shardings.size() << " shardings: tp-shard decides the cut";
   return success();
 }
 
