@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -24,6 +25,9 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm) {
   func.addPass(createTosaToArithPass());
   func.addPass(createTosaToTensorPass());
   func.addPass(createTPDropDeadTosaShapes());
+  // Private symbols nothing uses: torch-mlir's TorchScript modules carry an
+  // `ml_program.global @global_seed` the LLVM translation cannot take.
+  pm.addPass(createSymbolDCEPass());
 }
 
 void mlir::tp::registerImportPipeline() {

@@ -5,6 +5,9 @@
 // weights transposed, a reshape to 3-D for tosa.matmul, SiLU from a
 // sigmoid), with upstream shard annotations on top: tp-import leaves func,
 // arith, tensor and linalg, and tp-shard then cuts it as a Megatron pair.
+// The unused global (torch-mlir's TorchScript modules carry one) goes too.
+// CHECK-NOT: ml_program.global
+// CHECK-NOT: shard.grid
 // CHECK-LABEL: func.func @mlp(
 // CHECK-NOT: tosa.
 // CHECK-NOT: shard.
@@ -20,6 +23,7 @@
 // SHARD-SAME: tensor<8x4xf32> {tp.shard = #tp.shard<dim = 1>}
 // SHARD-COUNT-1: tp.all_reduce
 // SHARD-NOT: tp.all_reduce
+ml_program.global private mutable @global_seed(dense<0> : tensor<i64>) : tensor<i64>
 shard.grid @grid(shape = 2)
 // expected-remark @below {{dropped 1 shard annotations and 1 shardings: tp-shard decides the cut}}
 func.func @mlp(%x: tensor<3x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<3x8xf32> {

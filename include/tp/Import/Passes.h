@@ -18,7 +18,8 @@ namespace mlir::tp {
 /// Brings a graph from another front-end to what tp-shard takes (func,
 /// arith, math, tensor, linalg): the upstream shard annotations are
 /// stripped, TOSA is converted with the upstream TOSA-to-linalg, -arith and
-/// -tensor passes, and the shapes TOSA leaves behind are dropped.
+/// -tensor passes, the shapes TOSA leaves behind are dropped, and so are the
+/// private symbols nothing uses (symbol-dce).
 void buildImportPipeline(OpPassManager &pm);
 
 /// Registers buildImportPipeline as `tp-import`.
