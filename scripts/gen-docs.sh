@@ -6,7 +6,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 ninja -C "$BUILD_DIR" mlir-doc >/dev/null
 mkdir -p docs/generated
-for f in TPDialect TPPasses TPConversionPasses TPCudaPasses TPCutRuleOpInterface; do
+for f in TPDialect TPPasses TPConversionPasses TPCudaPasses TPImportPasses \
+  TPCutRuleOpInterface; do
   if [[ ${1:-} == --check ]]; then
     diff -u "docs/generated/$f.md" "$BUILD_DIR/docs/TP/$f.md" ||
       { echo "docs/generated/$f.md is stale: run scripts/gen-docs.sh" >&2; exit 1; }

@@ -82,6 +82,15 @@ tool_dirs = [config.tp_tools_dir, config.llvm_tools_dir]
 tools = ["tp-opt", "tp-compile", "mlir-opt", "mlir-runner", "not", "count", "llvm-nm", "llvm-readelf"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# Transformer graphs other projects wrote (../shared/external/SOURCES.md),
+# read in place: they are not part of the repository, so a clone without
+# that folder skips the tests that REQUIRE: external-corpus.
+external = os.path.normpath(
+    os.path.join(config.tp_src_root, "..", "shared", "external"))
+if os.path.isdir(external):
+    config.available_features.add("external-corpus")
+    config.substitutions.append(("%external", external))
+
 # A compiler-only build (-DTP_ENABLE_RUNTIME=OFF) has no runtime to test.
 if not config.tp_enable_runtime:
     config.excludes.append("Runtime")

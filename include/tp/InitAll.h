@@ -3,7 +3,8 @@
 // The entry point for embedding tp-mlir in another MLIR tool:
 //
 //   mlir::DialectRegistry registry;
-//   mlir::tp::registerAllDialects(registry);  // tp + what tp-shard touches
+//   mlir::tp::registerAllDialects(registry);  // tp, what tp-shard touches,
+//                                             // what tp-import takes apart
 //   mlir::tp::registerAllPasses();            // --tp-shard in pass pipelines
 //
 // or, without the global registry, add the pass directly:
@@ -20,16 +21,21 @@
 namespace mlir::tp {
 
 /// Registers the tp dialect and the upstream dialects of its IR contract
-/// (func, arith, math, tensor, linalg).
+/// (func, arith, math, tensor, linalg), and those of registerImportDialects.
 void registerAllDialects(DialectRegistry &registry);
+
+/// Registers the dialects other front-ends write that `tp-import` takes
+/// apart or that a module may carry beside the graph: tosa, shard,
+/// ml_program and vector.
+void registerImportDialects(DialectRegistry &registry);
 
 /// Adds what the CPU lowering (`tp-lower-cpu`, tp-compile) needs on top:
 /// bufferization (with the external models of arith, func, linalg and
 /// tensor), memref, scf, cf and llvm.
 void registerLoweringDialects(DialectRegistry &registry);
 
-/// Registers the tp passes and the `tp-lower-cpu` pipeline with the global
-/// pass registry.
+/// Registers the tp passes and the `tp-import` and `tp-lower-cpu` pipelines
+/// with the global pass registry.
 void registerAllPasses();
 
 } // namespace mlir::tp

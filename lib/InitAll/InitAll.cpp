@@ -4,6 +4,7 @@
 
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
+#include "tp/Import/Passes.h"
 #include "tp/Transforms/CutRuleOpInterface.h"
 #include "tp/Transforms/Passes.h"
 
@@ -16,17 +17,27 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 void mlir::tp::registerAllDialects(DialectRegistry &registry) {
   registry.insert<TPDialect, arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect>();
   registerCutRuleExternalModels(registry);
+  registerImportDialects(registry);
+}
+
+void mlir::tp::registerImportDialects(DialectRegistry &registry) {
+  registry.insert<ml_program::MLProgramDialect, shard::ShardDialect,
+                  tosa::TosaDialect, vector::VectorDialect>();
 }
 
 void mlir::tp::registerLoweringDialects(DialectRegistry &registry) {
@@ -44,5 +55,7 @@ void mlir::tp::registerLoweringDialects(DialectRegistry &registry) {
 void mlir::tp::registerAllPasses() {
   registerTPPasses();
   registerTPConversionPasses();
+  registerTPImportPasses();
+  registerImportPipeline();
   registerCpuLoweringPipeline();
 }

@@ -280,6 +280,20 @@ static LogicalResult checkTensorSemantics(FunctionOpInterface func) {
   return failure(walk.wasInterrupted());
 }
 
+/// tp-opt parses TOSA and upstream shard annotations, which the analysis
+/// does not follow: a graph in them would come out unsharded without a word.
+static LogicalResult checkImported(FunctionOpInterface func) {
+  WalkResult walk = func->walk([](Operation *op) {
+    StringRef dialect = op->getName().getDialectNamespace();
+    if (dialect != "tosa" && dialect != "shard")
+      return WalkResult::advance();
+    op->emitOpError() << "is not linalg: tp-shard takes func, arith, math, "
+                         "tensor and linalg; run --tp-import first";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// Gives `func` its local argument types and the shard attributes.
 static void updateSignature(FunctionOpInterface func,
                             const DenseMap<unsigned, ShardAttr> &argShards) {
@@ -319,7 +333,7 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
     module.walk([&](FunctionOpInterface func) {
       if (func.isExternal())
         return;
-      if (failed(checkTensorSemantics(func))) {
+      if (failed(checkImported(func)) || failed(checkTensorSemantics(func))) {
         anyFailed = true;
         return;
       }

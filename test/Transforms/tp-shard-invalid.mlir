@@ -234,3 +234,12 @@ func.func @shard_attr(%x: tensor<4x16xf32>, %w: tensor<16x8xf32> {tp.shard = #tp
   %y = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%i : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A TOSA graph parses but must go through --tp-import first.
+func.func @tosa(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @below {{'tosa.sigmoid' op is not linalg: tp-shard takes func, arith, math, tensor and linalg; run --tp-import first}}
+  %y = tosa.sigmoid %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

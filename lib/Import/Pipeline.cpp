@@ -1,0 +1,40 @@
+//===- Pipeline.cpp - the tp-import pipeline ------------------------------===//
+
+#include "tp/Import/Passes.h"
+
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::tp::buildImportPipeline(OpPassManager &pm) {
+  pm.addPass(createTPStripShardAnnotations());
+  // The passes of upstream's tosa-to-linalg-pipeline without its
+  // tosa-validate, which rejects the i64 tosa.cast front-ends emit for
+  // token ids and masks.
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(tosa::createTosaOptionalDecompositionsPass());
+  func.addPass(tosa::createTosaInferShapesPass());
+  func.addPass(tosa::createTosaToLinalgNamed());
+  func.addPass(tosa::createTosaToLinalg());
+  func.addPass(createTosaToArithPass());
+  func.addPass(createTosaToTensorPass());
+  func.addPass(createTPDropDeadTosaShapes());
+  // Private symbols nothing uses: torch-mlir's TorchScript modules carry an
+  // `ml_program.global @global_seed` the LLVM translation cannot take.
+  pm.addPass(createSymbolDCEPass());
+}
+
+void mlir::tp::registerImportPipeline() {
+  PassPipelineRegistration<>(
+      "tp-import",
+      "Bring a graph from another front-end (TOSA, upstream shard "
+      "annotations) to the func, arith, math, tensor and linalg that "
+      "tp-shard takes",
+      [](OpPassManager &pm) { buildImportPipeline(pm); });
+}
