@@ -2,8 +2,8 @@
 //
 //   tp-compile model.mlir --tp-size N --backend cpu -o model.so
 //
-// In one process: tp-shard, the manifest (tp-model-manifest), the CPU or
-// cuda lowering, the model interface (tp-model-interface), then LLVM IR,
+// In one process: tp-import, tp-shard, the manifest (tp-model-manifest), the
+// CPU or cuda lowering, the model interface (tp-model-interface), then LLVM IR,
 // -O2 (-O), an object file and an lld link (tp/Target/ModelObject.h) into the
 // shared object of runtime/include/tprt/model.h.
 //
@@ -11,6 +11,7 @@
 
 #include "tp/Conversion/CudaPipeline.h"
 #include "tp/Conversion/Passes.h"
+#include "tp/Import/Passes.h"
 #include "tp/InitAll.h"
 #include "tp/Target/ModelObject.h"
 #include "tp/Transforms/Passes.h"
@@ -174,6 +175,8 @@ static LogicalResult compile(MLIRContext &context) {
     return writeArtifact(*module);
 
   PassManager shard(&context);
+  // What front-ends write (TOSA, shard annotations) to linalg first.
+  tp::buildImportPipeline(shard);
   if (!weightsOut.empty())
     shard.addPass(tp::createTPExternalizeWeights({weightsOut}));
   shard.addPass(tp::createTPShard({tpSize, allowFallback}));
