@@ -137,9 +137,7 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
   os << "  total: ";
   int64_t collectives = 0;
   for (auto &[name, count] : counts) {
-    os << count << " "
-       << dashed(OperationName(name, func->getContext()).stripDialect())
-       << "(s), ";
+    os << count << " " << dashed(name.split('.').second) << "(s), ";
     collectives += count;
   }
   os << bytes << " bytes per rank per forward pass";
