@@ -7,7 +7,7 @@
 #   consumer  install to a temporary prefix, build examples/consumer against
 #             it with find_package(TPMLIR), run it
 #   asan      scripts/asan.sh: a second build, build-asan/, with ASan and
-#             UBSan, the lit suite on it, then the tp-shard fuzzer for 60 s
+#             UBSan, the lit suite on it, then the tp-shard fuzzer on 30,000 inputs
 #             (FUZZ_TIME; docs/testing.md)
 # and a final line "N passed, M failed" over the suites. Exit 0 iff all pass.
 #   BUILD_DIR (default build), JOBS (default nproc; the asan build too).
