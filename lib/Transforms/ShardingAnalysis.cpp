@@ -135,6 +135,23 @@ struct Candidate {
 };
 } // namespace
 
+/// A cut whose only collectives gather values the function returns: the
+/// column-parallel output of Megatron's vocabulary-parallel LM head, which
+/// every rank computes a slice of and the caller receives whole.
+static bool gathersOnlyResults(const Candidate &candidate) {
+  return llvm::all_of(candidate.collectives, [](const PlannedCollective &c) {
+    return c.kind == PlannedCollective::Kind::AllGather &&
+           c.op->hasTrait<OpTrait::ReturnLike>();
+  });
+}
+
+/// Whether some rejected cut would hold with another number of ranks: then
+/// the tp size is the problem, and leaving the op whole would hide it.
+static bool anyIndivisible(ArrayRef<CutPropagation::Failure> failures) {
+  return llvm::any_of(
+      failures, [](const CutPropagation::Failure &f) { return f.indivisible; });
+}
+
 static std::optional<Seed> asSeed(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || op.getNumReductionLoops() == 0 ||
       !isSumReduction(op))
@@ -246,10 +263,21 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     seedOps.insert(s.op);
   // Seeds no cut keeps local, decided once every other seed is placed.
   struct Unplaced {
+    enum class Why {
+      /// No cut of any tp size keeps the values after it local.
+      NoCut,
+      /// The cut needs collectives beyond the narrowing all-reduce.
+      NeedsFallback,
+      /// No cut for this tp size; whole only if a broadcast reads it.
+      Indivisible,
+    };
     Seed seed;
     SmallVector<CutPropagation::Failure> failures;
+    Why why;
+    /// NeedsFallback: the plan that would have cut it.
+    std::optional<Candidate> fallback;
   };
-  SmallVector<Unplaced> unplaced;
+  SmallVector<Unplaced, 0> unplaced;
   SetVector<Value> broadcastReads;
 
   for (Seed &seed : seeds) {
@@ -271,6 +299,8 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       llvm::append_range(queue, attempt.hints);
       if (failed(propagated)) {
         failures.push_back(*attempt.rejected);
+        CutPropagation whole(/*numRanks=*/1, taken);
+        failures.back().indivisible = succeeded(whole.run(start, cut, seed.op));
         continue;
       }
       Candidate candidate;
@@ -291,18 +321,35 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     }
 
     if (!best) {
-      // Only a seed whose result reaches a broadcast before any other seed
-      // can be left whole (see below); any other failure is reported now:
+      // A seed no cut of any size keeps local (an op after it reads the
+      // index of the cut loop, say) is computed whole on every rank, as is
+      // one whose result reaches a broadcast before any other seed (see
+      // below). Any other failure is the tp size's and is reported now:
       // later seeds would only report its consequences.
-      if (reachesBroadcast(seed.op, seedOps)) {
-        unplaced.push_back({seed, std::move(failures)});
-        continue;
+      bool indivisible = anyIndivisible(failures);
+      if (indivisible && !reachesBroadcast(seed.op, seedOps)) {
+        reportNoCut(seed, tpSize, failures);
+        return failure();
       }
-      reportNoCut(seed, tpSize, failures);
-      return failure();
+      unplaced.push_back(
+          {seed, std::move(failures),
+           indivisible ? Unplaced::Why::Indivisible : Unplaced::Why::NoCut,
+           std::nullopt});
+      continue;
     }
 
-    if (!best->hasNarrowing) {
+    // Without a narrowing partner, a cut whose values leave the function is
+    // gathered there (the LM head); any other needs fallback collectives.
+    // Without allow-fallback the seed then stays whole on every rank, which
+    // costs no communication, unless the tp size is what failed.
+    if (!best->hasNarrowing && !gathersOnlyResults(*best) && !allowFallback &&
+        !anyIndivisible(failures)) {
+      unplaced.push_back({seed, std::move(failures),
+                          Unplaced::Why::NeedsFallback, std::move(best)});
+      continue;
+    }
+
+    if (!best->hasNarrowing && !gathersOnlyResults(*best)) {
       auto diag = allowFallback ? seed.op->emitRemark() : seed.op->emitError();
       diag << "widening contraction has no narrowing partner: its cut "
               "output dimension "
@@ -316,7 +363,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
         return failure();
       }
     }
-    if (best->extra > 0) {
+    if (best->extra > 0 && !gathersOnlyResults(*best)) {
       describeFallbacks(*best, !allowFallback, tpSize, failures);
       if (!allowFallback)
         return failure();
@@ -349,6 +396,31 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     if (covered.contains(u.seed.op))
       continue;
     Value result = u.seed.op->getResult(0);
+    if (u.why == Unplaced::Why::NoCut) {
+      InFlightDiagnostic diag =
+          u.seed.op->emitRemark()
+          << "left whole on every rank: no tensor-parallel cut of output "
+             "dimension "
+          << u.seed.resultDim << " of " << result.getType()
+          << " keeps the values after it local; each cut tried fails (see "
+             "notes)";
+      noteRejected(diag, u.failures, "");
+      continue;
+    }
+    if (u.why == Unplaced::Why::NeedsFallback) {
+      InFlightDiagnostic diag =
+          u.seed.op->emitRemark()
+          << "left whole on every rank: its cut output dimension "
+          << u.seed.resultDim << " of " << result.getType()
+          << " is never summed over by a contraction with a weight, and "
+             "gathering it would cost "
+          << u.fallback->extra
+          << " bytes per rank per forward pass (allow-fallback=true "
+             "accepts that)";
+      for (const PlannedCollective &c : u.fallback->collectives)
+        diag.attachNote(c.op->getLoc()) << c.reason;
+      continue;
+    }
     SetVector<Operation *> slice =
         sliceUpToSeeds(u.seed.op, seedOps, [&](Operation *op) {
           return llvm::none_of(op->getResults(),

@@ -69,65 +69,6 @@ func.func @heads_not_divisible(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %
 
 // -----
 
-// An op the analysis cannot place sits between the two matmuls.
-
-func.func private @opaque(tensor<4x8xf32>) -> tensor<4x8xf32>
-
-func.func @unplaceable(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> tensor<4x8xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4x8xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-error @below {{widening contraction has no narrowing partner: its cut output dimension 1 of 'tensor<4x8xf32>' is never summed over by a contraction with a weight; the fallback gathers it (128 bytes per rank per forward pass)}}
-  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-note @below {{'func.call' needs the full value: the analysis cannot place it on a part}}
-  %a = func.call @opaque(%h) : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %y = linalg.matmul ins(%a, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %y : tensor<4x8xf32>
-}
-
-// -----
-
-// A widening matmul whose output leaves the function.
-
-func.func @no_partner(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4x16xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
-  // expected-error @below {{widening contraction has no narrowing partner: its cut output dimension 1 of 'tensor<4x16xf32>' is never summed over by a contraction with a weight; the fallback gathers it (256 bytes per rank per forward pass)}}
-  %h = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
-  // expected-note @below {{'func.return' needs the full value: the analysis cannot place it on a part}}
-  return %h : tensor<4x16xf32>
-}
-
-// -----
-
-// The glue reads the index of the cut loop: its value differs per rank.
-
-#id = affine_map<(d0, d1) -> (d0, d1)>
-func.func @index_of_cut_loop(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> tensor<4x8xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4x8xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-error @below {{no tensor-parallel cut for 4 ranks}}
-  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-note @below {{'linalg.generic' reads the index of cut loop 1, which differs between ranks}}
-  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%h : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
-  ^bb0(%v: f32, %o: f32):
-    %j = linalg.index 1 : index
-    %ji = arith.index_cast %j : index to i32
-    %jf = arith.sitofp %ji : i32 to f32
-    %r = arith.addf %v, %jf : f32
-    linalg.yield %r : f32
-  } -> tensor<4x8xf32>
-  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %y = linalg.matmul ins(%a, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
-  return %y : tensor<4x8xf32>
-}
-
-// -----
-
 // A weight given as a constant is left whole (only arguments are cut), with a
 // warning; tp-externalize-weights would make it an argument.
 func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {

@@ -218,3 +218,22 @@ func.func @interleaved_rotary(%x: tensor<4x16xf32>, %wq: tensor<16x16xf32>, %wo:
   %y = linalg.matmul ins(%c, %wo : tensor<4x16xf32>, tensor<16x16xf32>) outs(%yinit : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// A widening matmul whose output leaves the function (an LM head returning
+// logits): cut by columns, gathered before the return.
+
+// CHECK-LABEL: func.func @no_partner
+// CHECK-SAME: tensor<8x8xf32> {tp.shard = #tp.shard<dim = 1>}
+// CHECK: %[[H:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK: %[[G:.*]] = tp.all_gather %[[H]] dim 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+// CHECK: return %[[G]]
+func.func @no_partner(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %h : tensor<4x16xf32>
+}
+

@@ -111,6 +111,9 @@ public:
   struct Failure {
     Operation *op;
     std::string message;
+    /// The same cut holds on one rank: the number of ranks is what fails
+    /// (a dimension it does not divide), not the ops.
+    bool indivisible = false;
   };
   std::optional<Failure> rejected;
   SmallVector<std::pair<Value, DimCut>> hints;

@@ -1,5 +1,6 @@
-// A widening matmul whose cut output is returned: with allow-fallback the
-// pass gathers it. Used by fallback.test.
+// A widening matmul whose cut output is returned: the pass cuts it by columns
+// and gathers it before the return, as an LM head returning logits. Used by
+// fallback.test, cpu-e2e.test and fake-e2e.test.
 func.func @no_partner(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x16xf32>
