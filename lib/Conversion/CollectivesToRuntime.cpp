@@ -4,6 +4,7 @@
 // a fresh buffer: the operand is copied in (all-reduce) or the result is
 // allocated (all-gather), the runtime fills it, and it becomes the result
 // tensor again. One-shot bufferization then sees plain buffer code.
+// `tp.rank` becomes a call of tprt_rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,19 @@ static Value toUnranked(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   return memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+}
+
+/// `int tprt_rank(void)`, as an index.
+static void lowerRank(RankOp op) {
+  OpBuilder b(op);
+  func::FuncOp fn = declareRuntimeFunc(op, "tprt_rank", {}, {b.getI32Type()},
+                                       /*cInterface=*/false);
+  Value rank =
+      func::CallOp::create(b, op.getLoc(), fn, ValueRange{}).getResult(0);
+  op.replaceAllUsesWith(
+      arith::IndexCastOp::create(b, op.getLoc(), b.getIndexType(), rank)
+          .getResult());
+  op.erase();
 }
 
 static LogicalResult lowerCollective(Operation *op) {
@@ -70,7 +84,10 @@ struct TPCollectivesToRuntimePass
     : public tp::impl::TPCollectivesToRuntimeBase<TPCollectivesToRuntimePass> {
   void runOnOperation() override {
     SmallVector<Operation *> collectives;
+    SmallVector<RankOp> ranks;
     WalkResult walk = getOperation().walk([&](Operation *op) {
+      if (auto rank = dyn_cast<RankOp>(op))
+        ranks.push_back(rank);
       if (isa<ReduceScatterOp>(op)) {
         op->emitError("the cpu runtime has no reduce_scatter yet");
         return WalkResult::interrupt();
@@ -84,6 +101,8 @@ struct TPCollectivesToRuntimePass
     for (Operation *op : collectives)
       if (failed(lowerCollective(op)))
         return signalPassFailure();
+    for (RankOp rank : ranks)
+      lowerRank(rank);
   }
 };
 } // namespace

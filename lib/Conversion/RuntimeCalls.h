@@ -13,10 +13,12 @@ namespace mlir::tp {
 /// callee in its own symbol table), with a C interface: compiled code then
 /// calls `_mlir_ciface_<name>` with memref descriptors (a memref result's
 /// descriptor is written through a pointer passed first), as
-/// runtime/include/tprt/tprt.h declares.
+/// runtime/include/tprt/tprt.h declares. Without `cInterface` the call is
+/// to `<name>` itself (an entry point that takes no memref).
 inline func::FuncOp declareRuntimeFunc(Operation *caller, StringRef name,
                                        TypeRange argTypes,
-                                       TypeRange resultTypes = {}) {
+                                       TypeRange resultTypes = {},
+                                       bool cInterface = true) {
   auto module = caller->getParentOfType<ModuleOp>();
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
@@ -25,7 +27,8 @@ inline func::FuncOp declareRuntimeFunc(Operation *caller, StringRef name,
       func::FuncOp::create(builder, module.getLoc(), name,
                            builder.getFunctionType(argTypes, resultTypes));
   fn.setPrivate();
-  fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  if (cInterface)
+    fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   return fn;
 }
 

@@ -42,3 +42,15 @@ func.func @all_gather(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
   return %0 : tensor<4x8xf32>
 }
 
+// -----
+
+// The rank is the runtime's, without a C interface (no memref to pass).
+// CHECK: func.func private @tprt_rank() -> i32{{$}}
+// CHECK-LABEL: func.func @rank
+// CHECK: %[[R:.*]] = call @tprt_rank() : () -> i32
+// CHECK: %[[I:.*]] = arith.index_cast %[[R]] : i32 to index
+// CHECK: return %[[I]]
+func.func @rank() -> index {
+  %0 = tp.rank
+  return %0 : index
+}

@@ -142,6 +142,12 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
         m.map(op.getResult(0), all);
       continue;
     }
+    if (isa<RankOp>(op)) {
+      for (auto [r, m] : llvm::enumerate(ranks))
+        m.map(op.getResult(0),
+              arith::ConstantIndexOp::create(b, op.getLoc(), r).getResult());
+      continue;
+    }
     if (isa<ReduceScatterOp>(op)) {
       op.emitError("the emulation does not support reduce_scatter yet");
       return nullptr;

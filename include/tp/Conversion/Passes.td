@@ -23,7 +23,8 @@ def TPCollectivesToRuntime : Pass<"tp-collectives-to-runtime", "ModuleOp"> {
     and `tp.all_gather` on f32 becomes a fresh buffer that the runtime fills
     in place (`tprt_all_reduce_<kind>_f32`, `tprt_all_gather_f32`, see
     runtime/include/tprt/tprt.h), wrapped back into a tensor. The runtime
-    functions are declared with `llvm.emit_c_interface`.
+    functions are declared with `llvm.emit_c_interface`. `tp.rank` becomes
+    a call of `tprt_rank`.
   }];
   let dependentDialects = ["bufferization::BufferizationDialect",
                            "func::FuncDialect", "memref::MemRefDialect",

@@ -86,6 +86,23 @@ def TP_ShardAttr : AttrDef<TP_Dialect, "Shard"> {
 class TP_Op<string mnemonic, list<Trait> traits = []>
     : Op<TP_Dialect, mnemonic, traits>;
 
+def TP_RankOp : TP_Op<"rank", [Pure]> {
+  let summary = "the index of the calling rank among the tp-size ranks";
+  let description = [{
+    The rank `r` in `[0, tp.size)` of the process that runs the per-rank
+    program: what a rank's part of a cut dimension starts at, for the few
+    ops whose values depend on it (a vocabulary-parallel embedding reads the
+    rows `[r * V/N, (r + 1) * V/N)` of its table). The lowering calls the
+    runtime's `tprt_rank`.
+
+    ```mlir
+    %r = tp.rank
+    ```
+  }];
+  let results = (outs Index:$rank);
+  let assemblyFormat = "attr-dict";
+}
+
 def TP_AllReduceOp : TP_Op<"all_reduce", [Pure, SameOperandsAndResultType]> {
   let summary = "reduce a tensor across all ranks, every rank gets the result";
   let description = [{
