@@ -67,15 +67,17 @@ static bool isZeroInit(Value init) {
 }
 
 /// Reduces the partial result of `op` over the ranks. For a sum, an init
-/// that is not zero (a bias accumulated into the contraction) would be
-/// counted once per rank, so it is taken out and added once, after the sum.
+/// that is not zero and that the op reads (a bias accumulated into the
+/// contraction) would be counted once per rank, so it is taken out and
+/// added once, after the sum.
 static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op,
                             ReductionKind kind) {
   Location loc = op.getLoc();
   OpOperand *init = op.getDpsInitOperand(0);
   Value bias;
   builder.setInsertionPoint(op);
-  if (kind == ReductionKind::Sum && !isZeroInit(init->get())) {
+  if (kind == ReductionKind::Sum && op.payloadUsesValueFromOperand(init) &&
+      !isZeroInit(init->get())) {
     bias = init->get();
     Type elementType = cast<RankedTensorType>(bias.getType()).getElementType();
     Value empty = tensor::EmptyOp::create(
@@ -153,10 +155,20 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
       if (arg.getOwner()->getParentOp() == func.getOperation())
         argShards[arg.getArgNumber()] = ShardAttr::get(ctx, cut.dim, cut.outer);
   }
+  // The ops that define or read a cut value, except those that read it
+  // gathered (whole).
+  DenseSet<Operation *> gathering;
+  for (const PlannedCollective &c : region.collectives)
+    if (c.kind == PlannedCollective::Kind::AllGather)
+      gathering.insert(c.op);
   SetVector<Operation *> touched;
-  for (auto &[value, cut] : region.cuts)
+  for (auto &[value, cut] : region.cuts) {
     if (Operation *def = value.getDefiningOp())
       touched.insert(def);
+    for (Operation *user : value.getUsers())
+      if (!gathering.contains(user))
+        touched.insert(user);
+  }
   for (Operation *op : touched)
     if (auto rule = dyn_cast<CutRuleOpInterface>(op))
       rule.localizeShapes(region.cuts, tpSize);

@@ -237,3 +237,59 @@ func.func @no_partner(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16x
   return %h : tensor<4x16xf32>
 }
 
+// -----
+
+// A vocabulary lookup (an embedding) of a table worth cutting: each rank
+// holds 512 of the 1024 rows, reads the rows it holds (offset by its rank)
+// and yields zero for the others; one all-reduce sums the ranks' lookups.
+// CHECK-LABEL: func.func @vocab_lookup
+// CHECK-SAME: tensor<512x16xf32> {tp.shard = #tp.shard<dim = 0>}
+// CHECK: %[[ROWS:.*]] = arith.constant 512 : index
+// CHECK: %[[RANK:.*]] = tp.rank
+// CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %[[ROWS]] : index
+// CHECK: %[[L:.*]] = linalg.generic
+// CHECK: %[[ID:.*]] = arith.index_cast
+// CHECK: %[[LOCAL:.*]] = arith.subi %[[ID]], %[[FIRST]] : index
+// CHECK: %[[HELD:.*]] = arith.cmpi ult, %[[LOCAL]], %[[ROWS]] : index
+// CHECK: %[[ROW:.*]] = arith.select %[[HELD]], %[[LOCAL]], %{{.*}} : index
+// CHECK: %[[E:.*]] = tensor.extract %{{.*}}[%[[ROW]], %{{.*}}] : tensor<512x16xf32>
+// CHECK: %[[Y:.*]] = arith.select %[[HELD]], %[[E]], %{{.*}} : f32
+// CHECK: linalg.yield %[[Y]] : f32
+// CHECK: tp.all_reduce sum %[[L]] : tensor<4x16xf32>
+#ids = affine_map<(d0, d1) -> (d0)>
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+func.func @vocab_lookup(%ids: tensor<4xi64>, %table: tensor<1024x16xf32>) -> tensor<4x16xf32> {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %h = linalg.generic {indexing_maps = [#ids, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<4xi64>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%t: i64, %o: f32):
+    %row = arith.index_cast %t : i64 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %col] : tensor<1024x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  return %h : tensor<4x16xf32>
+}
+
+// -----
+
+// A table whose memory saved per rank would be under 64 times what the
+// all-reduce moves per forward pass (a position or token-type table) is read
+// whole by every rank.
+// CHECK-LABEL: func.func @small_lookup
+// CHECK-SAME: %{{.*}}: tensor<8x16xf32>)
+// CHECK-NOT: tp.
+#ids2 = affine_map<(d0, d1) -> (d0)>
+#rows2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @small_lookup(%ids: tensor<4xi64>, %table: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %h = linalg.generic {indexing_maps = [#ids2, #rows2], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<4xi64>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%t: i64, %o: f32):
+    %row = arith.index_cast %t : i64 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %col] : tensor<8x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  return %h : tensor<4x16xf32>
+}

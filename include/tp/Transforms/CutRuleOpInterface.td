@@ -28,11 +28,11 @@ def TP_CutRuleOpInterface : OpInterface<"CutRuleOpInterface"> {
       "::llvm::LogicalResult", "propagateCuts",
       (ins "::mlir::tp::CutPropagation &":$state)>,
     InterfaceMethod<[{
-        Called once the op's cut values have their rank-local types (the
-        full tensor's dimension divided by `tpSize`): updates the
-        attributes that spell out shapes (static sizes, offsets, splat
-        constants). `cuts` holds the full-tensor cut of every value of the
-        region.
+        Called once the op's cut values (defined or read) have their
+        rank-local types (the full tensor's dimension divided by `tpSize`):
+        updates what spells out shapes or positions in the full tensor
+        (static sizes, offsets, splat constants, the rows a lookup reads).
+        `cuts` holds the full-tensor cut of every value of the region.
       }],
       "void", "localizeShapes",
       (ins "const ::mlir::tp::CutMap &":$cuts, "int64_t":$tpSize),

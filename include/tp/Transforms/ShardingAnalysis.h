@@ -56,6 +56,15 @@ bool isSumReduction(linalg::LinalgOp op);
 /// new dimensions (all loops parallel, the body yields the input).
 bool isBroadcast(linalg::LinalgOp op);
 
+/// Whether `index` is read from an input element of `generic` (through
+/// integer casts): a position the data decides, as a token id, not a loop
+/// index or a constant.
+bool isReadFromInput(Value index, linalg::GenericOp generic);
+
+/// The generic a lookup `extract` runs in: one that yields the element it
+/// reads (an embedding: `table[id, j]`), or null.
+linalg::GenericOp getLookupGeneric(Operation *extract);
+
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the
 /// op concerned and fails when no cut keeps a pair free of extra
 /// communication, unless `allowFallback`, in which case the extra

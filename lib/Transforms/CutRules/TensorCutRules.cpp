@@ -6,11 +6,15 @@
 //  * Slices by their offsets: a slice must take whole blocks of a cut
 //    dimension.
 //  * Concatenation, insertion: along other dimensions only, or whole.
+//  * Element reads: a lookup (an embedding) reads the rows a rank holds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tp/Transforms/CutRuleOpInterface.h"
+#include "tp/Transforms/ShardingAnalysis.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -316,6 +320,70 @@ struct DimCutRule
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Element reads
+//===----------------------------------------------------------------------===//
+
+/// A lookup, `table[id, j]` yielded by a linalg.generic (an embedding), of a
+/// table cut on the dimension the ids index: rank r holds rows [r * V/N,
+/// (r + 1) * V/N), yields those it holds and zeros for the others, and the
+/// sum over the ranks is the whole lookup (Megatron's
+/// VocabParallelEmbedding).
+struct ExtractCutRule
+    : CutRuleOpInterface::ExternalModel<ExtractCutRule, tensor::ExtractOp> {
+  LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
+    auto extract = cast<tensor::ExtractOp>(op);
+    std::optional<DimCut> cut = state.lookup(extract.getTensor());
+    if (!cut)
+      return success();
+    linalg::GenericOp generic = getLookupGeneric(op);
+    if (!generic)
+      return state.fail(op, "reads an element of a cut tensor outside a "
+                            "lookup (a linalg.generic that yields it)");
+    if (cut->outer != 1)
+      return state.fail(op, "reads a dimension cut in blocks");
+    if (!isReadFromInput(extract.getIndices()[cut->dim], generic))
+      return state.fail(op, llvm::formatv("reads cut dimension {0} at a "
+                                          "loop index or a constant, not "
+                                          "at a position its input holds",
+                                          cut->dim));
+    if (state.lookup(generic->getResult(0)))
+      return state.fail(op, "looks up a cut table but its result is needed "
+                            "cut");
+    state.reduce(generic, ReductionKind::Sum, /*narrowing=*/true, "");
+    return success();
+  }
+
+  /// Reads local row `id - r * V/N` when the rank holds it, else row 0,
+  /// and yields zero for the rows it does not hold.
+  void localizeShapes(Operation *op, const CutMap &cuts, int64_t) const {
+    auto extract = cast<tensor::ExtractOp>(op);
+    int64_t dim = cuts.lookup(extract.getTensor()).dim;
+    int64_t rows = extract.getTensor().getType().getDimSize(dim);
+    Location loc = op->getLoc();
+    // The rank's first row is computed once, outside the lookup's body.
+    OpBuilder b(getLookupGeneric(op));
+    Value numRows = arith::ConstantIndexOp::create(b, loc, rows);
+    Value first =
+        arith::MulIOp::create(b, loc, RankOp::create(b, loc), numRows);
+    b.setInsertionPoint(extract);
+    SmallVector<Value> indices(extract.getIndices());
+    Value local = arith::SubIOp::create(b, loc, indices[dim], first);
+    // Unsigned: a row before the rank's first is a large local index.
+    Value held = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, local,
+                                       numRows);
+    indices[dim] = arith::SelectOp::create(
+        b, loc, held, local, arith::ConstantIndexOp::create(b, loc, 0));
+    extract.getIndicesMutable().assign(indices);
+    b.setInsertionPointAfter(extract);
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(extract.getResult().getType()));
+    Value element =
+        arith::SelectOp::create(b, loc, held, extract.getResult(), zero);
+    extract.getResult().replaceAllUsesExcept(element, element.getDefiningOp());
+  }
+};
+
 } // namespace
 
 void mlir::tp::registerTensorCutRules(DialectRegistry &registry) {
@@ -325,6 +393,7 @@ void mlir::tp::registerTensorCutRules(DialectRegistry &registry) {
     tensor::DimOp::attachInterface<DimCutRule>(*ctx);
     tensor::EmptyOp::attachInterface<EmptyCutRule>(*ctx);
     tensor::ExpandShapeOp::attachInterface<ExpandShapeCutRule>(*ctx);
+    tensor::ExtractOp::attachInterface<ExtractCutRule>(*ctx);
     tensor::ExtractSliceOp::attachInterface<ExtractSliceCutRule>(*ctx);
     tensor::InsertSliceOp::attachInterface<InsertSliceCutRule>(*ctx);
   });

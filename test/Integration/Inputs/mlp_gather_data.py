@@ -1,5 +1,5 @@
 """Weights (unnamed: bound by position), input and numpy reference for
-mlp-gather.mlir, whose cut output is gathered (allow-fallback).
+mlp-gather.mlir, whose cut output is gathered before the return.
     mlp_gather_data.py PREFIX  ->  PREFIX.safetensors, PREFIX.x.npy, PREFIX.ref.npy"""
 import sys
 
