@@ -192,14 +192,110 @@ static void describeFallbacks(const Candidate &best, bool asError,
   }
 }
 
+/// "file:line:col" where the location has one, else the location.
+static std::string where(Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
+    os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
+       << fileLoc.getColumn();
+  else
+    os << loc;
+  return s;
+}
+
+/// Why the seed's output has no cut between attention heads, when that is
+/// why: a reshape after the seed that splits its cut dimension into
+/// [.., heads, head_dim] with heads that `tpSize` does not divide, as
+/// "8 heads of 64 (tensor.expand_shape at f:1:2) do not divide among 3
+/// ranks". The dimension is followed through slices, reshapes that keep it
+/// whole and parallel linalg ops (bias adds, transposes); the attention
+/// contraction ends the search. A cut that fails for any other reason has
+/// its notes.
+static std::optional<std::string> undividedHeads(const Seed &seed,
+                                                 int64_t tpSize) {
+  SmallVector<std::pair<Value, int64_t>> worklist{
+      {seed.op->getResult(0), seed.resultDim}};
+  DenseSet<std::pair<Value, int64_t>> seen;
+  auto follow = [&](Value v, int64_t dim) {
+    if (seen.insert({v, dim}).second)
+      worklist.push_back({v, dim});
+  };
+  while (!worklist.empty()) {
+    std::pair<Value, int64_t> item = worklist.pop_back_val();
+    Value value = item.first;
+    int64_t dim = item.second;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user)) {
+        ArrayRef<int64_t> shape = expand.getResultType().getShape();
+        SmallVector<int64_t> factors =
+            llvm::filter_to_vector(expand.getReassociationIndices()[dim],
+                                   [&](int64_t d) { return shape[d] != 1; });
+        if (factors.size() == 1) {
+          follow(expand.getResult(), factors.front());
+          continue;
+        }
+        if (factors.size() < 2)
+          continue;
+        // Heads are the factor before the innermost, the head dimension.
+        int64_t heads = shape[factors[factors.size() - 2]];
+        if (heads % tpSize == 0)
+          continue;
+        return (Twine(heads) + " heads of " + Twine(shape[factors.back()]) +
+                " (" + expand->getName().getStringRef() + " at " +
+                where(expand.getLoc()) + ") do not divide among " +
+                Twine(tpSize) + " ranks")
+            .str();
+      }
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user)) {
+        ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+        for (auto [merged, group] :
+             llvm::enumerate(collapse.getReassociationIndices()))
+          if (llvm::is_contained(group, dim) &&
+              llvm::all_of(
+                  group, [&](int64_t d) { return d == dim || shape[d] == 1; }))
+            follow(collapse.getResult(), merged);
+        continue;
+      }
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+        llvm::SmallBitVector dropped = slice.getDroppedDims();
+        if (!dropped.test(dim))
+          follow(
+              slice.getResult(),
+              dim - llvm::count_if(llvm::seq<int64_t>(0, dim),
+                                   [&](int64_t d) { return dropped.test(d); }));
+        continue;
+      }
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (!linalgOp || linalgOp.getNumReductionLoops() != 0 ||
+          linalgOp.isDpsInit(&use))
+        continue;
+      auto loop = dyn_cast<AffineDimExpr>(
+          linalgOp.getMatchingIndexingMap(&use).getResult(dim));
+      if (!loop)
+        continue;
+      for (OpResult result : linalgOp->getResults()) {
+        AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
+        if (std::optional<unsigned> pos = map.getResultPosition(
+                getAffineDimExpr(loop.getPosition(), user->getContext())))
+          follow(result, *pos);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 static void reportNoCut(const Seed &seed, int64_t tpSize,
                         ArrayRef<CutPropagation::Failure> failures) {
   InFlightDiagnostic diag = seed.op->emitError()
                             << "no tensor-parallel cut for " << tpSize
                             << " ranks of output dimension " << seed.resultDim
                             << " of " << seed.op->getResult(0).getType()
-                            << " keeps the values after it local; each cut "
-                               "tried fails (see notes)";
+                            << " keeps the values after it local; ";
+  if (std::optional<std::string> heads = undividedHeads(seed, tpSize))
+    diag << *heads << "; ";
+  diag << "each cut tried fails (see notes)";
   noteRejected(diag, failures, "");
 }
 
