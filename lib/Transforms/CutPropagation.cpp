@@ -46,9 +46,10 @@ std::optional<DimCut> CutPropagation::lookup(Value v) const {
   return it->second;
 }
 
-LogicalResult CutPropagation::fail(Operation *op, const Twine &message) {
+LogicalResult CutPropagation::fail(Operation *op, const Twine &message,
+                                   bool indivisible) {
   if (!rejected)
-    rejected = Failure{op, message.str()};
+    rejected = Failure{op, message.str(), indivisible};
   return failure();
 }
 
@@ -89,10 +90,17 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
                                   cut.dim, typeString(v.getType())));
   int64_t size = type.getDimSize(cut.dim);
   if (size % (cut.outer * numRanks) != 0)
-    return fail(at, llvm::formatv("cannot cut dimension {0} of {1} ({2} "
-                                  "blocks of {3}) into {4} equal parts",
-                                  cut.dim, typeString(type), cut.outer,
-                                  size / cut.outer, numRanks));
+    return fail(at,
+                llvm::formatv("cannot cut dimension {0} of {1}{2} into "
+                              "{3} equal parts",
+                              cut.dim, typeString(type),
+                              cut.outer == 1 ? std::string()
+                                             : llvm::formatv(" ({0} of {1})",
+                                                             blocks(cut.outer),
+                                                             size / cut.outer)
+                                                   .str(),
+                              numRanks),
+                /*indivisible=*/true);
   cuts.insert({v, cut});
   worklist.push_back(v);
   return success();

@@ -174,13 +174,6 @@ static bool gathersOnlyResults(const Candidate &candidate) {
   });
 }
 
-/// Whether some rejected cut would hold with another number of ranks: then
-/// the tp size is the problem, and leaving the op whole would hide it.
-static bool anyIndivisible(ArrayRef<CutPropagation::Failure> failures) {
-  return llvm::any_of(
-      failures, [](const CutPropagation::Failure &f) { return f.indivisible; });
-}
-
 static std::optional<Seed> asSeed(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || op.getNumReductionLoops() == 0 ||
       !isSumReduction(op))
@@ -265,14 +258,122 @@ static void describeFallbacks(const Candidate &best, bool asError,
   }
 }
 
+/// "file:line:col" where the location has one, else the location.
+static std::string where(Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
+    os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
+       << fileLoc.getColumn();
+  else
+    os << loc;
+  return s;
+}
+
+/// Why the seed's output has no cut between attention heads, when that is
+/// why: a reshape after the seed that splits its cut dimension into
+/// [.., heads, head_dim] with heads that `tpSize` does not divide, as
+/// "8 heads of 64 (tensor.expand_shape at f:1:2) do not divide among 3
+/// ranks". The dimension is followed through slices, reshapes that keep it
+/// whole and parallel linalg ops (bias adds, transposes); the attention
+/// contraction ends the search. A cut that fails for any other reason has
+/// its notes.
+static std::optional<std::string> undividedHeads(const Seed &seed,
+                                                 int64_t tpSize) {
+  SmallVector<std::pair<Value, int64_t>> worklist{
+      {seed.op->getResult(0), seed.dim}};
+  DenseSet<std::pair<Value, int64_t>> seen;
+  auto follow = [&](Value v, int64_t dim) {
+    if (seen.insert({v, dim}).second)
+      worklist.push_back({v, dim});
+  };
+  while (!worklist.empty()) {
+    std::pair<Value, int64_t> item = worklist.pop_back_val();
+    Value value = item.first;
+    int64_t dim = item.second;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user)) {
+        ArrayRef<int64_t> shape = expand.getResultType().getShape();
+        SmallVector<int64_t> factors =
+            llvm::filter_to_vector(expand.getReassociationIndices()[dim],
+                                   [&](int64_t d) { return shape[d] != 1; });
+        if (factors.size() == 1) {
+          follow(expand.getResult(), factors.front());
+          continue;
+        }
+        if (factors.size() < 2)
+          continue;
+        // Heads are the factor before the innermost, the head dimension.
+        int64_t heads = shape[factors[factors.size() - 2]];
+        if (heads % tpSize == 0)
+          continue;
+        return (Twine(heads) + " heads of " + Twine(shape[factors.back()]) +
+                " (" + expand->getName().getStringRef() + " at " +
+                where(expand.getLoc()) + ") do not divide among " +
+                Twine(tpSize) + " ranks")
+            .str();
+      }
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user)) {
+        ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+        for (auto [merged, group] :
+             llvm::enumerate(collapse.getReassociationIndices()))
+          if (llvm::is_contained(group, dim) &&
+              llvm::all_of(
+                  group, [&](int64_t d) { return d == dim || shape[d] == 1; }))
+            follow(collapse.getResult(), merged);
+        continue;
+      }
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+        llvm::SmallBitVector dropped = slice.getDroppedDims();
+        if (!dropped.test(dim))
+          follow(
+              slice.getResult(),
+              dim - llvm::count_if(llvm::seq<int64_t>(0, dim),
+                                   [&](int64_t d) { return dropped.test(d); }));
+        continue;
+      }
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (!linalgOp || linalgOp.getNumReductionLoops() != 0 ||
+          linalgOp.isDpsInit(&use))
+        continue;
+      auto loop = dyn_cast<AffineDimExpr>(
+          linalgOp.getMatchingIndexingMap(&use).getResult(dim));
+      if (!loop)
+        continue;
+      for (OpResult result : linalgOp->getResults()) {
+        AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
+        if (std::optional<unsigned> pos = map.getResultPosition(
+                getAffineDimExpr(loop.getPosition(), user->getContext())))
+          follow(result, *pos);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// Whether the tp size is what keeps `seed` from a clean cut: the contiguous
+/// cut, tried first, needs a dimension the ranks do not divide, or the seed's
+/// output splits into heads they do not divide. Leaving the seed whole would
+/// then hide a tp size that does not fit the model. (The alternatives tried
+/// after it are guesses; one failing on divisibility says little.)
+static bool tpSizeFails(const Seed &seed,
+                        ArrayRef<CutPropagation::Failure> failures,
+                        int64_t tpSize) {
+  return (!failures.empty() && failures.front().indivisible) ||
+         undividedHeads(seed, tpSize).has_value();
+}
+
 static void reportNoCut(const Seed &seed, int64_t tpSize,
                         ArrayRef<CutPropagation::Failure> failures) {
   InFlightDiagnostic diag = seed.op->emitError()
                             << "no tensor-parallel cut for " << tpSize
                             << " ranks of output dimension " << seed.dim
                             << " of " << seed.op->getResult(0).getType()
-                            << " keeps the values after it local; each cut "
-                               "tried fails (see notes)";
+                            << " keeps the values after it local; ";
+  if (std::optional<std::string> heads = undividedHeads(seed, tpSize))
+    diag << *heads << "; ";
+  diag << "each cut tried fails (see notes)";
   noteRejected(diag, failures, "");
 }
 
@@ -359,8 +460,6 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       llvm::append_range(queue, attempt.hints);
       if (failed(propagated)) {
         failures.push_back(*attempt.rejected);
-        CutPropagation whole(/*numRanks=*/1, taken);
-        failures.back().indivisible = succeeded(whole.run(start, cut, seed.op));
         continue;
       }
       Candidate candidate;
@@ -391,7 +490,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       // one whose result reaches a broadcast before any other seed (see
       // below). Any other failure is the tp size's and is reported now:
       // later seeds would only report its consequences.
-      bool indivisible = anyIndivisible(failures);
+      bool indivisible = tpSizeFails(seed, failures, tpSize);
       if (indivisible && !reachesBroadcast(seed.op, seedOps)) {
         reportNoCut(seed, tpSize, failures);
         return failure();
@@ -408,7 +507,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     // Without allow-fallback the seed then stays whole on every rank, which
     // costs no communication, unless the tp size is what failed.
     if (!best->hasNarrowing && !gathersOnlyResults(*best) && !allowFallback &&
-        !anyIndivisible(failures)) {
+        !tpSizeFails(seed, failures, tpSize)) {
       unplaced.push_back({seed, std::move(failures),
                           Unplaced::Why::NeedsFallback, std::move(best)});
       continue;

@@ -27,22 +27,24 @@ using namespace mlir::tp;
 /// Gives every use of a tensor.empty, a splat constant or a fill of either
 /// its own copy, so that one use can be cut while another is not.
 static void privatizeInitTensors(FunctionOpInterface func) {
-  SmallVector<Operation *> shared;
+  SmallVector<Operation *> inits;
   func->walk([&](Operation *op) {
-    if (op->getNumResults() != 1 || op->getResult(0).hasOneUse() ||
-        op->getResult(0).use_empty() ||
+    if (op->getNumResults() != 1 ||
         !isa<RankedTensorType>(op->getResult(0).getType()))
       return;
     if (isa<tensor::EmptyOp>(op) || matchPattern(op, m_Constant()) ||
         isa<linalg::FillOp>(op))
-      shared.push_back(op);
+      inits.push_back(op);
   });
   // Walk order is producers first, so a fill's private init copies are made
-  // after the fill itself has been copied per use.
-  for (Operation *op : llvm::reverse(shared)) {
-    OpBuilder builder(op);
+  // after the fill itself has been copied per use; uses are counted then, as
+  // an empty read by one shared fill has a use per copy of the fill.
+  for (Operation *op : llvm::reverse(inits)) {
     SmallVector<OpOperand *> uses = llvm::map_to_vector(
         op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    if (uses.size() < 2)
+      continue;
+    OpBuilder builder(op);
     for (OpOperand *use : llvm::drop_begin(uses)) {
       builder.setInsertionPoint(use->getOwner());
       Operation *copy = builder.clone(*op);

@@ -340,6 +340,52 @@ func.func @dim_of_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> index {
 // -----
 
 //===----------------------------------------------------------------------===//
+// attention heads
+//===----------------------------------------------------------------------===//
+
+// 3 heads of 3 for 2 ranks: no cut between heads, and none inside one. The
+// error names the head split, found after the bias add.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @heads_indivisible(%x: tensor<4x8xf32>, %wq: tensor<8x9xf32>, %bq: tensor<9xf32>) -> tensor<4x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x9xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x9xf32>) -> tensor<4x9xf32>
+  // expected-error-re @+2 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x9xf32>' keeps the values after it local; 3 heads of 3 (tensor.expand_shape at {{.*}}tp-shard-refusals.mlir:{{[0-9]+}}:{{[0-9]+}}) do not divide among 2 ranks; each cut tried fails (see notes)}}
+  // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x9xf32> into 2 equal parts}}
+  %q = linalg.matmul ins(%x, %wq : tensor<4x8xf32>, tensor<8x9xf32>) outs(%init : tensor<4x9xf32>) -> tensor<4x9xf32>
+  %b = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %bq : tensor<4x9xf32>, tensor<9xf32>) outs(%e : tensor<4x9xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.addf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<4x9xf32>
+  %h = tensor.expand_shape %b [[0], [1, 2]] output_shape [4, 3, 3] : tensor<4x9xf32> into tensor<4x3x3xf32>
+  return %h : tensor<4x3x3xf32>
+}
+
+// -----
+
+// The same in a fused q|k|v projection, sliced before the head split.
+
+func.func @fused_heads_indivisible(%x: tensor<4x8xf32>, %wqkv: tensor<8x27xf32>) -> (tensor<4x3x3xf32>, tensor<4x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x27xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x27xf32>) -> tensor<4x27xf32>
+  // expected-error-re @+2 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x27xf32>' keeps the values after it local; 3 heads of 3 (tensor.expand_shape at {{.*}}) do not divide among 2 ranks; each cut tried fails (see notes)}}
+  // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x27xf32> into 2 equal parts}}
+  %qkv = linalg.matmul ins(%x, %wqkv : tensor<4x8xf32>, tensor<8x27xf32>) outs(%init : tensor<4x27xf32>) -> tensor<4x27xf32>
+  %q2 = tensor.extract_slice %qkv[0, 0] [4, 9] [1, 1] : tensor<4x27xf32> to tensor<4x9xf32>
+  %k2 = tensor.extract_slice %qkv[0, 9] [4, 9] [1, 1] : tensor<4x27xf32> to tensor<4x9xf32>
+  %q = tensor.expand_shape %q2 [[0], [1, 2]] output_shape [4, 3, 3] : tensor<4x9xf32> into tensor<4x3x3xf32>
+  %k = tensor.expand_shape %k2 [[0], [1, 2]] output_shape [4, 3, 3] : tensor<4x9xf32> into tensor<4x3x3xf32>
+  return %q, %k : tensor<4x3x3xf32>, tensor<4x3x3xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // constants, unknown ops, and the cut of a value itself
 //===----------------------------------------------------------------------===//
 

@@ -278,7 +278,9 @@ func.func @vocab_lookup(%ids: tensor<4xi64>, %table: tensor<1024x16xf32>) -> ten
 // whole by every rank.
 // CHECK-LABEL: func.func @small_lookup
 // CHECK-SAME: %{{.*}}: tensor<8x16xf32>)
-// CHECK-NOT: tp.
+// CHECK-NOT: tp.rank
+// CHECK-NOT: tp.all_reduce
+// CHECK: return
 #ids2 = affine_map<(d0, d1) -> (d0)>
 #rows2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @small_lookup(%ids: tensor<4xi64>, %table: tensor<8x16xf32>) -> tensor<4x16xf32> {
@@ -292,4 +294,27 @@ func.func @small_lookup(%ids: tensor<4xi64>, %table: tensor<8x16xf32>) -> tensor
     linalg.yield %v : f32
   } -> tensor<4x16xf32>
   return %h : tensor<4x16xf32>
+}
+
+// -----
+
+// One zero-filled init for both matmuls of a pair, over one empty tensor:
+// each matmul gets its own fill and its own empty, so the column matmul's
+// init is cut and the row matmul's is not.
+
+// CHECK-LABEL: func.func @shared_init
+// CHECK-DAG: %[[E1:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-DAG: %[[E2:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK-DAG: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<4x8xf32>)
+// CHECK-DAG: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<4x16xf32>)
+// CHECK: linalg.matmul {{.*}} outs(%[[F1]] : tensor<4x8xf32>)
+// CHECK-NEXT: %[[P:.*]] = linalg.matmul {{.*}} outs(%[[F2]] : tensor<4x16xf32>)
+// CHECK-NEXT: tp.all_reduce sum %[[P]] : tensor<4x16xf32>
+func.func @shared_init(%x: tensor<4x16xf32>, %up: tensor<16x16xf32>, %down: tensor<16x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x16xf32>, tensor<16x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%h, %down : tensor<4x16xf32>, tensor<16x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
 }

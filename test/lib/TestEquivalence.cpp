@@ -158,8 +158,11 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
   return emu;
 }
 
-/// `x` (an f32) as a `type` element: floats rounded or extended; integers
-/// (token ids, masks) 0 or 1, which every vocabulary and mask admits.
+/// `x` (an f32 in [-0.5, 0.5)) as a `type` element: floats rounded or
+/// extended; integers 0 or 1. Integer arguments are token ids, positions and
+/// masks, read as indices (an embedding row, `tensor.extract` in a gather)
+/// or as flags: 0 and 1 are rows of every table and both values of a mask,
+/// where larger values could read out of bounds.
 static Value fromF32(OpBuilder &b, Location loc, Value x, Type type) {
   if (auto floatType = dyn_cast<FloatType>(type)) {
     if (floatType.getWidth() < 32)

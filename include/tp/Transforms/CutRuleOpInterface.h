@@ -90,7 +90,9 @@ public:
   /// Records that `v` is cut by `cut` (checking that it can be), for `at`.
   LogicalResult mark(Value v, DimCut cut, Operation *at);
   /// Records why `op` cannot take the cut; the first reason wins.
-  LogicalResult fail(Operation *op, const Twine &message);
+  /// `indivisible`: the number of ranks is what fails (see Failure).
+  LogicalResult fail(Operation *op, const Twine &message,
+                     bool indivisible = false);
   /// `use` needs the whole of its cut operand: an all-gather before it.
   void gather(OpOperand &use, const Twine &reason);
   /// Result 0 of `op` holds a partial `kind` reduction: an all-reduce
@@ -111,8 +113,8 @@ public:
   struct Failure {
     Operation *op;
     std::string message;
-    /// The same cut holds on one rank: the number of ranks is what fails
-    /// (a dimension it does not divide), not the ops.
+    /// The number of ranks is what fails, not the ops: a dimension it does
+    /// not divide (another tp size might do).
     bool indivisible = false;
   };
   std::optional<Failure> rejected;

@@ -83,8 +83,9 @@ struct Reshape {
       state.hint(merged, DimCut{cut->dim, outer});
     auto refined = refineCut(sizes, cut->outer, numRanks);
     if (!refined)
-      return state.fail(
-          op, describeNoFactor(cut->dim, sizes, cut->outer, numRanks));
+      return state.fail(op,
+                        describeNoFactor(cut->dim, sizes, cut->outer, numRanks),
+                        /*indivisible=*/true);
     return state.mark(split, DimCut{group[refined->first], refined->second},
                       op);
   }
