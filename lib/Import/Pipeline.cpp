@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the tp-import pipeline ------------------------------===//
 
 #include "tp/Import/Passes.h"
+#include "tp/Transforms/Passes.h"
 
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
@@ -12,8 +13,21 @@
 
 using namespace mlir;
 
-void mlir::tp::buildImportPipeline(OpPassManager &pm) {
+void mlir::tp::buildImportPipeline(OpPassManager &pm,
+                                   const ImportOptions &options) {
   pm.addPass(createTPStripShardAnnotations());
+  // Private symbols nothing uses: torch-mlir's TorchScript modules carry an
+  // `ml_program.global @global_seed` the LLVM translation cannot take.
+  pm.addPass(createSymbolDCEPass());
+  // tp-shard cuts weight arguments only; front-ends give weights as
+  // constants (dense_resource, or splats in stripped models). Before the
+  // TOSA conversions: their pattern drivers merge equal constants, and two
+  // elided resources, or two weights stripped to the same splat, are equal
+  // constants but different weights.
+  TPExternalizeWeightsOptions weights;
+  weights.file = options.weights;
+  weights.keepValues = options.keepWeightValues;
+  pm.addPass(createTPExternalizeWeights(weights));
   // The passes of upstream's tosa-to-linalg-pipeline without its
   // tosa-validate, which rejects the i64 tosa.cast front-ends emit for
   // token ids and masks.
@@ -25,16 +39,15 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm) {
   func.addPass(createTosaToArithPass());
   func.addPass(createTosaToTensorPass());
   func.addPass(createTPDropDeadTosaShapes());
-  // Private symbols nothing uses: torch-mlir's TorchScript modules carry an
-  // `ml_program.global @global_seed` the LLVM translation cannot take.
-  pm.addPass(createSymbolDCEPass());
 }
 
 void mlir::tp::registerImportPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<ImportOptions>(
       "tp-import",
       "Bring a graph from another front-end (TOSA, upstream shard "
-      "annotations) to the func, arith, math, tensor and linalg that "
-      "tp-shard takes",
-      [](OpPassManager &pm) { buildImportPipeline(pm); });
+      "annotations, weights as constants) to the func, arith, math, tensor "
+      "and linalg that tp-shard takes, its weights arguments",
+      [](OpPassManager &pm, const ImportOptions &options) {
+        buildImportPipeline(pm, options);
+      });
 }

@@ -234,14 +234,15 @@ static void warnUncutWeights(FunctionOpInterface func) {
   });
   warnUncut(constants.getArrayRef(),
             constants.size() > 1 ? "are constants" : "is a constant",
-            "tp-externalize-weights (tp-compile --weights-out) makes "
-            "constants arguments that tp-shard cuts");
+            "tp-import (weights=FILE keeps their values; tp-compile "
+            "--weights-out) makes constants arguments that tp-shard cuts");
   warnUncut(splats.getArrayRef(),
             splats.size() > 1 ? "are splat constants (one value each, as in "
                                 "weights stripped from a model)"
                               : "is a splat constant (one value, as in "
                                 "weights stripped from a model)",
-            "pass weights as function arguments to have them cut");
+            "tp-import makes the splats read as weights arguments that "
+            "tp-shard cuts");
   warnUncut(slices.getArrayRef(),
             slices.size() > 1
                 ? "are slices of an argument that packs several weights"

@@ -1,13 +1,14 @@
 // RUN: tp-opt %s --split-input-file --tp-externalize-weights="file=%t.safetensors" --verify-diagnostics
-// RUN: not tp-opt %S/tp-externalize-weights.mlir --tp-externalize-weights 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not tp-opt %S/tp-externalize-weights.mlir --tp-externalize-weights="file=%t.missing/w.safetensors" 2>&1 | FileCheck %s --check-prefix=BADFILE
-// NOFILE: error: tp-externalize-weights: 2 constant weights became arguments but no file= was given for their values
+// RUN: not tp-opt %S/tp-externalize-weights.mlir --tp-externalize-weights="file=%t.safetensors keep-values=true" 2>&1 | FileCheck %s --check-prefix=BOTH
 // BADFILE: error: cannot write the weights to '{{.*}}missing/w.safetensors':
 // BADFILE-NOT: func.func
+// BOTH: error: tp-externalize-weights: keep-values leaves the values in the module, file= would not get them
 
-// A function that is called cannot take more arguments.
+// A function that is called cannot take more arguments: it keeps its
+// constants (correct, only not cut).
 module {
-  // expected-error @below {{cannot take its 1 constant weights as arguments: the function is called}}
+  // expected-warning @below {{keeps its 1 constant weights: the function is called, so it cannot take them as arguments}}
   func.func @layer(%x: tensor<2xf32>) -> tensor<2xf32> {
     %b = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
     %y = linalg.add ins(%x, %b : tensor<2xf32>, tensor<2xf32>) outs(%x : tensor<2xf32>) -> tensor<2xf32>
@@ -21,12 +22,19 @@ module {
 
 // -----
 
-// A resource whose value the module does not hold (printed elided).
+// A resource whose blob does not hold its type's bytes.
 module {
   func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
-    // expected-error @below {{the value of dense_resource<__elided__> is not in the module (elided?): nothing to write}}
-    %b = arith.constant dense_resource<__elided__> : tensor<2xf32>
+    // expected-error @below {{dense_resource<short> holds 4 bytes, 'tensor<2xf32>' takes 8}}
+    %b = arith.constant dense_resource<short> : tensor<2xf32>
     %y = linalg.add ins(%x, %b : tensor<2xf32>, tensor<2xf32>) outs(%x : tensor<2xf32>) -> tensor<2xf32>
     return %y : tensor<2xf32>
   }
 }
+{-#
+  dialect_resources: {
+    builtin: {
+      short: "0x040000000000803F"
+    }
+  }
+#-}

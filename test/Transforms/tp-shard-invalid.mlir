@@ -73,7 +73,7 @@ func.func @heads_not_divisible(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %
 // warning; tp-externalize-weights would make it an argument.
 func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight and 1 more are constants, so they are not cut: every rank holds them and computes with them whole; tp-externalize-weights (tp-compile --weights-out) makes constants arguments that tp-shard cuts}}
+  // expected-warning @below {{this weight and 1 more are constants, so they are not cut: every rank holds them and computes with them whole; tp-import (weights=FILE keeps their values; tp-compile --weights-out) makes constants arguments that tp-shard cuts}}
   %w = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -90,7 +90,7 @@ func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 func.func @one_constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight is a constant, so it is not cut: every rank holds it and computes with it whole; tp-externalize-weights (tp-compile --weights-out) makes constants arguments that tp-shard cuts}}
+  // expected-warning @below {{this weight is a constant, so it is not cut: every rank holds it and computes with it whole; tp-import (weights=FILE keeps their values; tp-compile --weights-out) makes constants arguments that tp-shard cuts}}
   %w = arith.constant dense_resource<w> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -104,7 +104,7 @@ func.func @one_constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // either, and said so.
 func.func @splat_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight and 1 more are splat constants (one value each, as in weights stripped from a model), so they are not cut: every rank holds them and computes with them whole; pass weights as function arguments to have them cut}}
+  // expected-warning @below {{this weight and 1 more are splat constants (one value each, as in weights stripped from a model), so they are not cut: every rank holds them and computes with them whole; tp-import makes the splats read as weights arguments that tp-shard cuts}}
   %w = arith.constant dense<0.5> : tensor<8x8xf32>
   %w2 = arith.constant dense<0.25> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>

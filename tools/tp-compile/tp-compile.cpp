@@ -51,9 +51,11 @@ static cl::opt<std::string> backend("backend", cl::desc("cpu or cuda"),
                                     cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string> weightsOut(
     "weights-out",
-    cl::desc("move the weights given as constants (as torch-mlir emits them) "
-             "into arguments, so that they are cut, and write their values "
-             "to this safetensors file for tp-run --weights"),
+    cl::desc("move the weights given as constants (torch-mlir's "
+             "dense_resource, splats of stripped models) into arguments, so "
+             "that they are cut, and write their values to this safetensors "
+             "file for tp-run --weights; without it they are compiled into "
+             "the model, and only elided ones become arguments"),
     cl::value_desc("weights.safetensors"), cl::init(""), cl::cat(category));
 static cl::opt<bool>
     allowFallback("allow-fallback",
@@ -175,10 +177,14 @@ static LogicalResult compile(MLIRContext &context) {
     return writeArtifact(*module);
 
   PassManager shard(&context);
-  // What front-ends write (TOSA, shard annotations) to linalg first.
-  tp::buildImportPipeline(shard);
-  if (!weightsOut.empty())
-    shard.addPass(tp::createTPExternalizeWeights({weightsOut}));
+  // What front-ends write (TOSA, shard annotations, weights as constants)
+  // to linalg first. Without --weights-out the weights whose values the
+  // model holds are compiled into it; those it lacks (elided resources)
+  // become arguments either way.
+  tp::ImportOptions importOptions;
+  importOptions.weights = weightsOut;
+  importOptions.keepWeightValues = weightsOut.empty();
+  tp::buildImportPipeline(shard, importOptions);
   shard.addPass(tp::createTPShard({tpSize, allowFallback}));
   if (failed(shard.run(*module)))
     return fail("sharding failed on " + inputFile);

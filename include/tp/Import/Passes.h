@@ -15,12 +15,28 @@ namespace mlir::tp {
 #define GEN_PASS_REGISTRATION
 #include "tp/Import/Passes.h.inc"
 
+/// What tp-import does with the weights a graph gives as constants.
+struct ImportOptions : public PassPipelineOptions<ImportOptions> {
+  Option<std::string> weights{
+      *this, "weights",
+      llvm::cl::desc("the safetensors checkpoint to write the values of the "
+                     "weights given as constants to; without it they become "
+                     "arguments with their shapes only")};
+  Option<bool> keepWeightValues{
+      *this, "keep-weight-values",
+      llvm::cl::desc("leave the weights whose values the module holds as "
+                     "constants; only elided ones become arguments"),
+      llvm::cl::init(false)};
+};
+
 /// Brings a graph from another front-end to what tp-shard takes (func,
-/// arith, math, tensor, linalg): the upstream shard annotations are
-/// stripped, TOSA is converted with the upstream TOSA-to-linalg, -arith and
-/// -tensor passes, the shapes TOSA leaves behind are dropped, and so are the
-/// private symbols nothing uses (symbol-dce).
-void buildImportPipeline(OpPassManager &pm);
+/// arith, math, tensor, linalg, its weights as arguments): the upstream
+/// shard annotations are stripped, TOSA is converted with the upstream
+/// TOSA-to-linalg, -arith and -tensor passes, the shapes TOSA leaves behind
+/// are dropped, and so are the private symbols nothing uses (symbol-dce);
+/// last, tp-externalize-weights makes the weight constants arguments.
+void buildImportPipeline(OpPassManager &pm,
+                         const ImportOptions &options = ImportOptions());
 
 /// Registers buildImportPipeline as `tp-import`.
 void registerImportPipeline();

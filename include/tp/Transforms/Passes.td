@@ -45,23 +45,52 @@ def TPExternalizeWeights : Pass<"tp-externalize-weights", "ModuleOp"> {
                 "values into a safetensors checkpoint";
   let description = [{
     `tp-shard` cuts weight arguments: the runtime gives each rank its slice
-    of the checkpoint. A model imported with its weights inline (torch-mlir's
-    importer writes every parameter as an `arith.constant dense_resource<..>`)
-    has none, so every rank would hold and compute it whole. This pass makes
-    each non-splat f32 constant of a function with a body an argument,
-    appended after the existing ones in the order the constants appear,
-    named (`tp.name`) after its resource key, or `const<i>` for inline
-    `dense<..>` values, with a numeric suffix where a name is taken; one
-    value used twice is one argument. Their values go to `file`, a
-    safetensors checkpoint in that order (what `tp-run --weights` reads),
-    written even when there is nothing to move. Splat constants stay:
-    `tp-shard` shrinks them in place. A function that is called cannot take
-    more arguments: the pass fails there.
+    of the checkpoint. A model imported with its weights inline has none, so
+    every rank would hold and compute them whole. Front-ends write weights
+    three ways, and each f32 constant of rank >= 1 in a function with a body
+    is a weight when it is
+
+    * a `dense_resource` (torch-mlir's importer), its blob in the module or
+      not (printed elided: `dense_resource<__elided__>`, or the
+      `dialect_resources` section removed);
+    * a non-splat `dense<..>`: data, whatever reads it (a bias a cut would
+      have to reach cannot stay a constant);
+    * a splat (models with their weights stripped to one value each) that
+      is read as a weight: an operand a contraction (a sum reduction of two
+      or more inputs) multiplies, or a table a `tensor.extract` gathers from
+      at computed indices, possibly through reshapes, transposes and
+      broadcasts (linalg and tensor ops: a splat a TOSA op reads is not
+      recognised before the TOSA conversion). Other splats (a matmul's zero init, a scale, a mask, a
+      splat bias) are constants of the program and stay: `tp-shard` shrinks
+      them in place.
+
+    Scalars and integer tensors (position ids, masks) stay.
+
+    Each weight becomes an argument, appended after the existing ones in the
+    order the constants appear and named (`tp.name`) after its resource key,
+    else the name of a `NameLoc`, else `const_L<line>` from its location,
+    with a numeric suffix where a name is taken. A value with known data used
+    twice is one argument; each elided resource and each splat is its own.
+    Only the uses of a splat that read it as a weight move to the argument.
+
+    With `file`, the values go to that safetensors checkpoint in argument
+    order (a splat repeated to its shape), written even when there is
+    nothing to move; an elided weight has no value to write: a warning
+    counts those. Without `file` the weights are arguments with their shapes
+    only: their values are dropped and a remark counts them (compile and
+    inspect a model without its weights). With `keep-values`, only the
+    weights the module holds no value for (elided resources) become
+    arguments and the others stay constants, compiled into the model. A
+    function that is called cannot take more arguments: it keeps its
+    constants, with a warning.
   }];
   let options = [
     Option<"file", "file", "std::string", /*default=*/"",
-           "the safetensors checkpoint to write (required when there is a "
-           "constant to move)">,
+           "the safetensors checkpoint to write the weights' values to; "
+           "without it the weights become arguments with their shapes only">,
+    Option<"keepValues", "keep-values", "bool", /*default=*/"false",
+           "leave the weights whose values the module holds as constants; "
+           "only elided ones become arguments">,
   ];
   let dependentDialects = ["tp::TPDialect"];
 }
