@@ -50,18 +50,49 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
   return text;
 }
 
+/// The manifest's name of a tensor element type the runtime can pass (f32,
+/// and for the cpu backend the integer types front-ends give token ids,
+/// positions and masks), or none.
+static std::optional<StringRef> dtypeName(Type type, StringRef backend) {
+  if (type.isF32())
+    return StringRef("f32");
+  if (backend != "cpu")
+    return std::nullopt;
+  if (type.isSignlessInteger(64))
+    return StringRef("i64");
+  if (type.isSignlessInteger(32))
+    return StringRef("i32");
+  if (type.isSignlessInteger(1))
+    return StringRef("i1");
+  return std::nullopt;
+}
+
 static FailureOr<llvm::json::Object>
 buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
   llvm::json::Array args, results;
   // A checkpoint holds one tensor per name: two arguments of one name read
   // the same tensor, so they must take the same full shape.
   llvm::StringMap<std::pair<unsigned, SmallVector<int64_t>>> named;
+  // A model that names none of its arguments is bound by position, as
+  // before names existed: argument 0 the input, the others weights.
+  bool anyNamed = llvm::any_of(fn.getArguments(), [&](BlockArgument arg) {
+    return fn.getArgAttr(arg.getArgNumber(), TPDialect::getNameAttrName());
+  });
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
-      return fn.emitError("argument ")
-             << i << " must be a static f32 tensor, got " << arg.getType();
+    std::optional<StringRef> dtype =
+        type ? dtypeName(type.getElementType(), backend) : std::nullopt;
+    if (!type || !type.hasStaticShape() || !dtype) {
+      InFlightDiagnostic diag =
+          fn.emitError("argument ")
+          << i << " must be a static tensor of "
+          << (backend == "cpu" ? "f32, i64, i32 or i1" : "f32") << ", got "
+          << arg.getType();
+      if (backend != "cpu" && type && type.getElementType().isInteger())
+        diag.attachNote() << "integer inputs run on the cpu backend only";
+      return diag;
+    }
     auto name =
         fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
     auto shard =
@@ -82,14 +113,18 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
                << shapeString(it->second.second) << " and "
                << shapeString(full);
     }
-    args.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"name", name ? name.str() : ("arg" + Twine(i)).str()},
         {"named", bool(name)},
-        {"role", i == 0 ? "input" : "weight"},
-        {"dtype", "f32"},
+        {"dtype", *dtype},
         {"shape", shapeJson(full)},
         {"local_shape", shapeJson(type.getShape())},
-        {"shard", std::move(shardJson)}});
+        {"shard", std::move(shardJson)}};
+    // A named argument has no role here: the launcher reads it from the
+    // checkpoint when one holds its name and takes it as an input otherwise.
+    if (!name)
+      entry["role"] = anyNamed || i == 0 ? "input" : "weight";
+    args.push_back(std::move(entry));
   }
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
     auto type = dyn_cast<RankedTensorType>(t);

@@ -132,8 +132,6 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
   if (manifest.tpSize != worldSize)
     return {"world size " + std::to_string(worldSize) + " but " + model +
             " was compiled for tp " + std::to_string(manifest.tpSize)};
-  if (manifest.args.empty() || manifest.args[0].role != "input")
-    return {"'" + model + "': manifest argument 0 must be the input"};
   std::vector<std::string> errors;
   if (manifest.results.empty())
     errors.push_back("'" + model + "': manifest has no results");
@@ -141,13 +139,16 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
     const ManifestArg &arg = manifest.args[i];
     std::string where = "'" + model + "': argument " + std::to_string(i) +
                         " ('" + arg.name + "')";
-    if (i > 0 && arg.role != "weight")
-      errors.push_back(where + " has role '" + arg.role +
-                       "'; only argument 0 is the input");
-    if (arg.dtype != "f32" && !(bf16 && i > 0 && arg.dtype == "bf16"))
+    // Integer buffers are read by the CPU lowering only; the cuda host
+    // path uploads f32 and bf16.
+    bool integer =
+        arg.dtype == "i64" || arg.dtype == "i32" || arg.dtype == "i1";
+    if (arg.dtype != "f32" &&
+        !(bf16 && arg.role != "input" && arg.dtype == "bf16") &&
+        !(!bf16 && integer))
       errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
-                       " runtime takes f32" +
-                       (bf16 ? " (and bf16 weights)" : ""));
+                       " runtime takes " +
+                       (bf16 ? "f32 (and bf16 weights)" : "f32, i64, i32, i1"));
     Expected<std::vector<int64_t>> local =
         shardShape(arg.shape, arg.shard, manifest.tpSize);
     if (!local)
@@ -165,6 +166,56 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
   return errors;
 }
 
+/// The checkpoint dtype of a manifest dtype (bf16 is converted from F32).
+static std::string checkpointDtype(const std::string &dtype) {
+  if (dtype == "i64")
+    return "I64";
+  if (dtype == "i32")
+    return "I32";
+  if (dtype == "i1")
+    return "BOOL";
+  return "F32";
+}
+
+using TensorsInOrder =
+    std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>;
+
+/// Every tensor of `checkpoints`: the files in order, each by data offset.
+static TensorsInOrder
+tensorsInFileOrder(const std::vector<SafetensorsFile> &checkpoints) {
+  TensorsInOrder inFileOrder;
+  for (const SafetensorsFile &checkpoint : checkpoints) {
+    size_t first = inFileOrder.size();
+    for (const auto &entry : checkpoint.tensors())
+      inFileOrder.push_back({&checkpoint, &entry.second});
+    std::sort(inFileOrder.begin() + first, inFileOrder.end(),
+              [](auto a, auto b) { return a.second->data < b.second->data; });
+  }
+  return inFileOrder;
+}
+
+/// "; unused tensors of shape [16, 8]: 'a', 'b'" for the checkpoint tensors
+/// of `arg`'s shape that no argument is named after (a renamed tensor
+/// usually keeps its shape); empty if there are none.
+static std::string unusedOfShape(const std::vector<ManifestArg> &args,
+                                 const ManifestArg &arg,
+                                 const TensorsInOrder &inFileOrder) {
+  std::vector<std::string> candidates;
+  for (auto [checkpoint, info] : inFileOrder) {
+    const std::string &name = info->name;
+    bool used =
+        std::any_of(args.begin(), args.end(), [&](const ManifestArg &a) {
+          return a.named && a.name == name;
+        });
+    if (!used && info->shape == arg.shape)
+      candidates.push_back(name);
+  }
+  if (candidates.empty())
+    return "";
+  return "; unused tensors of shape " + formatShape(arg.shape) + ": " +
+         quotedList(candidates);
+}
+
 std::optional<std::string> bindWeights(const Manifest &manifest,
                                        const std::vector<std::string> &paths,
                                        WeightBinding &binding,
@@ -174,30 +225,31 @@ std::optional<std::string> bindWeights(const Manifest &manifest,
   binding.checkpoints.reserve(paths.size()); // stable addresses
   binding.tensors.assign(args.size(), nullptr);
   binding.files.assign(args.size(), nullptr);
-  std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>
-      inFileOrder;
+  binding.inputs.clear();
   for (const std::string &path : paths) {
     Expected<SafetensorsFile> file = SafetensorsFile::open(path);
     if (!file)
       return "checkpoint " + file.status().message();
-    const SafetensorsFile &checkpoint =
-        binding.checkpoints.emplace_back(std::move(*file));
-    size_t first = inFileOrder.size();
-    for (const auto &entry : checkpoint.tensors())
-      inFileOrder.push_back({&checkpoint, &entry.second});
-    std::sort(inFileOrder.begin() + first, inFileOrder.end(),
-              [](auto a, auto b) { return a.second->data < b.second->data; });
+    binding.checkpoints.emplace_back(std::move(*file));
   }
+  TensorsInOrder inFileOrder = tensorsInFileOrder(binding.checkpoints);
   std::string checkpoints =
       (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
-  for (size_t i = 1; i < args.size(); ++i) {
+  size_t positional = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
     const ManifestArg &arg = args[i];
+    if (arg.role == "input" || (!arg.named && arg.role.empty())) {
+      binding.inputs.push_back(i);
+      continue;
+    }
     std::string where =
         "tensor '" + arg.name + "' (argument " + std::to_string(i) + ")";
     std::vector<std::string> holders;
     if (!arg.named) {
-      if (i - 1 < inFileOrder.size())
-        std::tie(binding.files[i], binding.tensors[i]) = inFileOrder[i - 1];
+      if (positional < inFileOrder.size())
+        std::tie(binding.files[i], binding.tensors[i]) =
+            inFileOrder[positional];
+      ++positional;
     } else {
       for (const SafetensorsFile &checkpoint : binding.checkpoints)
         if (const TensorInfo *tensor = checkpoint.find(arg.name)) {
@@ -212,29 +264,21 @@ std::optional<std::string> bindWeights(const Manifest &manifest,
       continue;
     }
     const TensorInfo *tensor = binding.tensors[i];
+    if (!tensor && arg.role.empty()) {
+      binding.inputs.push_back(i);
+      continue;
+    }
     if (!tensor) {
-      // A renamed tensor usually keeps its shape: name the candidates.
-      std::vector<std::string> candidates;
-      for (auto [checkpoint, info] : inFileOrder) {
-        const std::string &name = info->name;
-        bool used =
-            std::any_of(args.begin(), args.end(),
-                        [&](const ManifestArg &a) { return a.name == name; });
-        if (!used && info->shape == arg.shape)
-          candidates.push_back(name);
-      }
       errors.push_back(checkpoints +
                        (paths.size() == 1 ? " has no " : " have no ") + where +
-                       (candidates.empty() ? ""
-                                           : "; unused tensors of shape " +
-                                                 formatShape(arg.shape) + ": " +
-                                                 quotedList(candidates)));
+                       unusedOfShape(args, arg, inFileOrder));
       continue;
     }
     const std::string &path = binding.files[i]->path();
-    if (tensor->dtype != "F32")
+    std::string dtype = checkpointDtype(arg.dtype);
+    if (tensor->dtype != dtype)
       errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
-                       ", the model takes F32");
+                       ", the model takes " + dtype);
     else if (tensor->shape != arg.shape)
       errors.push_back(where + " in '" + path + "' has shape " +
                        formatShape(tensor->shape) + ", the model takes " +
@@ -300,30 +344,23 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
   if (!errors.empty())
     return errors;
 
-  // The checkpoints: every weight present, F32, with the full shape. A
+  // The checkpoints: every weight present, of its dtype and full shape. A
   // model compiled with its weights inline takes none.
   const std::vector<ManifestArg> &args = manifest_.args;
-  if (files.weights.empty() && args.size() > 1)
-    return {"no --weights given; '" + model + "' takes " +
-            std::to_string(args.size() - 1) + " weights (the first '" +
-            args[1].name + "')"};
-  weights.tensors.assign(args.size(), nullptr);
-  weights.files.assign(args.size(), nullptr);
-  if (!files.weights.empty())
-    if (std::optional<std::string> fatal =
-            bindWeights(manifest_, files.weights, weights, errors))
-      return {*fatal};
-
-  Expected<NpyArray> read = readNpy(files.input);
-  if (!read) {
-    errors.push_back("input " + read.status().message());
-  } else {
-    if (read->shape != args[0].shape)
-      errors.push_back("input '" + files.input + "' has shape " +
-                       formatShape(read->shape) + ", the model takes " +
-                       formatShape(args[0].shape));
-    input.emplace(std::move(*read));
+  if (files.weights.empty()) {
+    std::vector<std::string> weightArgs;
+    for (const ManifestArg &arg : args)
+      if (arg.role == "weight")
+        weightArgs.push_back(arg.name);
+    if (!weightArgs.empty())
+      return {"no --weights given; '" + model + "' takes " +
+              std::to_string(weightArgs.size()) + " weights (the first '" +
+              weightArgs.front() + "')"};
   }
+  if (std::optional<std::string> fatal =
+          bindWeights(manifest_, files.weights, weights, errors))
+    return {*fatal};
+  readInputs(files, errors);
 
   // Only rank 0 writes, so only it checks.
   if (rank == 0 && !files.output.empty())
@@ -339,23 +376,146 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
   return errors;
 }
 
+/// "'ids' i64 [1, 12], 'mask' i1 [1, 12]".
+static std::string describeInputs(const Manifest &manifest,
+                                  const std::vector<size_t> &inputs) {
+  std::string text;
+  for (size_t i : inputs) {
+    const ManifestArg &arg = manifest.args[i];
+    text += (text.empty() ? "'" : ", '") + arg.name + "' " + arg.dtype + " " +
+            formatShape(arg.shape);
+  }
+  return text;
+}
+
+void LoadedModel::readInputs(const LaunchFiles &files,
+                             std::vector<std::string> &errors) {
+  const std::vector<ManifestArg> &args = manifest_.args;
+  const std::vector<size_t> &inputs = weights.inputs;
+  std::string model = "'" + files.model + "'";
+  std::string wanted =
+      inputs.empty()
+          ? model + " takes no inputs: every argument is a weight"
+          : model + " takes inputs " + describeInputs(manifest_, inputs);
+  inputArrays.clear();
+  inputArrays.resize(args.size());
+  if (files.inputs.empty()) {
+    if (!inputs.empty())
+      errors.push_back("no --input given; " + wanted);
+    return;
+  }
+
+  // Which file each input takes (an index into files.inputs).
+  std::vector<std::optional<size_t>> given(args.size());
+  // An input left without a file is named below, unless a file without a
+  // name was refused: that file may well be the one missing.
+  bool matched = true, unnamedRefused = false;
+  for (size_t k = 0; k < files.inputs.size(); ++k) {
+    const InputFile &file = files.inputs[k];
+    if (file.name.empty()) {
+      if (files.inputs.size() == 1 && inputs.size() == 1) {
+        given[inputs.front()] = k;
+        continue;
+      }
+      matched = false;
+      unnamedRefused = true;
+      errors.push_back("--input '" + file.path + "' has no name" +
+                       (inputs.size() > 1 ? "; give each input as --input "
+                                            "NAME=FILE.npy"
+                                          : ""));
+      continue;
+    }
+    auto input = std::find_if(inputs.begin(), inputs.end(), [&](size_t i) {
+      return args[i].name == file.name;
+    });
+    if (input == inputs.end()) {
+      matched = false;
+      auto weight =
+          std::find_if(args.begin(), args.end(), [&](const ManifestArg &arg) {
+            return arg.name == file.name;
+          });
+      const SafetensorsFile *holder =
+          weight == args.end() ? nullptr
+                               : weights.files[size_t(weight - args.begin())];
+      if (holder)
+        errors.push_back("--input '" + file.name + "': a weight of " + model +
+                         ", read from '" + holder->path() + "', not an input");
+      else
+        errors.push_back("--input '" + file.name + "': " + model +
+                         " has no input of that name");
+    } else if (given[*input]) {
+      matched = false;
+      errors.push_back("--input '" + file.name + "' is given twice");
+    } else {
+      given[*input] = k;
+    }
+  }
+  TensorsInOrder inFileOrder = tensorsInFileOrder(weights.checkpoints);
+  for (size_t i : inputs) {
+    if (given[i] || unnamedRefused)
+      continue;
+    matched = false;
+    const ManifestArg &arg = args[i];
+    std::string missing =
+        "no --input '" + arg.name + "' (argument " + std::to_string(i) + ")";
+    // A named argument is an input only because no checkpoint holds it:
+    // perhaps a weight renamed or a checkpoint left out.
+    if (arg.named && arg.role.empty())
+      missing += files.weights.empty()
+                     ? " and no --weights"
+                     : " and no tensor of that name in " +
+                           quotedList(files.weights) +
+                           unusedOfShape(args, arg, inFileOrder);
+    errors.push_back(missing);
+  }
+  if (!matched) {
+    errors.push_back(wanted);
+    return;
+  }
+
+  for (size_t i : inputs) {
+    const ManifestArg &arg = args[i];
+    const std::string &path = files.inputs[*given[i]].path;
+    std::string where = "input '" + arg.name + "' ('" + path + "')";
+    Expected<NpyArray> read = readNpy(path);
+    if (!read) {
+      errors.push_back("input " + read.status().message());
+      continue;
+    }
+    // bf16 arguments are converted from f32 (as from the checkpoint).
+    std::string dtype = arg.dtype == "bf16" ? "f32" : arg.dtype;
+    if (read->dtype != dtype)
+      errors.push_back(where + " has dtype " + read->dtype + " ('" +
+                       npyDescr(read->dtype) + "'), the model takes " + dtype +
+                       " ('" + npyDescr(dtype) + "')");
+    else if (read->shape != arg.shape)
+      errors.push_back(where + " has shape " + formatShape(read->shape) +
+                       ", the model takes " + formatShape(arg.shape));
+    inputArrays[i].emplace(std::move(*read));
+  }
+}
+
 Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
   ModelArguments out;
   std::vector<std::string> errors;
-  // The input is sliced like a weight.
-  TensorInfo inputTensor;
-  inputTensor.name = manifest_.args[0].name;
-  inputTensor.dtype = "F32";
-  inputTensor.shape = input->shape;
-  inputTensor.elementSize = sizeof(float);
-  inputTensor.data = reinterpret_cast<const uint8_t *>(input->buffer.data());
-  inputTensor.byteSize = input->buffer.size();
   for (size_t i = 0; i < manifest_.args.size(); ++i) {
     const ManifestArg &arg = manifest_.args[i];
-    const TensorInfo &tensor = i == 0 ? inputTensor : *weights.tensors[i];
+    const std::optional<NpyArray> &input = inputArrays[i];
+    // An input is sliced like a weight.
+    TensorInfo inputTensor;
+    if (input) {
+      inputTensor.name = arg.name;
+      inputTensor.dtype = input->dtype;
+      inputTensor.shape = input->shape;
+      inputTensor.elementSize = input->elementSize;
+      inputTensor.data =
+          reinterpret_cast<const uint8_t *>(input->buffer.data());
+      inputTensor.byteSize = input->buffer.size();
+    }
+    const TensorInfo &tensor = input ? inputTensor : *weights.tensors[i];
     Expected<SlicedTensor> slice =
         sliceTensor(tensor, arg.shard, rank, worldSize);
-    if (i > 0)
+    if (!input)
       weights.files[i]->release(tensor);
     if (!slice) {
       errors.push_back(slice.status().message());
@@ -363,7 +523,7 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
     }
     if (arg.dtype == "bf16")
       slice->buffer = toBf16(slice->buffer, size_t(numElements(slice->shape)));
-    if (i > 0)
+    if (!input)
       out.weightBytes_ += slice->buffer.size();
     out.descriptors.push_back(
         makeDescriptor(slice->buffer.data(), slice->shape));

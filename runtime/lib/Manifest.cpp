@@ -55,13 +55,15 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
     return name.status();
   arg.name = *name;
   std::string named = where + " ('" + arg.name + "')";
-  Expected<std::string> role = getString(entry, "role", named);
-  if (!role)
-    return role.status();
-  if (*role != "input" && *role != "weight")
-    return manifestError(named, "role '" + *role +
-                                    "' is neither 'input' nor 'weight'");
-  arg.role = *role;
+  if (entry.contains("role")) {
+    Expected<std::string> role = getString(entry, "role", named);
+    if (!role)
+      return role.status();
+    if (*role != "input" && *role != "weight")
+      return manifestError(named, "role '" + *role +
+                                      "' is neither 'input' nor 'weight'");
+    arg.role = *role;
+  }
   Expected<std::string> dtype = getString(entry, "dtype", named);
   if (!dtype)
     return dtype.status();

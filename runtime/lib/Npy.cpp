@@ -1,4 +1,4 @@
-//===- Npy.cpp - float32 .npy reader and writer ---------------------------===//
+//===- Npy.cpp - .npy reader and float32 writer ---------------------------===//
 //
 // Format: "\x93NUMPY", major and minor version bytes, a little-endian header
 // length (2 bytes in version 1, 4 in versions 2 and 3), then a Python dict
@@ -99,7 +99,25 @@ private:
   size_t pos = 0;
 };
 
+/// The .npy descriptors of the element types a model takes, with the
+/// manifest's names; numpy writes '<' on little-endian machines, '|' where
+/// byte order does not apply, '=' only when asked to.
+struct NpyType {
+  const char *descr, *dtype;
+  size_t size;
+};
+constexpr NpyType kNpyTypes[] = {
+    {"<f4", "f32", 4}, {"=f4", "f32", 4}, {"<i8", "i64", 8}, {"=i8", "i64", 8},
+    {"<i4", "i32", 4}, {"=i4", "i32", 4}, {"|b1", "i1", 1}};
+
 } // namespace
+
+std::string npyDescr(const std::string &dtype) {
+  for (const NpyType &type : kNpyTypes)
+    if (dtype == type.dtype)
+      return type.descr;
+  return "?";
+}
 
 Expected<NpyArray> readNpy(const std::string &path) {
   Expected<MappedFile> file = MappedFile::open(path);
@@ -138,8 +156,14 @@ Expected<NpyArray> readNpy(const std::string &path) {
     descr = header.readString();
   if (!descr)
     return error("header has no 'descr'");
-  if (*descr != "<f4" && *descr != "=f4")
-    return error("dtype '" + *descr + "' is not float32 ('<f4')");
+  const NpyType *type = nullptr;
+  for (const NpyType &known : kNpyTypes)
+    if (*descr == known.descr)
+      type = &known;
+  if (!type)
+    return error("dtype '" + *descr +
+                 "' is none of float32 ('<f4'), int64 ('<i8'), int32 "
+                 "('<i4'), bool ('|b1')");
   std::optional<bool> fortran;
   if (header.seekKey("fortran_order"))
     fortran = header.readBool();
@@ -159,13 +183,15 @@ Expected<NpyArray> readNpy(const std::string &path) {
     if (__builtin_mul_overflow(count, uint64_t(dim), &count))
       return error("shape " + formatShape(*shape) + " is too large");
   size_t dataStart = headerStart + headerLength;
-  size_t bytesNeeded = count * sizeof(float);
-  if (count > (size - dataStart) / sizeof(float))
+  size_t bytesNeeded = count * type->size;
+  if (count > (size - dataStart) / type->size)
     return error("data is truncated: shape " + formatShape(*shape) + " needs " +
                  std::to_string(bytesNeeded) + " bytes, the file has " +
                  std::to_string(size - dataStart));
 
   NpyArray array;
+  array.dtype = type->dtype;
+  array.elementSize = type->size;
   array.shape = std::move(*shape);
   array.buffer = AlignedBuffer(bytesNeeded);
   std::memcpy(array.buffer.data(), bytes + dataStart, bytesNeeded);

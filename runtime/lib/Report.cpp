@@ -13,13 +13,35 @@
 
 namespace tprt {
 
-RunReport::RunReport(std::string model, const Manifest &manifest, int worldSize,
+std::pair<std::optional<size_t>, int64_t>
+tokenInput(const Manifest &manifest, const std::vector<size_t> &inputs) {
+  for (size_t i : inputs) {
+    const ManifestArg &arg = manifest.args[i];
+    if ((arg.dtype == "i64" || arg.dtype == "i32") && arg.shape.size() == 2)
+      return {i, arg.shape[0] * arg.shape[1]};
+  }
+  if (inputs.empty())
+    return {std::nullopt, 1};
+  const std::vector<int64_t> &shape = manifest.args[inputs.front()].shape;
+  int64_t tokens = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    tokens *= shape[d];
+  return {inputs.front(), tokens};
+}
+
+RunReport::RunReport(std::string model, const Manifest &manifest,
+                     const std::vector<size_t> &inputs, int worldSize,
                      int warmup, int iterations)
     : model(std::move(model)), backend(manifest.backend),
-      tpSize(manifest.tpSize), worldSize(worldSize),
-      inputShape(manifest.args.empty() ? std::vector<int64_t>{}
-                                       : manifest.args[0].shape),
-      warmup(warmup), iterations(iterations) {}
+      tpSize(manifest.tpSize), worldSize(worldSize), inputCount(inputs.size()),
+      warmup(warmup), iterations(iterations) {
+  auto [input, count] = tokenInput(manifest, inputs);
+  tokens = count;
+  if (input) {
+    inputName = manifest.args[*input].name;
+    inputShape = manifest.args[*input].shape;
+  }
+}
 
 static double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -28,9 +50,7 @@ static double median(std::vector<double> values) {
 }
 
 static nlohmann::json toJson(const RunReport &r) {
-  int64_t tokens = 1;
-  for (size_t i = 0; i + 1 < r.inputShape.size(); ++i)
-    tokens *= r.inputShape[i];
+  int64_t tokens = r.tokens;
   double iters = static_cast<double>(r.forwardSeconds.size());
   double fwdMin =
       r.forwardSeconds.empty()
@@ -49,6 +69,8 @@ static nlohmann::json toJson(const RunReport &r) {
       {"backend", r.backend},
       {"tp_size", r.tpSize},
       {"world_size", r.worldSize},
+      {"input", r.inputName},
+      {"input_count", r.inputCount},
       {"input_shape", r.inputShape},
       {"tokens", tokens},
       {"warmup", r.warmup},
@@ -110,6 +132,9 @@ std::string reportText(const RunReport &report) {
   std::ostringstream os;
   os << "tp-run: " << r["model"].get<std::string>() << ", backend "
      << r["backend"].get<std::string>() << ", tp " << r["tp_size"] << ", input "
+     << (r["input_count"].get<size_t>() > 1
+             ? "'" + r["input"].get<std::string>() + "' "
+             : std::string())
      << r["input_shape"].dump() << " (" << r["tokens"] << " tokens)\n";
   os << "  load+validate  " << ms(r["load_validate_s"]) << "\n";
   os << "  slice          " << ms(r["slice_s"]) << "\n";

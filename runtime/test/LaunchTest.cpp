@@ -179,7 +179,7 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
   m.args[1].dtype = "bf16";
   EXPECT_EQ(tprt::checkManifest(m, "m.so", cpu, 2),
             Errors{"'m.so': argument 1 ('w1') has dtype 'bf16'; the cpu "
-                   "runtime takes f32"});
+                   "runtime takes f32, i64, i32, i1"});
   m.backend = "cuda";
   EXPECT_TRUE(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2).empty());
   m.args[0].dtype = "bf16";
@@ -187,17 +187,26 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
             Errors{"'m.so': argument 0 ('x') has dtype 'bf16'; the cuda "
                    "runtime takes f32 (and bf16 weights)"});
 
+  // Integer arguments: the cpu backend takes them, the cuda one does not.
+  m = smallManifest();
+  m.args[0].dtype = "i64";
+  EXPECT_TRUE(tprt::checkManifest(m, "m.so", cpu, 2).empty());
+  m.backend = "cuda";
+  EXPECT_EQ(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2),
+            Errors{"'m.so': argument 0 ('x') has dtype 'i64'; the cuda "
+                   "runtime takes f32 (and bf16 weights)"});
+
   // Every other problem is listed.
   m = smallManifest();
-  m.args[2].role = "input";
   m.args[1].localShape = {4, 6};
+  m.args[2].dtype = "f64";
   m.results[0].dtype = "f16";
   Errors errors = tprt::checkManifest(m, "m.so", cpu, 2);
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0], "'m.so': argument 1 ('w1'): local_shape [4, 6] is not "
                        "the shard [4, 3] of [4, 6]");
-  EXPECT_EQ(errors[1], "'m.so': argument 2 ('w2') has role 'input'; only "
-                       "argument 0 is the input");
+  EXPECT_EQ(errors[1], "'m.so': argument 2 ('w2') has dtype 'f64'; the cpu "
+                       "runtime takes f32, i64, i32, i1");
   EXPECT_EQ(errors[2], "'m.so': result 'result0' has dtype 'f16'; the cpu "
                        "runtime takes f32");
 }
@@ -278,6 +287,50 @@ TEST(Launch, BindingProblemsNameTheTensor) {
   EXPECT_EQ(fatal->rfind("checkpoint '", 0), 0u) << *fatal;
 }
 
+TEST(Launch, NamedArgumentsNoCheckpointHoldsAreInputs) {
+  // Roles left to the checkpoint, as tp-compile writes named arguments.
+  tprt::Manifest m = smallManifest();
+  for (tprt::ManifestArg &arg : m.args)
+    arg.role.clear();
+  m.args[0].dtype = "i64";
+  std::string path = writeCheckpoint(tempPath("w.safetensors"),
+                                     {{"w1", {4, 6}}, {"w2", {6, 4}}});
+  tprt::WeightBinding binding;
+  std::vector<std::string> errors;
+  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  EXPECT_TRUE(errors.empty()) << errors[0];
+  EXPECT_EQ(binding.inputs, (std::vector<size_t>{0}));
+  EXPECT_EQ(binding.tensors[2]->name, "w2");
+
+  // Without w2 in the checkpoint, w2 is an input too.
+  path = writeCheckpoint(tempPath("w1.safetensors"), {{"w1", {4, 6}}});
+  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  EXPECT_TRUE(errors.empty()) << errors[0];
+  EXPECT_EQ(binding.inputs, (std::vector<size_t>{0, 2}));
+
+  // An integer weight is read from an I64 tensor.
+  m.args[2].dtype = "i64";
+  path = writeCheckpoint(tempPath("w2.safetensors"),
+                         {{"w1", {4, 6}}, {"w2", {6, 4}}});
+  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "tensor 'w2' (argument 2) in '" + path +
+                           "' is F32, the model takes I64");
+}
+
+TEST(Launch, TheTokensInput) {
+  tprt::Manifest m = smallManifest();
+  m.args[0].shape = {2, 4, 8};
+  m.args[2].dtype = "i64";
+  m.args[2].shape = {3, 5};
+  EXPECT_EQ(tprt::tokenInput(m, {0, 2}),
+            std::make_pair(std::optional<size_t>(2), int64_t(15)));
+  EXPECT_EQ(tprt::tokenInput(m, {0}),
+            std::make_pair(std::optional<size_t>(0), int64_t(8)));
+  EXPECT_EQ(tprt::tokenInput(m, {}),
+            std::make_pair(std::optional<size_t>(), int64_t(1)));
+}
+
 TEST(Launch, UnnamedWeightsBindByPosition) {
   tprt::Manifest m = smallManifest();
   m.args[1].name = "arg1";
@@ -320,8 +373,8 @@ struct FakeModelFiles {
         "\"shape\": [16, 8], \"data_offsets\": [512, 1024]}}";
     writeBytes(files.weights[0],
                safetensorsBytes(header, floatBytes(fc1) + floatBytes(fc2)));
-    files.input = tempPath("x.npy");
-    EXPECT_TRUE(tprt::writeNpy(files.input, x.data(), {2, 4, 8}).ok());
+    files.inputs = {{"", tempPath("x.npy")}};
+    EXPECT_TRUE(tprt::writeNpy(files.inputs[0].path, x.data(), {2, 4, 8}).ok());
   }
 
   /// y = (x @ fc1[:, columns]) @ fc2[rows, :], over the hidden indices
@@ -368,7 +421,7 @@ TEST(Launch, RunsTheFakeModelOnTheHost) {
   expectNear(args->result(0).as<float>(), fake.expected(all));
 
   fake.files.reportJson = tempPath("report.json");
-  tprt::RunReport report("m.so", loaded.manifest(), 1, 0, 1);
+  tprt::RunReport report("m.so", loaded.manifest(), loaded.inputs(), 1, 0, 1);
   report.forwardSeconds = {0.5};
   EXPECT_TRUE(
       tprt::writeResults(fake.files, loaded.manifest(), *args, report).empty());
@@ -460,6 +513,7 @@ TEST(Launch, ReportTextAndJson) {
   r.tpSize = 2;
   r.worldSize = 2;
   r.inputShape = {1, 128, 768};
+  r.tokens = 128;
   r.warmup = 1;
   r.iterations = 2;
   r.forwardSeconds = {0.004, 0.002};

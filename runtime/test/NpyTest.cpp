@@ -70,6 +70,31 @@ TEST(Npy, ReadsVersion2) {
   EXPECT_EQ(array->data()[2], 2.0f);
 }
 
+TEST(Npy, ReadsIntegersAndBools) {
+  std::string path = tempPath("ids.npy");
+  int64_t ids[3] = {7, -1, 1LL << 40};
+  writeBytes(path,
+             npyBytes("{'descr': '<i8', 'fortran_order': False, "
+                      "'shape': (1, 3), }",
+                      std::string(reinterpret_cast<char *>(ids), sizeof(ids))));
+  auto array = tprt::readNpy(path);
+  ASSERT_TRUE(array) << array.status().message();
+  EXPECT_EQ(array->dtype, "i64");
+  EXPECT_EQ(array->shape, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(array->buffer.as<int64_t>()[2], 1LL << 40);
+
+  path = tempPath("mask.npy");
+  writeBytes(path, npyBytes("{'descr': '|b1', 'fortran_order': False, "
+                            "'shape': (2,), }",
+                            std::string("\x01\x00", 2)));
+  array = tprt::readNpy(path);
+  ASSERT_TRUE(array) << array.status().message();
+  EXPECT_EQ(array->dtype, "i1");
+  EXPECT_EQ(array->elementSize, 1u);
+  EXPECT_EQ(array->buffer.as<uint8_t>()[0], 1);
+  EXPECT_EQ(tprt::npyDescr("i32"), "<i4");
+}
+
 void expectRejected(const std::string &path, const std::string &bytes,
                     const std::string &what) {
   writeBytes(path, bytes);
@@ -92,12 +117,12 @@ TEST(Npy, RejectsOtherDtypesOrdersAndDamage) {
                  npyBytes("{'descr': '<f8', 'fortran_order': False, "
                           "'shape': (3,), }",
                           data),
-                 "dtype '<f8' is not float32");
+                 "dtype '<f8' is none of float32 ('<f4'), int64");
   expectRejected(tempPath("big.npy"),
                  npyBytes("{'descr': '>f4', 'fortran_order': False, "
                           "'shape': (6,), }",
                           data),
-                 "dtype '>f4' is not float32");
+                 "dtype '>f4' is none of float32");
   expectRejected(tempPath("short.npy"),
                  npyBytes("{'descr': '<f4', 'fortran_order': False, "
                           "'shape': (2, 4), }",

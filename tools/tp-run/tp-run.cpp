@@ -30,8 +30,9 @@ using tprt::Status;
 
 const char *kUsage =
     "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
-    "              --input X.npy [--output Y.npy] [--warmup K] [--iters K]\n"
-    "              [--quiet] [--report-json FILE]\n";
+    "              --input NAME=X.npy... [--output Y.npy] [--warmup K]\n"
+    "              [--iters K] [--quiet] [--report-json FILE]\n"
+    "  --input X.npy without a name when the model takes one input\n";
 
 struct Options {
   tprt::LaunchFiles files;
@@ -57,13 +58,21 @@ Status bad(const std::string &what) {
   return Status(TPRT_ERR_INVALID_ARGUMENT, what);
 }
 
+/// NAME=FILE, or FILE alone: a file name may hold '=' after a '/'.
+tprt::InputFile parseInput(const std::string &value) {
+  size_t equals = value.find('=');
+  if (equals == std::string::npos || equals == 0 || value.find('/') < equals)
+    return {"", value};
+  return {value.substr(0, equals), value.substr(equals + 1)};
+}
+
 Expected<Options> parseOptions(int argc, char **argv) {
   Options o;
   tprt::LaunchFiles &f = o.files;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], count;
+    std::string arg = argv[i], count, input;
     std::string *value = arg == "--weights"       ? &f.weights.emplace_back()
-                         : arg == "--input"       ? &f.input
+                         : arg == "--input"       ? &input
                          : arg == "--output"      ? &f.output
                          : arg == "--report-json" ? &f.reportJson
                          : arg == "--warmup" || arg == "--iters" ? &count
@@ -80,6 +89,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
         return bad(arg + " takes an integer >= " + std::to_string(minimum) +
                    ", not '" + count + "'");
       (arg == "--iters" ? o.iters : o.warmup) = int(n);
+    } else if (value == &input) {
+      f.inputs.push_back(parseInput(input));
     } else if (value) {
       continue;
     } else if (arg == "-h" || arg == "--help") {
@@ -97,8 +108,6 @@ Expected<Options> parseOptions(int argc, char **argv) {
   }
   if (!o.help && f.model.empty())
     return bad("no model .so given");
-  if (!o.help && f.input.empty())
-    return bad("no --input given");
   return o;
 }
 
@@ -111,8 +120,8 @@ void orAbort(const Status &status) {
 int run(const Options &options, tprt::LoadedModel &loaded,
         const tprt::Backend &backend, double loadSeconds) {
   const tprt::Manifest &manifest = loaded.manifest();
-  tprt::RunReport r(options.files.model, manifest, tprt_world_size(),
-                    options.warmup, options.iters);
+  tprt::RunReport r(options.files.model, manifest, loaded.inputs(),
+                    tprt_world_size(), options.warmup, options.iters);
   double sliceStart = now();
   // Validation checked every shard, so slicing cannot differ between ranks.
   Expected<tprt::ModelArguments> args = loaded.slice(tprt_rank(), r.worldSize);

@@ -126,15 +126,17 @@ def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
                 "its entry function to the lowering";
   let description = [{
     On the sharded module, before the lowering: the one function with a body
-    is the model's entry. Its arguments (weights with `tp.name` and
-    `tp.shard`, the input first) and results become the manifest that the
+    is the model's entry. Its arguments (weights and inputs with `tp.name`,
+    weights with `tp.shard`) and results become the manifest that the
     runtime reads (runtime/include/tprt/model.h: ABI version, backend,
     `tp.size`, each tensor's name, dtype, full and local shape and cut),
     JSON text in the module attribute `tp.manifest`. The argument
     attributes, now in the manifest, are dropped, and the entry gets
-    `llvm.emit_c_interface`. Fails at the entry (or the module) when it has
-    no static f32 tensor signature, when two arguments share a name but not
-    a full shape, or when there is not exactly one function with a body.
+    `llvm.emit_c_interface`. Fails at the entry (or the module) when an
+    argument is not a static tensor of f32 (or, for the cpu backend, i64,
+    i32 or i1: token ids, positions, masks), a result not a static f32
+    tensor, when two arguments share a name but not a full shape, or when
+    there is not exactly one function with a body.
   }];
   let options = [
     Option<"backend", "backend", "std::string", /*default=*/"\"cpu\"",

@@ -87,8 +87,8 @@ std::string resultPath(const std::string &output, size_t index);
 std::optional<std::string> whyNotWritable(const std::string &path);
 
 /// The model-level checks of `manifest` (loaded from `model`): ABI version,
-/// backend, world size == tp size, argument roles and dtypes, local shapes
-/// against the shards, result dtypes. The first three stop the checks (one
+/// backend, world size == tp size, argument dtypes, local shapes against
+/// the shards, result dtypes. The first three stop the checks (one
 /// message); the others are all reported.
 std::vector<std::string> checkManifest(const Manifest &manifest,
                                        const std::string &model,
@@ -99,9 +99,12 @@ struct WeightBinding {
   /// The checkpoints, in the order given.
   std::vector<SafetensorsFile> checkpoints;
   /// Per manifest argument: its tensor and the checkpoint holding it (null
-  /// for argument 0, the input, and for an argument left unbound).
+  /// for an input and for a weight left unbound).
   std::vector<const TensorInfo *> tensors;
   std::vector<const SafetensorsFile *> files;
+  /// The arguments that are inputs, in order: role "input", and the named
+  /// ones without a role that no checkpoint holds.
+  std::vector<size_t> inputs;
 
   WeightBinding() = default;
   // `tensors` and `files` point into `checkpoints`.
@@ -109,13 +112,17 @@ struct WeightBinding {
   WeightBinding &operator=(const WeightBinding &) = delete;
 };
 
-/// Opens `paths` and binds every weight argument of `manifest` to its
-/// tensor, checking dtype (F32) and shape; problems go to `errors`. A named
-/// argument binds to the tensor of that name, which exactly one checkpoint
-/// must hold (a missing one names the unused tensors of its shape); an
-/// argument the IR left unnamed to the tensor at its position among the
-/// weights (the checkpoints in order, each by data offset). Returns the
-/// error that stops the checks, an unreadable checkpoint, if any.
+/// Opens `paths` and sorts the arguments of `manifest` into weights and
+/// inputs: a named argument is a weight when a checkpoint holds a tensor of
+/// its name (with role "weight" it must), an input otherwise; an unnamed
+/// one is what its role says. Binds every weight to its tensor, checking
+/// dtype (the checkpoint's F32, I64, I32, BOOL for f32 or bf16, i64, i32,
+/// i1) and shape; problems go to `errors`. A named weight binds to the
+/// tensor of that name, which exactly one checkpoint must hold (a missing
+/// one names the unused tensors of its shape); an unnamed one to the tensor
+/// at its position among the unnamed weights (the checkpoints in order,
+/// each by data offset). Returns the error that stops the checks, an
+/// unreadable checkpoint, if any.
 std::optional<std::string> bindWeights(const Manifest &manifest,
                                        const std::vector<std::string> &paths,
                                        WeightBinding &binding,
@@ -143,12 +150,18 @@ private:
   void *handle;
 };
 
+/// One --input: `name` is empty in the form without a name (--input
+/// FILE.npy), which a model of one input takes.
+struct InputFile {
+  std::string name, path;
+};
+
 /// The files a launch reads and writes, as given on the command line.
 struct LaunchFiles {
   std::string model;
   /// Checkpoints, in order; none for a model without weight arguments.
   std::vector<std::string> weights;
-  std::string input;
+  std::vector<InputFile> inputs;
   /// Written by rank 0 at the end (empty: not written).
   std::string output, reportJson;
 };
@@ -211,13 +224,20 @@ public:
   Status forward(ModelArguments &arguments) const;
 
   const Manifest &manifest() const { return manifest_; }
+  /// After load(): the arguments that are inputs, in order.
+  const std::vector<size_t> &inputs() const { return weights.inputs; }
 
 private:
+  /// Matches `files` to the model's inputs and reads them; problems go to
+  /// `errors`.
+  void readInputs(const LaunchFiles &files, std::vector<std::string> &errors);
+
   std::optional<Backend> backend;
   std::optional<ModelLibrary> library;
   Manifest manifest_;
   WeightBinding weights;
-  std::optional<NpyArray> input;
+  /// Per manifest argument: the array read for an input.
+  std::vector<std::optional<NpyArray>> inputArrays;
 };
 
 /// Rank 0's last step: each result to its file (resultPath of

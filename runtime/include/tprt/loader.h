@@ -186,15 +186,23 @@ Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
                                    const std::optional<Shard> &shard,
                                    int64_t rank, int64_t worldSize);
 
-/// A float32 array read from a .npy file.
+/// An array read from a .npy file.
 struct NpyArray {
+  /// The manifest's name of its element type: "f32", "i64", "i32", "i1".
+  std::string dtype = "f32";
+  size_t elementSize = sizeof(float);
   std::vector<int64_t> shape;
   AlignedBuffer buffer;
   const float *data() const { return buffer.as<float>(); }
 };
 
-/// Reads a version 1.0/2.0/3.0 .npy file of dtype '<f4' in C order.
+/// Reads a version 1.0/2.0/3.0 .npy file in C order of dtype '<f4', '<i8',
+/// '<i4' or '|b1' (numpy's float32, int64, int32, bool).
 Expected<NpyArray> readNpy(const std::string &path);
+
+/// The .npy descriptor of a manifest dtype readNpy reads ("i64" -> "<i8"),
+/// "?" for another.
+std::string npyDescr(const std::string &dtype);
 
 /// Writes `data` (C order) as a version 1.0 .npy file of dtype '<f4'.
 Status writeNpy(const std::string &path, const float *data,

@@ -19,7 +19,10 @@ namespace tprt {
 
 struct ManifestArg {
   std::string name;
-  std::string role; // "input" or "weight"
+  /// "input", "weight", or empty: a named argument without a role is a
+  /// weight when a checkpoint holds a tensor of its name, else an input.
+  std::string role;
+  /// "f32", "bf16" (cuda weights), "i64", "i32" or "i1".
   std::string dtype;
   std::vector<int64_t> shape;      // the full tensor
   std::vector<int64_t> localShape; // what this rank's program takes

@@ -21,13 +21,16 @@
  * what this rank's program takes. A shard {dim, outer} reads dimension `dim`
  * of the full tensor as [outer, D/outer] and gives rank r part r of N
  * contiguous parts of every one of the `outer` blocks (tp.shard in the IR).
- * Argument 0 is the input; every other argument is a weight, bound to the
- * checkpoint tensor of the same name. An argument without a tp.name in the
- * IR is named "argI" with "named": false, and binds by position: weight
- * argument i (i >= 1) takes the checkpoint's i-th tensor in file order
+ * A named argument (tp.name in the IR) has no "role": it is a weight bound
+ * to the checkpoint tensor of its name when a checkpoint holds one, and an
+ * input otherwise. An argument without a tp.name is named "argI" with
+ * "named": false and a "role": "input", or, in a model that names no
+ * argument, "input" for argument 0 and "weight" for the others, which bind
+ * by position: the k-th takes the checkpoint's k-th tensor in file order
  * (with several checkpoints: the files in the order tp-run was given them).
- * Every dtype is "f32", except the weights of a cuda model built with
- * `tp-compile --dtype bf16` that only GEMMs read: "bf16", which the
+ * A dtype is "f32", "i64", "i32" or "i1" (integer tensors: cpu models only;
+ * i1 is one byte per element), or, for the weights of a cuda model built
+ * with `tp-compile --dtype bf16` that only GEMMs read, "bf16", which the
  * launcher converts from the checkpoint's f32 before the first call.
  *
  *===----------------------------------------------------------------------===*/

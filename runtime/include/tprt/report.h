@@ -14,6 +14,7 @@
 #include "tprt/tprt.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,16 +22,23 @@ namespace tprt {
 
 struct RunReport {
   RunReport() = default;
-  /// The run's description: `model` (as given) with `manifest`, on
-  /// `worldSize` ranks; `warmup` untimed and `iterations` timed passes.
-  RunReport(std::string model, const Manifest &manifest, int worldSize,
-            int warmup, int iterations);
+  /// The run's description: `model` (as given) with `manifest` whose
+  /// arguments `inputs` are inputs, on `worldSize` ranks; `warmup` untimed
+  /// and `iterations` timed passes.
+  RunReport(std::string model, const Manifest &manifest,
+            const std::vector<size_t> &inputs, int worldSize, int warmup,
+            int iterations);
 
   std::string model;
   std::string backend;
   int64_t tpSize = 0;
   int worldSize = 1;
+  /// The input that carries the tokens (tokenInput), its shape, and how
+  /// many inputs the model takes.
+  std::string inputName;
   std::vector<int64_t> inputShape;
+  size_t inputCount = 1;
+  int64_t tokens = 1;
   int warmup = 0;
   int iterations = 0;
   double loadSeconds = 0, sliceSeconds = 0;
@@ -42,6 +50,13 @@ struct RunReport {
   /// slices, the heap's growth over the forward passes.
   double peakRssMib = 0, weightsLocalMib = 0, activationsMib = 0;
 };
+
+/// Which of `inputs` (argument numbers of `manifest`) carries the tokens,
+/// and how many: the first integer input of rank 2 is token ids [B, S] (B *
+/// S tokens); without one, the first input, whose dimensions but the last
+/// count the tokens ([B, S, D]: B * S). Empty `inputs`: none, one token.
+std::pair<std::optional<size_t>, int64_t>
+tokenInput(const Manifest &manifest, const std::vector<size_t> &inputs);
 
 /// The block tp-run prints on stdout.
 std::string reportText(const RunReport &report);
