@@ -118,7 +118,8 @@ void CutPropagation::gather(OpOperand &use, const Twine &reason) {
   collectives.push_back(std::move(c));
 }
 
-void CutPropagation::reduce(Operation *op, ReductionKind kind, bool narrowing,
+void CutPropagation::reduce(Operation *op, ReductionKind kind,
+                            PlannedCollective::Purpose purpose,
                             const Twine &reason) {
   if (!reduced.insert(op).second)
     return;
@@ -126,7 +127,7 @@ void CutPropagation::reduce(Operation *op, ReductionKind kind, bool narrowing,
   c.kind = PlannedCollective::Kind::AllReduce;
   c.reduction = kind;
   c.op = op;
-  c.narrowing = narrowing;
+  c.purpose = purpose;
   c.bytes = tensorBytes(op->getResult(0).getType());
   c.reason = reason.str();
   collectives.push_back(std::move(c));

@@ -62,7 +62,7 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
     for (const PlannedCollective &c : region.collectives) {
       if (c.kind == PlannedCollective::Kind::AllReduce)
         partialOf[c.op] = index + 1;
-      pairs += c.narrowing;
+      pairs += c.purpose == PlannedCollective::Purpose::Pair;
     }
   }
 

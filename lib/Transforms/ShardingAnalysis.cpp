@@ -164,13 +164,17 @@ struct Candidate {
 };
 } // namespace
 
-/// A cut whose only collectives gather values the function returns: the
-/// column-parallel output of Megatron's vocabulary-parallel LM head, which
-/// every rank computes a slice of and the caller receives whole.
-static bool gathersOnlyResults(const Candidate &candidate) {
+/// A cut with no narrowing partner whose values leave the function:
+/// Megatron's vocabulary-parallel LM head, of which every rank computes a
+/// slice and the caller receives it whole. Its only collectives gather
+/// values the function returns, or combine reductions over the cut
+/// dimension (a softmax's max and sum of exponentials over the
+/// vocabulary), which move one value per reduced row.
+static bool isOutputParallel(const Candidate &candidate) {
   return llvm::all_of(candidate.collectives, [](const PlannedCollective &c) {
-    return c.kind == PlannedCollective::Kind::AllGather &&
-           c.op->hasTrait<OpTrait::ReturnLike>();
+    if (c.kind == PlannedCollective::Kind::AllReduce)
+      return c.purpose == PlannedCollective::Purpose::Combine;
+    return c.op->hasTrait<OpTrait::ReturnLike>();
   });
 }
 
@@ -245,7 +249,7 @@ static void describeFallbacks(const Candidate &best, bool asError,
                               int64_t tpSize,
                               ArrayRef<CutPropagation::Failure> rejected) {
   for (const PlannedCollective &c : best.collectives) {
-    if (c.narrowing)
+    if (c.isPlanned())
       continue;
     InFlightDiagnostic diag = asError ? c.op->emitError() : c.op->emitRemark();
     diag << "tensor-parallel cut for " << tpSize << " ranks needs "
@@ -468,9 +472,9 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       candidate.broadcastReads = std::move(attempt.broadcastReads);
       for (const PlannedCollective &c : candidate.collectives) {
         candidate.total += c.bytes;
-        if (!c.narrowing)
+        if (!c.isPlanned())
           candidate.extra += c.bytes;
-        candidate.hasNarrowing |= c.narrowing;
+        candidate.hasNarrowing |= c.isPlanned();
       }
       if (!best || candidate.cost() < best->cost())
         best = std::move(candidate);
@@ -506,14 +510,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     // gathered there (the LM head); any other needs fallback collectives.
     // Without allow-fallback the seed then stays whole on every rank, which
     // costs no communication, unless the tp size is what failed.
-    if (!best->hasNarrowing && !gathersOnlyResults(*best) && !allowFallback &&
+    if (!best->hasNarrowing && !isOutputParallel(*best) && !allowFallback &&
         !tpSizeFails(seed, failures, tpSize)) {
       unplaced.push_back({seed, std::move(failures),
                           Unplaced::Why::NeedsFallback, std::move(best)});
       continue;
     }
 
-    if (!best->hasNarrowing && !gathersOnlyResults(*best)) {
+    if (!best->hasNarrowing && !isOutputParallel(*best)) {
       auto diag = allowFallback ? seed.op->emitRemark() : seed.op->emitError();
       diag << "widening contraction has no narrowing partner: its cut "
               "output dimension "
@@ -527,7 +531,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
         return failure();
       }
     }
-    if (best->extra > 0 && !gathersOnlyResults(*best)) {
+    if (best->extra > 0 && !isOutputParallel(*best)) {
       describeFallbacks(*best, !allowFallback, tpSize, failures);
       if (!allowFallback)
         return failure();

@@ -88,7 +88,8 @@ func.func @max_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4
 
 // -----
 
-// The same with a sum: each rank would hold partial sums, not a part.
+// The same with a sum of products of two cut values: each rank would hold
+// partial sums, not a part.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @sum_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4x8xf32> {
@@ -100,10 +101,11 @@ func.func @sum_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tensor<4
   %se = tensor.empty() : tensor<4x8xf32>
   %sinit = linalg.fill ins(%zero : f32) outs(%se : tensor<4x8xf32>) -> tensor<4x8xf32>
   // expected-note @+1 {{'linalg.generic' sums over the cut loop but its result is needed cut}}
-  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "reduction"]}
-      ins(%h : tensor<4x8xf32>) outs(%sinit : tensor<4x8xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %r = arith.addf %a, %o : f32
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "reduction"]}
+      ins(%h, %h : tensor<4x8xf32>, tensor<4x8xf32>) outs(%sinit : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %p : f32
     linalg.yield %r : f32
   } -> tensor<4x8xf32>
   %ae = tensor.empty() : tensor<4x8xf32>
@@ -183,7 +185,8 @@ func.func @softmax_needed_cut(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>) -> tens
 // -----
 
 // A row max over the cut dimension next to a column -> row pair: the pair
-// is clean, the max needs the whole of %h.
+// is clean, the max is combined from the ranks' partial maxima, one
+// all-reduce more than the pair costs.
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -195,7 +198,7 @@ func.func @row_max(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8x
   %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   %me = tensor.empty() : tensor<4xf32>
   %minit = linalg.fill ins(%ninf : f32) outs(%me : tensor<4xf32>) -> tensor<4xf32>
-  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-gather of 'tensor<4x8xf32>' here (128 bytes per rank per forward pass): 'linalg.generic' reduces nonlinearly over the cut dimension; accept it with allow-fallback=true (tp-compile: --allow-fallback)}}
+  // expected-error @+1 {{tensor-parallel cut for 2 ranks needs an all-reduce (max) of partial results of 'tensor<4xf32>' here (16 bytes per rank per forward pass): 'linalg.generic' reduces over the cut dimension: each rank reduces its part; accept it with allow-fallback=true (tp-compile: --allow-fallback)}}
   %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%h : tensor<4x8xf32>) outs(%minit : tensor<4xf32>) {
   ^bb0(%a: f32, %o: f32):

@@ -52,17 +52,35 @@ struct PlannedCollective {
     /// `use` needs the whole of its cut operand.
     AllGather,
   };
+  /// What the collective is for, which decides whether a plan needs it.
+  enum class Purpose {
+    /// The all-reduce after a contraction over a cut weight dimension: the
+    /// one collective a column -> row pair is meant to cost.
+    Pair,
+    /// The all-reduce that sums a vocabulary-parallel lookup.
+    Lookup,
+    /// An all-reduce that completes a reduction of one value over the cut
+    /// dimension (a max, a sum of exponentials): small, as the reduction's
+    /// result is.
+    Combine,
+    /// Anything else: an all-gather, or an all-reduce of partial scores
+    /// when the cut falls inside heads.
+    Other,
+  };
   Kind kind;
   ReductionKind reduction = ReductionKind::Sum;
   Operation *op = nullptr;
   OpOperand *use = nullptr;
-  /// An all-reduce after a contraction over a cut weight dimension: the one
-  /// collective a column -> row pair is meant to cost.
-  bool narrowing = false;
+  Purpose purpose = Purpose::Other;
   /// Bytes of the full tensor moved (what each rank receives).
   int64_t bytes = 0;
-  /// Why a non-narrowing collective is needed.
+  /// Why a collective other than a pair's or a lookup's is needed.
   std::string reason;
+
+  /// The collective a clean region is made of: a pair's or a lookup's.
+  bool isPlanned() const {
+    return purpose == Purpose::Pair || purpose == Purpose::Lookup;
+  }
 
   /// The value the collective makes whole (the partial result or the cut
   /// operand), for its type and size.
@@ -96,9 +114,9 @@ public:
   /// `use` needs the whole of its cut operand: an all-gather before it.
   void gather(OpOperand &use, const Twine &reason);
   /// Result 0 of `op` holds a partial `kind` reduction: an all-reduce
-  /// after it. `narrowing` marks the one all-reduce a pair costs.
-  void reduce(Operation *op, ReductionKind kind, bool narrowing,
-              const Twine &reason);
+  /// after it, for `purpose`.
+  void reduce(Operation *op, ReductionKind kind,
+              PlannedCollective::Purpose purpose, const Twine &reason);
   /// Another cut worth a separate attempt (another factor of a reshape).
   void hint(Value start, DimCut cut) { hints.push_back({start, cut}); }
   /// `v` stays whole and is read whole to make a cut value (a single K/V

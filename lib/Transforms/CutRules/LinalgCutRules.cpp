@@ -11,6 +11,7 @@
 #include "tp/Transforms/CutRuleOpInterface.h"
 #include "tp/Transforms/ShardingAnalysis.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -50,6 +51,30 @@ cutLoop(linalg::LinalgOp op, ArrayRef<AffineMap> maps, CutPropagation &state) {
   return loop;
 }
 
+/// The kind of a reduction of one value whose parts the ranks can reduce
+/// apart and combine with an all-reduce: one input, one result, the body
+/// `acc = max(acc, x)`, `min(acc, x)` or `acc + x` (a softmax's max and
+/// sum of exponentials). Not a contraction: a sum of products of two cut
+/// activations is a cut inside heads.
+static std::optional<ReductionKind> combinableReduction(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op->getNumResults() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  Operation *combiner = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getNumOperands() != 2 ||
+      !llvm::is_contained(combiner->getOperands(), body->getArgument(1)) ||
+      !llvm::is_contained(combiner->getOperands(), body->getArgument(0)))
+    return std::nullopt;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(combiner))
+    return ReductionKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(combiner))
+    return ReductionKind::Min;
+  if (isa<arith::AddFOp, arith::AddIOp>(combiner))
+    return ReductionKind::Sum;
+  return std::nullopt;
+}
+
 static LogicalResult propagateLinalg(linalg::LinalgOp op,
                                      CutPropagation &state) {
   // Indexing maps are rebuilt on each query for some ops; fetch them once.
@@ -78,7 +103,8 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
 
   bool reduction =
       op.getIteratorTypesArray()[l] == utils::IteratorType::reduction;
-  if (reduction && !isSumReduction(op)) {
+  std::optional<ReductionKind> combine = combinableReduction(op);
+  if (reduction && !isSumReduction(op) && !combine) {
     // A max or a normalisation over the cut: only the whole input will do.
     for (OpResult result : op->getResults())
       if (state.lookup(result))
@@ -110,6 +136,19 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
   for (OpOperand &operand : op->getOpOperands())
     if (failed(markIndexed(operand.get(), maps[operand.getOperandNumber()])))
       return failure();
+  if (reduction && combine) {
+    // Each rank reduces its part; an all-reduce of the same kind combines
+    // the parts (the init, read by every rank, is counted once by a max or
+    // a min; a sum's is taken out by the rewrite).
+    if (state.lookup(op->getResult(0)))
+      return state.fail(op, "reduces over the cut loop but its result is "
+                            "needed cut");
+    state.reduce(op, *combine, PlannedCollective::Purpose::Combine,
+                 llvm::formatv("'{0}' reduces over the cut dimension: each "
+                               "rank reduces its part",
+                               op->getName()));
+    return success();
+  }
   if (reduction) {
     if (op->getNumResults() != 1)
       return state.fail(op, "sums several results over the cut loop; only "
@@ -123,7 +162,9 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
       return maps[in->getOperandNumber()].isFunctionOfDim(l) &&
              isWeight(in->get());
     });
-    state.reduce(op, ReductionKind::Sum, narrowing,
+    state.reduce(op, ReductionKind::Sum,
+                 narrowing ? PlannedCollective::Purpose::Pair
+                           : PlannedCollective::Purpose::Other,
                  narrowing ? ""
                            : "it sums over the cut dimension of two "
                              "activations (in attention: the cut falls "

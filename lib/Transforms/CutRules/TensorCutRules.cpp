@@ -351,7 +351,8 @@ struct ExtractCutRule
     if (state.lookup(generic->getResult(0)))
       return state.fail(op, "looks up a cut table but its result is needed "
                             "cut");
-    state.reduce(generic, ReductionKind::Sum, /*narrowing=*/true, "");
+    state.reduce(generic, ReductionKind::Sum,
+                 PlannedCollective::Purpose::Lookup, "");
     return success();
   }
 

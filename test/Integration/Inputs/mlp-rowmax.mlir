@@ -1,6 +1,6 @@
 // A column -> row pair whose hidden values also feed a row max over the cut
-// dimension: with allow-fallback the max reads them gathered. Used by
-// fallback.test.
+// dimension: with allow-fallback each rank takes the max of its part and an
+// all-reduce combines them. Used by fallback.test.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 func.func @row_max(%x: tensor<4x8xf32>, %up: tensor<8x16xf32>, %down: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
