@@ -49,6 +49,20 @@ static std::string collectiveLabel(Operation *op) {
   return s;
 }
 
+/// What a region is, by the collectives it was planned with.
+static StringRef regionKind(const ShardRegion &region) {
+  auto has = [&](PlannedCollective::Purpose purpose) {
+    return llvm::any_of(region.collectives, [&](const PlannedCollective &c) {
+      return c.purpose == purpose;
+    });
+  };
+  if (has(PlannedCollective::Purpose::Lookup))
+    return "vocabulary-parallel lookup";
+  if (has(PlannedCollective::Purpose::Pair))
+    return "column -> row";
+  return "output-parallel, gathered before the return";
+}
+
 void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
                            raw_ostream &os) {
   DenseMap<Value, std::pair<unsigned, DimCut>> cutOf;
@@ -70,9 +84,9 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
      << " ranks, " << pairs << " column->row pair(s) in " << plan.regions.size()
      << " cut region(s)\n";
   for (auto [index, region] : llvm::enumerate(plan.regions)) {
-    os << "  region " << index + 1 << ": seed '" << region.seed->getName()
-       << "' at " << region.seed->getLoc() << ", " << region.collectives.size()
-       << " collective(s)";
+    os << "  region " << index + 1 << " (" << regionKind(region) << "): seed '"
+       << region.seed->getName() << "' at " << region.seed->getLoc() << ", "
+       << region.collectives.size() << " collective(s)";
     for (BlockArgument arg : func.getArguments())
       if (auto it = cutOf.find(arg);
           it != cutOf.end() && it->second.first == index + 1) {
@@ -86,6 +100,10 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
       }
     os << "\n";
   }
+
+  for (auto &[seed, why] : plan.wholeSeeds)
+    os << "  left whole: '" << seed->getName() << "' at " << seed->getLoc()
+       << ": " << why << "\n";
 
   os << "  trace (rank-local types):\n";
   // Collectives by kind, in the dialect's order.

@@ -564,27 +564,30 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     if (covered.contains(u.seed.op))
       continue;
     Value result = u.seed.op->getResult(0);
+    // Remarked at the seed and kept for explain.
+    auto leaveWhole = [&](const Twine &why) {
+      plan.wholeSeeds.push_back({u.seed.op, why.str()});
+      return u.seed.op->emitRemark() << "left whole on every rank: " << why;
+    };
+    std::string type;
+    llvm::raw_string_ostream(type) << result.getType();
     if (u.why == Unplaced::Why::NoCut) {
-      InFlightDiagnostic diag =
-          u.seed.op->emitRemark()
-          << "left whole on every rank: no tensor-parallel cut of output "
-             "dimension "
-          << u.seed.dim << " of " << result.getType()
-          << " keeps the values after it local; each cut tried fails (see "
-             "notes)";
+      InFlightDiagnostic diag = leaveWhole(
+          "no tensor-parallel cut of output dimension " + Twine(u.seed.dim) +
+          " of '" + type +
+          "' keeps the values after it local; each cut tried fails (see "
+          "notes)");
       noteRejected(diag, u.failures, "");
       continue;
     }
     if (u.why == Unplaced::Why::NeedsFallback) {
-      InFlightDiagnostic diag =
-          u.seed.op->emitRemark()
-          << "left whole on every rank: its cut output dimension " << u.seed.dim
-          << " of " << result.getType()
-          << " is never summed over by a contraction with a weight, and "
-             "gathering it would cost "
-          << u.fallback->extra
-          << " bytes per rank per forward pass (allow-fallback=true "
-             "accepts that)";
+      InFlightDiagnostic diag = leaveWhole(
+          "its cut output dimension " + Twine(u.seed.dim) + " of '" + type +
+          "' is never summed over by a contraction with a weight, and "
+          "gathering it would cost " +
+          Twine(u.fallback->extra) +
+          " bytes per rank per forward pass (allow-fallback=true accepts "
+          "that)");
       for (const PlannedCollective &c : u.fallback->collectives)
         diag.attachNote(c.op->getLoc()) << c.reason;
       continue;
@@ -598,11 +601,9 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     if (read(result) || llvm::any_of(slice, [&](Operation *op) {
           return llvm::any_of(op->getResults(), read);
         })) {
-      u.seed.op->emitRemark()
-          << "left whole on every rank: no cut for " << tpSize
-          << " ranks of output dimension " << u.seed.dim << " of "
-          << result.getType()
-          << ", and the cut regions read it through a broadcast";
+      leaveWhole("no cut for " + Twine(tpSize) + " ranks of output dimension " +
+                 Twine(u.seed.dim) + " of '" + type +
+                 "', and the cut regions read it through a broadcast");
       continue;
     }
     reportNoCut(u.seed, tpSize, u.failures);

@@ -31,6 +31,9 @@ struct ShardRegion {
 struct ShardPlan {
   int64_t tpSize = 1;
   SmallVector<ShardRegion> regions;
+  /// Contractions computed whole on every rank, each with why (the remark
+  /// the analysis emitted there), for explain.
+  SmallVector<std::pair<Operation *, std::string>> wholeSeeds;
 };
 
 /// Elements of a ranked tensor type, each dynamic dimension counted as 1
