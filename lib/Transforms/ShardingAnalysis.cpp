@@ -406,6 +406,67 @@ static bool reachesBroadcast(Operation *seed,
   });
 }
 
+/// Multiply-adds of the contractions a region cuts or sums, per pair it
+/// holds (blocks that share a value, one mask read by every layer's
+/// attention, are one region of many pairs): the work one pair's
+/// collectives divide among the ranks.
+static int64_t workPerPair(const ShardRegion &region) {
+  SetVector<Operation *> ops;
+  for (auto &[value, cut] : region.cuts)
+    if (Operation *def = value.getDefiningOp())
+      ops.insert(def);
+  for (const PlannedCollective &c : region.collectives)
+    if (c.kind == PlannedCollective::Kind::AllReduce)
+      ops.insert(c.op);
+  int64_t work = 0;
+  for (Operation *op : ops) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || linalgOp.getNumReductionLoops() == 0)
+      continue;
+    int64_t iterations = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges())
+      if (!ShapedType::isDynamic(range))
+        iterations *= range;
+    work += iterations;
+  }
+  int64_t pairs =
+      llvm::count_if(region.collectives, [](const PlannedCollective &c) {
+        return c.purpose == PlannedCollective::Purpose::Pair;
+      });
+  return work / std::max<int64_t>(pairs, 1);
+}
+
+/// A region whose pairs do less than 1/kSliverRatio of the work of the
+/// function's largest pair pays the same collective for a sliver of the
+/// saving: a BERT pooler and classifier on one token, next to blocks on
+/// every token. It is dropped, its values computed whole on every rank (as
+/// Megatron keeps the pooler). Lookups are kept: they save memory, not work.
+constexpr int64_t kSliverRatio = 16;
+static void dropSlivers(ShardPlan &plan) {
+  auto isLookup = [](const ShardRegion &region) {
+    return llvm::any_of(region.collectives, [](const PlannedCollective &c) {
+      return c.purpose == PlannedCollective::Purpose::Lookup;
+    });
+  };
+  int64_t most = 0;
+  for (const ShardRegion &region : plan.regions)
+    if (!isLookup(region))
+      most = std::max(most, workPerPair(region));
+  llvm::erase_if(plan.regions, [&](const ShardRegion &region) {
+    int64_t work = workPerPair(region);
+    if (isLookup(region) || work * kSliverRatio >= most)
+      return false;
+    std::string why = ("its cut would divide " + Twine(work) +
+                       " multiply-adds per pair, under 1/" +
+                       Twine(kSliverRatio) + " of the largest pair's " +
+                       Twine(most) + ": not worth its collectives")
+                          .str();
+    region.seed->emitRemark() << "left whole on every rank: " << why;
+    plan.wholeSeeds.push_back({region.seed, why});
+    return true;
+  });
+}
+
 FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                                                int64_t tpSize,
                                                bool allowFallback) {
@@ -552,6 +613,8 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     }
     plan.regions.push_back(std::move(region));
   }
+
+  dropSlivers(plan);
 
   // A seed without a cut may stay whole on every rank when what it computes
   // reaches a broadcast that makes a cut region's cut dimension, through

@@ -540,3 +540,33 @@ func.func @index_of_cut_loop(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: t
   return %y : tensor<4x8xf32>
 }
 
+
+// -----
+
+// A pair on one row (a pooler) next to a pair on 64: it does 1/256 of the
+// work for the same all-reduce, and stays whole.
+
+#pid = affine_map<(d0, d1) -> (d0, d1)>
+func.func @pooler(%x: tensor<64x16xf32>, %up: tensor<16x64xf32>, %down: tensor<64x16xf32>, %p1: tensor<16x16xf32>, %p2: tensor<16x16xf32>) -> tensor<1x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %he = tensor.empty() : tensor<64x64xf32>
+  %hinit = linalg.fill ins(%zero : f32) outs(%he : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<64x16xf32>, tensor<16x64xf32>) outs(%hinit : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %ye = tensor.empty() : tensor<64x16xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%ye : tensor<64x16xf32>) -> tensor<64x16xf32>
+  %y = linalg.matmul ins(%h, %down : tensor<64x64xf32>, tensor<64x16xf32>) outs(%yinit : tensor<64x16xf32>) -> tensor<64x16xf32>
+  %first = tensor.extract_slice %y[0, 0] [1, 16] [1, 1] : tensor<64x16xf32> to tensor<1x16xf32>
+  %pe = tensor.empty() : tensor<1x16xf32>
+  %pinit = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x16xf32>) -> tensor<1x16xf32>
+  // expected-remark @+1 {{left whole on every rank: its cut would divide 512 multiply-adds per pair, under 1/16 of the largest pair's 131072: not worth its collectives}}
+  %p = linalg.matmul ins(%first, %p1 : tensor<1x16xf32>, tensor<16x16xf32>) outs(%pinit : tensor<1x16xf32>) -> tensor<1x16xf32>
+  %t = linalg.generic {indexing_maps = [#pid, #pid], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<1x16xf32>) outs(%pe : tensor<1x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.tanh %v : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16xf32>
+  %qinit = linalg.fill ins(%zero : f32) outs(%pe : tensor<1x16xf32>) -> tensor<1x16xf32>
+  %q = linalg.matmul ins(%t, %p2 : tensor<1x16xf32>, tensor<16x16xf32>) outs(%qinit : tensor<1x16xf32>) -> tensor<1x16xf32>
+  return %q : tensor<1x16xf32>
+}
