@@ -164,17 +164,24 @@ struct Candidate {
 };
 } // namespace
 
-/// A cut with no narrowing partner whose values leave the function:
-/// Megatron's vocabulary-parallel LM head, of which every rank computes a
-/// slice and the caller receives it whole. Its only collectives gather
-/// values the function returns, or combine reductions over the cut
-/// dimension (a softmax's max and sum of exponentials over the
-/// vocabulary), which move one value per reduced row.
-static bool isOutputParallel(const Candidate &candidate) {
-  return llvm::all_of(candidate.collectives, [](const PlannedCollective &c) {
-    if (c.kind == PlannedCollective::Kind::AllReduce)
-      return c.purpose == PlannedCollective::Purpose::Combine;
-    return c.op->hasTrait<OpTrait::ReturnLike>();
+/// Whether every collective of `candidate` is one its cut is meant to
+/// cost: a pair's or a lookup's all-reduce, an all-gather of a value the
+/// function returns (the caller takes it whole: the logits of Megatron's
+/// vocabulary-parallel LM head, a hidden state returned as well), or, in a
+/// region without a pair, an all-reduce combining a reduction over the cut
+/// dimension (a softmax's max and sum of exponentials over the vocabulary,
+/// one value per row). Anything else is a fallback.
+static bool needsNoFallback(const Candidate &candidate) {
+  bool pair =
+      llvm::any_of(candidate.collectives, [](const PlannedCollective &c) {
+        return c.purpose == PlannedCollective::Purpose::Pair;
+      });
+  return llvm::all_of(candidate.collectives, [&](const PlannedCollective &c) {
+    if (c.isPlanned())
+      return true;
+    if (c.kind == PlannedCollective::Kind::AllGather)
+      return c.op->hasTrait<OpTrait::ReturnLike>();
+    return !pair && c.purpose == PlannedCollective::Purpose::Combine;
   });
 }
 
@@ -546,7 +553,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
 
     // A lookup is cut only where the cut is clean; a table left whole is
     // read whole by every rank, which is always right.
-    if (seed.lookup && (!best || !best->hasNarrowing || best->extra > 0))
+    if (seed.lookup && (!best || !needsNoFallback(*best)))
       continue;
 
     if (!best) {
@@ -571,14 +578,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     // gathered there (the LM head); any other needs fallback collectives.
     // Without allow-fallback the seed then stays whole on every rank, which
     // costs no communication, unless the tp size is what failed.
-    if (!best->hasNarrowing && !isOutputParallel(*best) && !allowFallback &&
+    if (!best->hasNarrowing && !needsNoFallback(*best) && !allowFallback &&
         !tpSizeFails(seed, failures, tpSize)) {
       unplaced.push_back({seed, std::move(failures),
                           Unplaced::Why::NeedsFallback, std::move(best)});
       continue;
     }
 
-    if (!best->hasNarrowing && !isOutputParallel(*best)) {
+    if (!best->hasNarrowing && !needsNoFallback(*best)) {
       auto diag = allowFallback ? seed.op->emitRemark() : seed.op->emitError();
       diag << "widening contraction has no narrowing partner: its cut "
               "output dimension "
@@ -592,7 +599,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
         return failure();
       }
     }
-    if (best->extra > 0 && !isOutputParallel(*best)) {
+    if (best->extra > 0 && !needsNoFallback(*best)) {
       describeFallbacks(*best, !allowFallback, tpSize, failures);
       if (!allowFallback)
         return failure();
