@@ -43,7 +43,9 @@ def TPFoldTransposeIntoMatmul : Pass<"tp-fold-transpose-into-matmul"> {
     operand map's last two results swapped; `tp-linalg-to-runtime` passes
     that on as the GEMM's transpose flag. A transpose left without users
     goes away. Other permutations are left alone (the runtime's GEMM takes
-    plain or swapped operands only).
+    plain or swapped operands only). A copy `linalg.generic` whose maps
+    swap the last two dimensions (torch-mlir's TorchScript form of a
+    transpose) is folded the same way.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
