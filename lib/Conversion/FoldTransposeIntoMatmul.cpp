@@ -2,10 +2,12 @@
 //
 // matmul(transpose(w), x) -> matmul(w, x) with w's map results swapped, for
 // the swaps of the last two dimensions the runtime's GEMM takes as a
-// transpose flag (tp-linalg-to-runtime).
+// transpose flag (tp-linalg-to-runtime). The transpose is a linalg.transpose
+// or a copy generic that permutes (torch-mlir's TorchScript path).
 //
 //===----------------------------------------------------------------------===//
 
+#include "CopyGenerics.h"
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -31,6 +33,26 @@ bool swapsLastTwo(ArrayRef<int64_t> perm) {
   return true;
 }
 
+/// The value `v` is a copy of with its last two dimensions swapped, or null.
+Value swappedSource(Value v) {
+  if (auto transpose = v.getDefiningOp<linalg::TransposeOp>())
+    return swapsLastTwo(transpose.getPermutation()) ? transpose.getInput()
+                                                    : Value();
+  linalg::GenericOp copy = tp::getCopyGeneric(v);
+  if (!copy)
+    return {};
+  AffineMap in = copy.getIndexingMapsArray()[0];
+  AffineMap out = copy.getIndexingMapsArray()[1];
+  if (!in.isPermutation() || !out.isPermutation())
+    return {};
+  // Dimension i of the copy is dimension perm[i] of its input, as in
+  // linalg.transpose: the input dimension read by the same loop.
+  SmallVector<int64_t> perm;
+  for (AffineExpr loop : out.getResults())
+    perm.push_back(*in.getResultPosition(loop));
+  return swapsLastTwo(perm) ? copy.getDpsInputs()[0] : Value();
+}
+
 template <typename GemmOp> struct FoldTranspose : OpRewritePattern<GemmOp> {
   using OpRewritePattern<GemmOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(GemmOp op,
@@ -41,14 +63,14 @@ template <typename GemmOp> struct FoldTranspose : OpRewritePattern<GemmOp> {
     SmallVector<Value> inputs(op.getDpsInputs());
     bool folded = false;
     for (unsigned i = 0; i < 2; ++i) {
-      auto transpose = inputs[i].template getDefiningOp<linalg::TransposeOp>();
-      if (!transpose || !swapsLastTwo(transpose.getPermutation()))
+      Value source = swappedSource(inputs[i]);
+      if (!source)
         continue;
       SmallVector<AffineExpr> results(maps[i].getResults());
       std::swap(results[results.size() - 2], results.back());
       maps[i] =
           AffineMap::get(maps[i].getNumDims(), 0, results, op.getContext());
-      inputs[i] = transpose.getInput();
+      inputs[i] = source;
       folded = true;
     }
     if (!folded)

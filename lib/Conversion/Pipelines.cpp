@@ -20,11 +20,16 @@
 
 using namespace mlir;
 
-void mlir::tp::addTensorSimplifications(OpPassManager &pm) {
+void mlir::tp::addTensorSimplifications(
+    OpPassManager &pm, const TensorSimplificationOptions &options) {
   pm.addPass(createTPDecomposeAggregates());
   // Elementwise arith and math on whole tensors (TOSA's erf, say) as
   // generics: the later passes and the loop lowering take linalg.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Before the transpose folding: the weight's transpose reaches the GEMM
+  // only once the broadcast between them is gone.
+  if (options.foldBroadcastIntoMatmul)
+    pm.addPass(createTPFoldBroadcastIntoMatmul());
   pm.addPass(createTPFoldTransposeIntoMatmul());
   pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());
@@ -86,8 +91,9 @@ void mlir::tp::addHostToLLVM(
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void mlir::tp::buildCpuLoweringPipeline(OpPassManager &pm) {
-  addTensorSimplifications(pm);
+void mlir::tp::buildCpuLoweringPipeline(
+    OpPassManager &pm, const TensorSimplificationOptions &options) {
+  addTensorSimplifications(pm, options);
   addRuntimeCallsAndBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addDeallocation(pm);

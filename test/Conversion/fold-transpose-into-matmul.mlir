@@ -61,3 +61,35 @@ func.func @head_permutation(%x: tensor<4x2x8xf32>, %y: tensor<2x8x4xf32>) -> ten
   %s = tensor.extract_slice %r[0, 0, 0] [2, 2, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<2x2x4xf32>
   return %s : tensor<2x2x4xf32>
 }
+
+// -----
+
+// torch-mlir's TorchScript path writes the weight's transpose as a copy
+// generic (identity input map, swapped output map): it folds as well; one
+// that keeps the layout does not.
+// CHECK-DAG: #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @generic_transpose(
+// CHECK-SAME: %[[X:.*]]: tensor<1x8xf32>, %[[W:.*]]: tensor<2x8xf32>, %[[V:.*]]: tensor<8x2xf32>
+// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[V]] :
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #[[BT]], #{{.*}}] ins(%[[X]], %[[W]] :
+// CHECK: linalg.matmul ins(%[[X]], %[[COPY]] :
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#swap = affine_map<(d0, d1) -> (d1, d0)>
+func.func @generic_transpose(%x: tensor<1x8xf32>, %w: tensor<2x8xf32>, %v: tensor<8x2xf32>)
+    -> (tensor<1x2xf32>, tensor<1x2xf32>) {
+  %e = tensor.empty() : tensor<8x2xf32>
+  %wt = linalg.generic {indexing_maps = [#id, #swap], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<2x8xf32>) outs(%e : tensor<8x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x2xf32>
+  %vc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<8x2xf32>) outs(%e : tensor<8x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x2xf32>
+  %o = tensor.empty() : tensor<1x2xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x8xf32>, tensor<8x2xf32>) outs(%o : tensor<1x2xf32>) -> tensor<1x2xf32>
+  %r2 = linalg.matmul ins(%x, %vc : tensor<1x8xf32>, tensor<8x2xf32>) outs(%o : tensor<1x2xf32>) -> tensor<1x2xf32>
+  return %r, %r2 : tensor<1x2xf32>, tensor<1x2xf32>
+}

@@ -87,6 +87,12 @@ static cl::opt<std::string> gemmDtype(
     cl::desc("GEMM input type: f32, or bf16 (cuda: operands rounded to bf16, "
              "fp32 accumulation and activations)"),
     cl::init("f32"), cl::cat(category));
+static cl::opt<bool> foldBroadcastIntoMatmul(
+    "fold-broadcast-into-matmul",
+    cl::desc("run a batched GEMM by a weight broadcast over the batch "
+             "(torch-mlir's linear layers) as one GEMM on the weight; false "
+             "keeps the broadcast copy, to measure what it costs"),
+    cl::init(true), cl::cat(category));
 
 static cl::OptionCategory cudaCategory("tp-compile options for --backend cuda");
 static cl::opt<std::string> cudaChip("cuda-chip", cl::desc("GPU architecture"),
@@ -112,9 +118,12 @@ static LogicalResult fail(const Twine &message) {
 }
 
 static void addLowering(PassManager &pm) {
+  tp::TensorSimplificationOptions tensor;
+  tensor.foldBroadcastIntoMatmul = foldBroadcastIntoMatmul;
   if (backend != "cuda")
-    return tp::buildCpuLoweringPipeline(pm);
+    return tp::buildCpuLoweringPipeline(pm, tensor);
   tp::CudaLoweringOptions cuda;
+  cuda.tensor = tensor;
   cuda.gemmDtype = gemmDtype;
   cuda.chip = cudaChip;
   cuda.toolkitPath = cudaToolkit;

@@ -12,6 +12,8 @@
 #ifndef TP_CONVERSION_CUDAPIPELINE_H
 #define TP_CONVERSION_CUDAPIPELINE_H
 
+#include "tp/Conversion/Passes.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -41,6 +43,8 @@ struct CudaLoweringOptions {
   /// output: tprt_matmul_bf16; weights only GEMMs read are stored in bf16,
   /// other operands rounded by a kernel).
   std::string gemmDtype = "f32";
+  /// The stages shared with the CPU lowering.
+  TensorSimplificationOptions tensor;
 };
 
 /// With gemmDtype "bf16": the module attribute (a DenseI64ArrayAttr) listing

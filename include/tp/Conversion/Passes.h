@@ -26,12 +26,20 @@ namespace mlir::tp {
 /// decomposition into generics; fails at the first that cannot be.
 LogicalResult decomposeAggregatedOps(Operation *root);
 
+/// Options of the stages both lowerings share.
+struct TensorSimplificationOptions {
+  /// tp-fold-broadcast-into-matmul; off only to measure what it saves
+  /// (bench/cpu/bert_linears.sh).
+  bool foldBroadcastIntoMatmul = true;
+};
+
 /// Stages the CPU and cuda lowerings share. First, on tensors: aggregates
-/// decomposed, elementwise ops on whole tensors as generics, transposed
-/// GEMM operands read through the GEMM's maps,
-/// pointwise chains fused, f32 math approximated, strided rank-reducing
-/// slices unfolded.
-void addTensorSimplifications(OpPassManager &pm);
+/// decomposed, elementwise ops on whole tensors as generics, batched GEMMs
+/// by a broadcast weight as one GEMM, transposed GEMM operands read through
+/// the GEMM's maps, pointwise chains fused, f32 math approximated, strided
+/// rank-reducing slices unfolded.
+void addTensorSimplifications(OpPassManager &pm,
+                              const TensorSimplificationOptions &options = {});
 /// Then: collectives as runtime calls, one-shot bufferization with results
 /// as out-parameters, f32 GEMMs as runtime calls.
 void addRuntimeCallsAndBufferization(OpPassManager &pm);
@@ -53,7 +61,8 @@ void addHostToLLVM(
 /// bufferization, results to out-parameters, GEMMs to runtime calls, the
 /// rest through loops, deallocation, then LLVM. The entry function gets a
 /// C interface (`_mlir_ciface_<name>`).
-void buildCpuLoweringPipeline(OpPassManager &pm);
+void buildCpuLoweringPipeline(OpPassManager &pm,
+                              const TensorSimplificationOptions &options = {});
 
 /// Registers buildCpuLoweringPipeline as `tp-lower-cpu`.
 void registerCpuLoweringPipeline();

@@ -43,9 +43,33 @@ def TPFoldTransposeIntoMatmul : Pass<"tp-fold-transpose-into-matmul"> {
     operand map's last two results swapped; `tp-linalg-to-runtime` passes
     that on as the GEMM's transpose flag. A transpose left without users
     goes away. Other permutations are left alone (the runtime's GEMM takes
-    plain or swapped operands only).
+    plain or swapped operands only). A copy `linalg.generic` whose maps
+    swap the last two dimensions (torch-mlir's TorchScript form of a
+    transpose) is folded the same way.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def TPFoldBroadcastIntoMatmul : Pass<"tp-fold-broadcast-into-matmul"> {
+  let summary = "Turn a batch_matmul by a weight broadcast over the batch "
+                "into one matmul";
+  let description = [{
+    torch-mlir writes a linear layer `x @ W^T + b` on [1, S, in] activations
+    as a transpose of the [out, in] weight, a copy broadcasting it to
+    [1, in, out] and a `linalg.batch_matmul`: two copies of every weight in
+    every forward pass. On tensors, before bufferization, a
+    `linalg.batch_matmul` whose right operand repeats one matrix over the
+    batch (a `linalg.broadcast` of dimension 0, or a copy generic reading a
+    2-D or unit-batch 3-D tensor, maybe transposed) becomes a
+    `linalg.matmul` of the collapsed [B*S, in] rows by that matrix, read
+    transposed through its map where the broadcast transposed it, and an
+    `expand_shape` back to [B, S, out]. A left operand that is a copy only
+    keeping or adding the unit batch is read through; a zero fill of the
+    result is made again on the flat shape, so the GEMM still overwrites it.
+    `tp-fold-transpose-into-matmul` after it folds the weight's transpose
+    into the new GEMM.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
 def TPFusePointwise : Pass<"tp-fuse-pointwise"> {

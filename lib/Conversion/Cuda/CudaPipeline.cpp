@@ -62,7 +62,7 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
 
 void mlir::tp::addCudaBufferStages(OpPassManager &pm,
                                    const CudaLoweringOptions &options) {
-  addTensorSimplifications(pm);
+  addTensorSimplifications(pm, options.tensor);
   pm.addNestedPass<func::FuncOp>(
       createTPSplitReductions({options.splitReductionsMin}));
   addRuntimeCallsAndBufferization(pm);
