@@ -8,7 +8,11 @@
 
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
+#include "tp/Transforms/ShardingAnalysis.h"
 #include "tprt/tprt.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
@@ -67,8 +71,52 @@ static std::optional<StringRef> dtypeName(Type type, StringRef backend) {
   return std::nullopt;
 }
 
+/// The function argument a value is computed from through integer casts
+/// and reshapes (ids truncated to i32, reshaped to [B*S]), if any.
+static BlockArgument castSource(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(def);
+    if (!generic || generic.getNumDpsInputs() != 1 ||
+        generic.getNumReductionLoops() != 0)
+      return nullptr;
+    value = generic.getDpsInputs()[0];
+  }
+  return dyn_cast<BlockArgument>(value);
+}
+
+/// The argument of token ids: the integer input of the function's largest
+/// lookup (a linalg.generic yielding an element of a weight table, the
+/// vocabulary embedding), traced back through casts; null without one. A
+/// launcher counts tokens from it rather than from, say, a position-ids
+/// buffer of the same rank.
+static BlockArgument tokenIds(func::FuncOp fn) {
+  BlockArgument ids;
+  int64_t largest = 0;
+  fn.walk([&](tensor::ExtractOp extract) {
+    linalg::GenericOp lookup = getLookupGeneric(extract);
+    if (!lookup || lookup.getNumDpsInputs() != 1 ||
+        !isWeight(extract.getTensor()))
+      return;
+    auto input = cast<RankedTensorType>(lookup.getDpsInputs()[0].getType());
+    int64_t size = staticElements(extract.getTensor().getType());
+    if (!input.getElementType().isInteger() || size <= largest)
+      return;
+    if (BlockArgument arg = castSource(lookup.getDpsInputs()[0]);
+        arg && arg.getOwner()->getParentOp() == fn.getOperation()) {
+      ids = arg;
+      largest = size;
+    }
+  });
+  return ids;
+}
+
 static FailureOr<llvm::json::Object>
 buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
+  BlockArgument ids = tokenIds(fn);
   llvm::json::Array args, results;
   // A checkpoint holds one tensor per name: two arguments of one name read
   // the same tensor, so they must take the same full shape.
@@ -124,6 +172,8 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
     // checkpoint when one holds its name and takes it as an input otherwise.
     if (!name)
       entry["role"] = anyNamed || i == 0 ? "input" : "weight";
+    if (arg == ids)
+      entry["tokens"] = true;
     args.push_back(std::move(entry));
   }
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {

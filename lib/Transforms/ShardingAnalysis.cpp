@@ -126,10 +126,11 @@ linalg::GenericOp mlir::tp::getLookupGeneric(Operation *extract) {
   auto generic = dyn_cast<linalg::GenericOp>(extract->getParentOp());
   if (!generic || generic.getNumResults() != 1)
     return nullptr;
-  Operation *yield = generic.getBody()->getTerminator();
-  if (yield->getOperand(0) != extract->getResult(0))
-    return nullptr;
-  return generic;
+  Value yielded = generic.getBody()->getTerminator()->getOperand(0);
+  // The rank-local lookup tp-shard writes yields the element or zero.
+  if (auto select = yielded.getDefiningOp<arith::SelectOp>())
+    yielded = select.getTrueValue();
+  return yielded == extract->getResult(0) ? generic : nullptr;
 }
 
 //===----------------------------------------------------------------------===//

@@ -89,11 +89,15 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
       return outer.status();
     arg.shard = Shard{*dim, *outer};
   }
-  auto isNamed = entry.find("named");
-  if (isNamed != entry.end()) {
-    if (!isNamed->is_boolean())
-      return manifestError(named, "'named' is not a boolean");
-    arg.named = isNamed->get<bool>();
+  for (auto [key, flag] : {std::pair<const char *, bool *>{"named", &arg.named},
+                           {"tokens", &arg.tokens}}) {
+    auto it = entry.find(key);
+    if (it == entry.end())
+      continue;
+    if (!it->is_boolean())
+      return manifestError(named,
+                           std::string("'") + key + "' is not a boolean");
+    *flag = it->get<bool>();
   }
   return arg;
 }

@@ -15,6 +15,15 @@ namespace tprt {
 
 std::pair<std::optional<size_t>, int64_t>
 tokenInput(const Manifest &manifest, const std::vector<size_t> &inputs) {
+  auto count = [&](size_t i) {
+    int64_t tokens = 1;
+    for (int64_t size : manifest.args[i].shape)
+      tokens *= size;
+    return tokens;
+  };
+  for (size_t i : inputs)
+    if (manifest.args[i].tokens)
+      return {i, count(i)};
   for (size_t i : inputs) {
     const ManifestArg &arg = manifest.args[i];
     if ((arg.dtype == "i64" || arg.dtype == "i32") && arg.shape.size() == 2)

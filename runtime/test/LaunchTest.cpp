@@ -329,6 +329,13 @@ TEST(Launch, TheTokensInput) {
             std::make_pair(std::optional<size_t>(0), int64_t(8)));
   EXPECT_EQ(tprt::tokenInput(m, {}),
             std::make_pair(std::optional<size_t>(), int64_t(1)));
+  // The input the manifest marks as the lookup's ids wins over the first
+  // rank-2 integer input (a position-ids buffer).
+  m.args[1].dtype = "i64";
+  m.args[1].shape = {1, 7};
+  m.args[1].tokens = true;
+  EXPECT_EQ(tprt::tokenInput(m, {0, 2, 1}),
+            std::make_pair(std::optional<size_t>(1), int64_t(7)));
 }
 
 TEST(Launch, UnnamedWeightsBindByPosition) {

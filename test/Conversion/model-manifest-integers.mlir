@@ -22,3 +22,43 @@ func.func @forward(%ids: tensor<1x12xi64>, %positions: tensor<1x512xi64>,
                    %wte: tensor<16x8xf32>) -> tensor<16x8xf32> {
   return %wte : tensor<16x8xf32>
 }
+
+// -----
+
+// The token ids: the integer input the vocabulary lookup reads (through a
+// cast), not the position ids of a smaller table.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: \22name\22:\22ids\22,\22named\22:true,\22shape\22:[1,4],\22shard\22:null,\22tokens\22:true}
+// CHECK-NOT: \22tokens\22
+#tid = affine_map<(d0, d1) -> (d0, d1)>
+#trow = affine_map<(d0, d1, d2) -> (d0, d1)>
+#tout = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @lm(%pos: tensor<1x4xi64> {tp.name = "pos"}, %ids: tensor<1x4xi64> {tp.name = "ids"},
+              %wpe: tensor<8x16xf32> {tp.name = "wpe"}, %wte: tensor<64x16xf32> {tp.name = "wte"}) -> tensor<1x4x16xf32> {
+  %c = tensor.empty() : tensor<1x4xi32>
+  %ids32 = linalg.generic {indexing_maps = [#tid, #tid], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<1x4xi64>) outs(%c : tensor<1x4xi32>) {
+  ^bb0(%i: i64, %o: i32):
+    %t = arith.trunci %i : i64 to i32
+    linalg.yield %t : i32
+  } -> tensor<1x4xi32>
+  %e = tensor.empty() : tensor<1x4x16xf32>
+  %p = linalg.generic {indexing_maps = [#trow, #tout], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%pos : tensor<1x4xi64>) outs(%e : tensor<1x4x16xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %r = arith.index_cast %i : i64 to index
+    %j = linalg.index 2 : index
+    %v = tensor.extract %wpe[%r, %j] : tensor<8x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x4x16xf32>
+  %w = linalg.generic {indexing_maps = [#trow, #tout], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids32 : tensor<1x4xi32>) outs(%e : tensor<1x4x16xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %r = arith.index_cast %i : i32 to index
+    %j = linalg.index 2 : index
+    %v = tensor.extract %wte[%r, %j] : tensor<64x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x4x16xf32>
+  %s = linalg.add ins(%p, %w : tensor<1x4x16xf32>, tensor<1x4x16xf32>) outs(%e : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %s : tensor<1x4x16xf32>
+}

@@ -73,3 +73,4 @@ func.func @second(%x: tensor<2xf32>) -> tensor<2xf32> {
 module {
   func.func private @external(tensor<2xf32>)
 }
+

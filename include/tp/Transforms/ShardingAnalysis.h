@@ -65,7 +65,8 @@ bool isBroadcast(linalg::LinalgOp op);
 bool isReadFromInput(Value index, linalg::GenericOp generic);
 
 /// The generic a lookup `extract` runs in: one that yields the element it
-/// reads (an embedding: `table[id, j]`), or null.
+/// reads (an embedding: `table[id, j]`), or, after tp-shard, that element
+/// where the rank holds its row; null otherwise.
 linalg::GenericOp getLookupGeneric(Operation *extract);
 
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the

@@ -30,6 +30,9 @@ struct ManifestArg {
   /// False for an argument the IR gave no tp.name: it binds to the
   /// checkpoint tensor at its position instead (see model.h).
   bool named = true;
+  /// The token ids the model's vocabulary lookup reads: what tokens/s
+  /// counts (see model.h).
+  bool tokens = false;
 };
 
 struct ManifestResult {

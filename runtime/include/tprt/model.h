@@ -32,6 +32,9 @@
  * i1 is one byte per element), or, for the weights of a cuda model built
  * with `tp-compile --dtype bf16` that only GEMMs read, "bf16", which the
  * launcher converts from the checkpoint's f32 before the first call.
+ * "tokens": true marks the input of token ids the model's vocabulary
+ * lookup reads (its largest embedding table), which a launcher counts
+ * tokens from; absent on every other argument.
  *
  *===----------------------------------------------------------------------===*/
 
