@@ -155,9 +155,9 @@ def lower(text, work):
         spec = os.path.join(work, "softmax.mlir")
         with open(spec, "w") as f:
             f.write(SOFTMAX_DECOMPOSE)
-        subprocess.run([mlir_opt, src, "-transform-interpreter",
-                        f"-transform-preload-library=transform-library-paths={spec}",
-                        "-o", src + ".1"], check=True)
+        subprocess.run([mlir_opt, src, "--pass-pipeline=builtin.module("
+                        f"transform-preload-library{{transform-library-paths={spec}}},"
+                        "transform-interpreter)", "-o", src + ".1"], check=True)
         src += ".1"
     llvm_dialect = os.path.join(work, "ref.llvm.mlir")
     subprocess.run([mlir_opt, src, *LOWERING, "-o", llvm_dialect], check=True)
