@@ -4,7 +4,8 @@
         Reads MODEL.so's manifest and writes random values for its arguments:
         PREFIX.safetensors (the weights: named f32 arguments, NAME given with
         --arange, and the unnamed arguments of role weight, in order, as
-        argI) and PREFIX.NAME.npy for each input. Integer inputs are drawn
+        argI), PREFIX.NAME.npy for each input and their names in
+        PREFIX.inputs. Integer inputs are drawn
         from [0, N); --arange fills a named integer argument with
         0, 1, 2, ... along its last dimension (a position ids buffer).
 
@@ -74,7 +75,7 @@ def manifest(path):
 def arguments(args):
     m = manifest(args.model)
     rng = np.random.default_rng(0)
-    weights = {}
+    weights, inputs = {}, []
     for a in m["args"]:
         shape, dtype = tuple(a["shape"]), DTYPES[a["dtype"]]
         if a["name"] in args.arange:
@@ -91,7 +92,10 @@ def arguments(args):
             weights[a["name"]] = value
         else:
             np.save(f"{args.prefix}.{a['name']}.npy", value)
+            inputs.append(a["name"])
     save_safetensors(f"{args.prefix}.safetensors", weights)
+    with open(f"{args.prefix}.inputs", "w") as f:
+        f.write("".join(name + "\n" for name in inputs))
 
 
 class Descriptor:
@@ -176,11 +180,8 @@ def reference(args):
     producer = open(args.producer).read()
     lines = producer.split("\n")
     values = load_safetensors(f"{args.prefix}.safetensors")
-    for path in os.listdir(os.path.dirname(os.path.abspath(args.prefix))):
-        full = os.path.join(os.path.dirname(os.path.abspath(args.prefix)), path)
-        base = os.path.basename(args.prefix) + "."
-        if path.startswith(base) and path.endswith(".npy"):
-            values[path[len(base):-4]] = np.load(full)
+    for name in open(f"{args.prefix}.inputs").read().split():
+        values[name] = np.load(f"{args.prefix}.{name}.npy")
     for name in list(values):
         line = re.fullmatch(r"const_L(\d+)", name)
         if line:
