@@ -20,6 +20,9 @@ llvm_config.use_default_substitutions()
 # Debian's python with numpy; the first python3 on PATH may lack it.
 python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
 config.environment["PYTHONPATH"] = os.path.join(config.tp_src_root, "python")
+# The LLVM whose tools the python oracles run (tpmlir.execute, the corpus
+# reference): the one the tests use.
+config.environment["TPMLIR_LLVM_PREFIX"] = os.path.dirname(config.llvm_tools_dir)
 
 runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")
 # Lowers the oracle's output to LLVM and runs it: upstream passes only.

@@ -70,16 +70,23 @@ struct Constant {
   SmallVector<OpOperand *> uses;
 };
 
-/// Whether a constant of `type` and `value` is an f32 tensor a weight could
-/// be, and of what kind. Scalars (a scale, an epsilon) and integer tensors
-/// (position ids) are not weights.
+/// Whether a constant of `type` and `value` is a tensor a weight could be,
+/// and of what kind. Scalars (a scale, an epsilon) and integer tensors with
+/// their values (position ids) are not weights. An elided integer resource
+/// is: without its values the program cannot be compiled, so they must come
+/// from a checkpoint (torch-mlir's i64 position ids buffer printed elided).
 std::optional<WeightKind> candidateKind(Type resultType, Attribute value) {
   auto type = dyn_cast<RankedTensorType>(resultType);
-  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+  if (!type || type.getRank() == 0)
     return std::nullopt;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
-    return resource.getRawHandle().getBlob() ? WeightKind::Data
-                                             : WeightKind::Elided;
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (resource && !resource.getRawHandle().getBlob() &&
+      (type.getElementType().isF32() || type.getElementType().isInteger()))
+    return WeightKind::Elided;
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  if (resource)
+    return WeightKind::Data;
   auto dense = dyn_cast<DenseElementsAttr>(value);
   if (!dense)
     return std::nullopt;

@@ -15,18 +15,19 @@
 // existing ones: a dense_resource with its blob (torch-mlir's importer;
 // named after its key, taken by an argument already: `fc.weight_1`), an
 // inline bias written twice (one value, one argument, named after its line),
-// two elided resources (no value, each its own argument), a splat embedding
+// two elided resources (no value, each its own argument), the elided integer
+// position ids (the program cannot be compiled without them), a splat embedding
 // table a gather reads (named by its NameLoc), a splat weight read through a
 // transpose, and the zero splat where a matmul reads it as a weight. That
-// zero splat's uses as matmul inits stay, as do a splat bias, a scalar scale
-// and the integer position ids.
+// zero splat's uses as matmul inits stay, as do a splat bias and a scalar
+// scale.
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<2x4xf32> {tp.name = "x"}, %[[IDS:[^:]*]]: tensor<2xindex> {tp.name = "ids"}, %{{[^:]*}}: tensor<2xf32> {tp.name = "fc.weight"},
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x2xf32> {tp.name = "fc.weight_1"}, %[[B:[^:]*]]: tensor<2xf32> {tp.name = "const_L{{[0-9]+}}"},
 // CHECK-SAME: %[[E:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"}, %[[E2:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"},
+// CHECK-SAME: %[[POS:[^:]*]]: tensor<2xi64> {tp.name = "const_L{{[0-9]+}}"},
 // CHECK-SAME: %[[TABLE:[^:]*]]: tensor<8x2xf32> {tp.name = "embeddings.word"}, %[[WS:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"},
 // CHECK-SAME: %[[WZ:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"})
-// CHECK-DAG: %[[POS:.*]] = arith.constant dense_resource<__elided__> : tensor<2xi64>
 // CHECK-DAG: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<2x2xf32>
 // CHECK-DAG: %[[S:.*]] = arith.constant dense<5.000000e-01> : tensor<2xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<1.250000e-01> : tensor<f32>
@@ -43,16 +44,17 @@
 // CHECK: ins(%{{.*}}, %[[SCALE]] :
 
 // The elided weights have no value to write.
-// WARN: warning: 2 weights became arguments without a value: the module holds none for them (elided resources), so '{{.*}}.safetensors' does not either; tp-run needs them from another checkpoint
+// WARN: warning: 3 weights became arguments without a value: the module holds none for them (elided resources), so '{{.*}}.safetensors' does not either; tp-run needs them from another checkpoint
 // WARN-NOT: {{warning|remark}}
 
 // Without file=: shapes only.
-// SHAPES: remark: 7 weights became arguments with their shapes only: the values of 5 were dropped (file=FILE writes them to a checkpoint; tp-import: weights=FILE, tp-compile: --weights-out FILE), 2 had none (elided resources)
+// SHAPES: remark: 8 weights became arguments with their shapes only: the values of 5 were dropped (file=FILE writes them to a checkpoint; tp-import: weights=FILE, tp-compile: --weights-out FILE), 3 had none (elided resources)
 
 // keep-values: only the weights without a value become arguments.
-// KEEP: remark: 2 weights became arguments with their shapes only: the module holds no value for them (elided resources)
+// KEEP: remark: 3 weights became arguments with their shapes only: the module holds no value for them (elided resources)
 // KEEP-LABEL: func.func @forward(
-// KEEP-SAME: %{{[^:]*}}: tensor<2xf32> {tp.name = "fc.weight"}, %[[E:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"}, %[[E2:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"})
+// KEEP-SAME: %{{[^:]*}}: tensor<2xf32> {tp.name = "fc.weight"}, %[[E:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"}, %[[E2:[^:]*]]: tensor<2x2xf32> {tp.name = "const_L{{[0-9]+}}"},
+// KEEP-SAME: %{{[^:]*}}: tensor<2xi64> {tp.name = "const_L{{[0-9]+}}"})
 // KEEP-DAG: arith.constant dense_resource<fc.weight> : tensor<4x2xf32>
 // KEEP-DAG: arith.constant dense<[-1.000000e+00, 2.500000e+00]> : tensor<2xf32>
 // KEEP-DAG: arith.constant dense<2.500000e-01> : tensor<8x2xf32>

@@ -64,7 +64,10 @@ def TPExternalizeWeights : Pass<"tp-externalize-weights", "ModuleOp"> {
       splat bias) are constants of the program and stay: `tp-shard` shrinks
       them in place.
 
-    Scalars and integer tensors (position ids, masks) stay.
+    Scalars and integer tensors (position ids, masks) stay, except an
+    integer `dense_resource` printed elided: the program cannot be compiled
+    without its values, so it becomes an argument too (torch-mlir's position
+    ids buffer).
 
     Each weight becomes an argument, appended after the existing ones in the
     order the constants appear and named (`tp.name`) after its resource key,

@@ -1,0 +1,238 @@
+"""Random arguments for a compiled corpus graph, and an independent reference.
+
+    corpus_e2e.py arguments MODEL.so PREFIX [--ids-below N] [--arange NAME]
+        Reads MODEL.so's manifest and writes random values for its arguments:
+        PREFIX.safetensors (the weights: named f32 arguments, NAME given with
+        --arange, and the unnamed arguments of role weight, in order, as
+        argI), PREFIX.NAME.npy for each input and their names in
+        PREFIX.inputs. Integer inputs are drawn
+        from [0, N); --arange fills a named integer argument with
+        0, 1, 2, ... along its last dimension (a position ids buffer).
+
+    corpus_e2e.py reference REF.mlir PRODUCER.mlir PREFIX OUT.npy
+        Runs REF.mlir's function (the hand-prepared .tp.mlir of the corpus:
+        upstream TOSA conversions, weights made arguments by a script) through
+        upstream MLIR only (bufferize, loops, LLVM; mlir-translate; clang) on
+        the values the first command wrote, bound by name, and saves its
+        result. tp-import names a weight it took from a constant `const_L<n>`:
+        the SSA name at line n of PRODUCER.mlir is the .tp.mlir's name. A
+        .tp.mlir argument with no value there is a splat constant the import
+        left in place (a bias): its value is read from PRODUCER.mlir.
+
+    corpus_e2e.py shared-object SRC.c OUT.so
+        Compiles C functions a graph calls (its producer's runtime) with the
+        clang of the same LLVM, for LD_PRELOAD.
+
+The LLVM tools are those of $TPMLIR_LLVM_PREFIX (default /usr/lib/llvm-22).
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from tpmlir.checkpoint import load_safetensors, save_safetensors
+
+LLVM = os.environ.get("TPMLIR_LLVM_PREFIX", "/usr/lib/llvm-22")
+DTYPES = {"f32": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+
+SOFTMAX_DECOMPOSE = """
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %sm = transform.structured.match ops{["linalg.softmax"]} in %root : (!transform.any_op) -> !transform.any_op
+    %parts = transform.structured.decompose_interface %sm : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+"""
+
+# C wrappers for the model's function only, not for the libm functions
+# convert-math-to-libm declares after it.
+LOWERING = [
+    "--llvm-request-c-wrappers", "--convert-elementwise-to-linalg",
+    "--one-shot-bufferize=bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map",
+    "--convert-linalg-to-loops", "--convert-scf-to-cf",
+    "--expand-strided-metadata", "--lower-affine",
+    "--finalize-memref-to-llvm", "--convert-math-to-llvm",
+    "--convert-math-to-libm",
+    "--convert-arith-to-llvm", "--convert-func-to-llvm",
+    "--convert-cf-to-llvm", "--reconcile-unrealized-casts",
+]
+
+
+def manifest(path):
+    lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_LAZY)
+    lib.tp_model_manifest.restype = ctypes.c_char_p
+    return json.loads(lib.tp_model_manifest())
+
+
+def arguments(args):
+    m = manifest(args.model)
+    rng = np.random.default_rng(0)
+    weights, inputs = {}, []
+    for a in m["args"]:
+        shape, dtype = tuple(a["shape"]), DTYPES[a["dtype"]]
+        if a["name"] in args.arange:
+            value = np.broadcast_to(np.arange(shape[-1]), shape).astype(dtype)
+        elif dtype == np.float32:
+            value = (0.1 * rng.standard_normal(shape)).astype(dtype)
+        elif dtype == np.bool_:
+            value = np.ones(shape, dtype)
+        else:
+            value = rng.integers(0, args.ids_below, shape).astype(dtype)
+        weight = a.get("role") == "weight" or (
+            a["named"] and (dtype == np.float32 or a["name"] in args.arange))
+        if weight:
+            weights[a["name"]] = value
+        else:
+            np.save(f"{args.prefix}.{a['name']}.npy", value)
+            inputs.append(a["name"])
+    save_safetensors(f"{args.prefix}.safetensors", weights)
+    with open(f"{args.prefix}.inputs", "w") as f:
+        f.write("".join(name + "\n" for name in inputs))
+
+
+class Descriptor:
+    """A ranked memref descriptor for a numpy array (kept alive with it)."""
+
+    def __init__(self, rank):
+        self.rank = rank
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        self.type = type(f"MemRef{rank}", (ctypes.Structure,),
+                         {"_fields_": fields})
+
+    def of(self, array):
+        d = self.type()
+        d.allocated = d.aligned = array.ctypes.data
+        d.offset = 0
+        for i, n in enumerate(array.shape):
+            d.sizes[i] = n
+            d.strides[i] = array.strides[i] // array.itemsize
+        return d
+
+
+def signature(text):
+    """The public function with a body: its name and (name, shape, dtype)
+    per argument, argI for one without a tp.name."""
+    m = re.search(r"func\.func (?:public )?@([\w$.-]+)\((.*?)\)\s*->\s*"
+                  r"\(?([^{]*?)\)?\s*(?:attributes.*?)?\{", text, re.S)
+    aliases = dict(re.findall(r"^(![\w.]+)\s*=\s*(tensor<[^>]*>)", text, re.M))
+    params = []
+    for i, p in enumerate(re.finditer(
+            r"%[\w$.-]+\s*:\s*(tensor<[^>]*>|![\w.]+)(\s*\{[^}]*\})?",
+            m.group(2))):
+        ty = aliases.get(p.group(1), p.group(1))
+        dims, et = re.match(r"tensor<([0-9x]*?)x?(f32|i64|i32|i1)>",
+                            ty).groups()
+        name = re.search(r'tp\.name = "([^"]+)"', p.group(2) or "")
+        params.append((name.group(1) if name else f"arg{i}",
+                       tuple(int(d) for d in dims.split("x") if d), et))
+    result = re.match(r"tensor<([0-9x]*?)x?(f32)>",
+                      aliases.get(m.group(3).strip(), m.group(3).strip()))
+    return m.group(1), params, tuple(int(d) for d in result.group(1).split("x") if d)
+
+
+def splat_constant(producer, name, shape, dtype):
+    m = re.search(r"%" + re.escape(name) +
+                  r" = arith\.constant dense<([^>\[\]]+)> : tensor<", producer)
+    if not m:
+        sys.exit(f"reference: no value for argument '{name}'")
+    return np.full(shape, float(m.group(1)), DTYPES[dtype])
+
+
+def lower(text, work):
+    src = os.path.join(work, "ref.mlir")
+    with open(src, "w") as f:
+        f.write(text)
+    mlir_opt = os.path.join(LLVM, "bin", "mlir-opt")
+    if "linalg.softmax" in text:
+        spec = os.path.join(work, "softmax.mlir")
+        with open(spec, "w") as f:
+            f.write(SOFTMAX_DECOMPOSE)
+        subprocess.run([mlir_opt, src, "--pass-pipeline=builtin.module("
+                        f"transform-preload-library{{transform-library-paths={spec}}},"
+                        "transform-interpreter)", "-o", src + ".1"], check=True)
+        src += ".1"
+    llvm_dialect = os.path.join(work, "ref.llvm.mlir")
+    subprocess.run([mlir_opt, src, *LOWERING, "-o", llvm_dialect], check=True)
+    ll = os.path.join(work, "ref.ll")
+    subprocess.run([os.path.join(LLVM, "bin", "mlir-translate"),
+                    "--mlir-to-llvmir", llvm_dialect, "-o", ll], check=True)
+    so = os.path.join(work, "ref.so")
+    subprocess.run([os.path.join(LLVM, "bin", "clang"), "-O2", "-shared",
+                    "-fPIC", "-Wno-override-module", ll, "-o", so, "-lm"],
+                   check=True)
+    return so
+
+
+def reference(args):
+    text = open(args.ref).read()
+    producer = open(args.producer).read()
+    lines = producer.split("\n")
+    values = load_safetensors(f"{args.prefix}.safetensors")
+    for name in open(f"{args.prefix}.inputs").read().split():
+        values[name] = np.load(f"{args.prefix}.{name}.npy")
+    for name in list(values):
+        line = re.fullmatch(r"const_L(\d+)", name)
+        if line:
+            ssa = re.match(r"\s*%([\w$.-]+) =", lines[int(line.group(1)) - 1])
+            values.setdefault(ssa.group(1), values[name])
+    fn, params, result_shape = signature(text)
+    arrays = []
+    for name, shape, dtype in params:
+        value = values.get(name)
+        if value is None:
+            value = splat_constant(producer, name, shape, dtype)
+        if tuple(value.shape) != shape:
+            sys.exit(f"reference: '{name}' is {value.shape}, {args.ref} takes {shape}")
+        arrays.append(np.ascontiguousarray(value, DTYPES[dtype]))
+    with tempfile.TemporaryDirectory() as work:
+        lib = ctypes.CDLL(lower(text, work))
+        out = Descriptor(len(result_shape)).type()
+        descs = [Descriptor(a.ndim).of(a) for a in arrays]
+        getattr(lib, f"_mlir_ciface_{fn}")(
+            ctypes.byref(out), *[ctypes.byref(d) for d in descs])
+        n = int(np.prod(result_shape))
+        buf = (ctypes.c_float * n).from_address(out.aligned + 4 * out.offset)
+        y = np.frombuffer(buf, np.float32).reshape(result_shape).copy()
+    np.save(args.out, y)
+
+
+def shared_object(args):
+    subprocess.run([os.path.join(LLVM, "bin", "clang"), "-O1", "-shared",
+                    "-fPIC", args.source, "-o", args.out], check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("arguments")
+    a.add_argument("model")
+    a.add_argument("prefix")
+    a.add_argument("--ids-below", type=int, default=100)
+    a.add_argument("--arange", action="append", default=[])
+    r = sub.add_parser("reference")
+    r.add_argument("ref")
+    r.add_argument("producer")
+    r.add_argument("prefix")
+    r.add_argument("out")
+    c = sub.add_parser("shared-object")
+    c.add_argument("source")
+    c.add_argument("out")
+    args = ap.parse_args()
+    {"arguments": arguments, "reference": reference,
+     "shared-object": shared_object}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
