@@ -593,6 +593,8 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
            << seed.dim << " of " << result.getType()
            << " is never summed over by a contraction with a weight";
       if (!allowFallback) {
+        if (std::optional<std::string> heads = undividedHeads(seed, tpSize))
+          diag << "; " << *heads;
         diag << "; the fallback gathers it (" << best->extra
              << " bytes per rank per forward pass)";
         for (const PlannedCollective &c : best->collectives)
