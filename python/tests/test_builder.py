@@ -158,3 +158,21 @@ def test_unknown_preset():
 def test_replace_keeps_no_gqa():
     assert tiny_gpt2().replace(heads=2).kv_heads == 2
     assert tiny_llama().replace(heads=8).kv_heads == 2
+
+
+def test_whole_model_signature(mlir_opt):
+    cfg = tiny_llama(layers=1, vocab=64)
+    printed = verify(mlir_opt, build_mlir(cfg))
+    assert re.search(r"%\w+: tensor<1x4xi64> \{tp.name = \"ids\"\}", printed)
+    assert re.search(r"-> tensor<1x4x64xf32>", printed)
+    # The f32 arguments after the ids: wte first, then the blocks, ln_f and
+    # the untied head (then the RoPE tables).
+    names = [n for n, _ in parsed_signature(printed)]
+    assert names == [n for n, _ in arg_specs(cfg)][1:]
+    assert names[0] == "wte.weight"
+    assert names.index("ln_f.weight") + 1 == names.index("lm_head.weight")
+
+
+def test_vocab_must_not_be_negative():
+    with pytest.raises(ValueError, match="vocab must be 0 or a positive integer"):
+        ModelConfig(vocab=-1)

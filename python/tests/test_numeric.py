@@ -17,3 +17,24 @@ def test_mlir_matches_numpy(mlir_runner, name):
     assert not np.allclose(want, x, atol=1e-2)  # the blocks did something
     # printMemrefF32 prints 6 significant digits, hence the tolerance.
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# Whole models: token ids over the whole vocabulary in, logits out; GPT-2's
+# LM head is its embedding transposed, Llama's its own weight.
+WHOLE = {"gpt2_tied": dict(preset="tiny_gpt2", vocab=96),
+         "llama_untied": dict(preset="tiny_llama", vocab=96)}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE))
+def test_whole_model_matches_numpy(mlir_runner, name):
+    from tpmlir.config import preset
+    spec = dict(WHOLE[name])
+    cfg = preset(spec.pop("preset"), **spec)
+    w = reference.random_weights(cfg, seed=7)
+    ids = reference.random_input(cfg, seed=8)
+    assert ids.dtype == np.int64 and ids.shape == (cfg.batch, cfg.seq)
+    assert ("lm_head.weight" in w) != cfg.tie_embeddings
+    got = run_forward(cfg, w, ids)
+    want = reference.forward(cfg, w, ids)
+    assert want.shape == (cfg.batch, cfg.seq, cfg.vocab)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

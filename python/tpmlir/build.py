@@ -16,6 +16,7 @@ import sys
 
 from .builder import build_mlir, describe
 from .config import PRESETS, ModelConfig, preset
+from .params import input_name
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.weights:
             save_safetensors(args.weights, weights, {"config": describe(cfg)})
         if args.input:
-            _save_array(args.input, "x", x)
+            _save_array(args.input, input_name(cfg), x)
         if args.expected:
             _save_array(args.expected, "y", reference.forward(cfg, weights, x))
     return 0
@@ -85,7 +86,8 @@ def _save_array(path: str, key: str, array) -> None:
     """A .npy file (what tp-run reads), else safetensors with one tensor."""
     if path.endswith(".npy"):
         import numpy as np
-        np.save(path, np.ascontiguousarray(array, dtype=np.float32))
+        # Token ids stay int64; everything else is float32.
+        np.save(path, np.ascontiguousarray(array, dtype=None if array.dtype.kind in "iu" else np.float32))
     else:
         from .checkpoint import save_safetensors
         save_safetensors(path, {key: array})

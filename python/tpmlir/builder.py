@@ -11,7 +11,7 @@ import math
 
 from .config import ModelConfig
 from .ir import Emitter, Val
-from .params import arg_specs
+from .params import arg_specs, input_name
 
 GELU_C = math.sqrt(2.0 / math.pi)
 MASK_VALUE = -1e9
@@ -23,20 +23,22 @@ class _Builder:
         self.ir = Emitter()
         self.args: dict[str, Val] = {}
         for name, shape in arg_specs(cfg):
-            self.args[name] = Val(self.ir.fresh(name.replace(".", "_")), shape)
+            dtype = "i64" if cfg.vocab and name == input_name(cfg) else "f32"
+            self.args[name] = Val(self.ir.fresh(name.replace(".", "_")), shape, dtype)
 
     # -- building blocks ----------------------------------------------------
-    def project(self, x: Val, name: str, n: int, hint: str) -> Val:
+    def project(self, x: Val, name: str, n: int, hint: str, bias: bool = True) -> Val:
         """[B, S, *K] -> [B, S, n] through a 2-D linalg.matmul on [B*S, K]."""
         cfg, ir = self.cfg, self.ir
+        bias = bias and cfg.bias
         b, s = x.shape[:2]
         x2 = ir.collapse(x, [[0, 1], list(range(2, len(x.shape)))], hint + "_in")
         w = self.args[f"{name}.weight"]
         if cfg.weight_layout == "out_in":
             w = ir.transpose(w, [1, 0], hint + "_wT")
         y = ir.matmul(x2, w, hint + "_mm")
-        y = ir.expand(y, [[0, 1], [2]], (b, s, n), hint + "_nobias" if cfg.bias else hint)
-        if cfg.bias:
+        y = ir.expand(y, [[0, 1], [2]], (b, s, n), hint + "_nobias" if bias else hint)
+        if bias:
             y = ir.pointwise(hint, [y, self.args[f"{name}.bias"]], lambda bd, a, c, o: bd.add(a, c))
         return y
 
@@ -101,6 +103,30 @@ class _Builder:
         e = ir.pointwise(hint + "_exp", [x, (mx, row)], lambda b, v, m, o: b.math("exp", b.sub(v, m)))
         total = ir.reduce_last(hint + "_sum", [e], lambda b, v, acc: b.add(v, acc), 0.0)
         return ir.pointwise(hint, [e, (total, row)], lambda b, v, t, o: b.div(v, t))
+
+    # -- a whole model's ends ---------------------------------------------------
+    def embed(self) -> Val:
+        """Token ids [B, S] -> their rows of wte [B, S, D]: a lookup, in the form
+        torch-mlir and the TOSA conversion write one."""
+        cfg, ids, wte = self.cfg, self.args["ids"], self.args["wte.weight"]
+
+        def lookup(b, i, o):
+            row = b(f"arith.index_cast {i} : i64 to index")
+            col = b("linalg.index 2 : index")
+            return b(f"tensor.extract {wte.name}[{row}, {col}] : {wte.type}")
+        return self.ir.generic("embed", [(ids, (0, 1))], 3, (cfg.batch, cfg.seq, cfg.d_model),
+                               range(3), (), lookup)
+
+    def lm_head(self, x: Val) -> Val:
+        """Final norm, then logits [B, S, vocab]: through wte transposed when tied."""
+        cfg, ir = self.cfg, self.ir
+        h = self.norm(x, "ln_f", "ln_f")
+        if not cfg.tie_embeddings:
+            return self.project(h, "lm_head", cfg.vocab, "logits", bias=False)
+        b, s = h.shape[:2]
+        h2 = ir.collapse(h, [[0, 1], [2]], "logits_in")
+        head = ir.transpose(self.args["wte.weight"], [1, 0], "wte_T")
+        return ir.expand(ir.matmul(h2, head, "logits_mm"), [[0, 1], [2]], (b, s, cfg.vocab), "logits")
 
     # -- the block ------------------------------------------------------------
     def attention(self, x: Val, i: int) -> Val:
@@ -167,11 +193,13 @@ class _Builder:
         return self.residual(h, self.mlp(self.norm(h, f"h.{i}.ln_2", f"l{i}_ln2"), i), f"l{i}_out")
 
     def build(self, inline: dict | None = None) -> str:
-        x = self.args["x"]
+        x = self.embed() if self.cfg.vocab else self.args["x"]
         for i in range(self.cfg.layers):
             x = self.block(x, i)
+        if self.cfg.vocab:
+            x = self.lm_head(x)
         inline = dict(inline or {})
-        unknown = sorted(n for n in inline if n not in self.args or n == "x")
+        unknown = sorted(n for n in inline if n not in self.args or n == input_name(self.cfg))
         if unknown:
             raise ValueError(f"inline weights {unknown} are not weights of this model")
         params = [n for n in self.args if n not in inline]

@@ -38,6 +38,12 @@ class ModelConfig:
     seq: int = 8
     dtype: str = "f32"
     eps: float = 1e-5
+    # 0: the blocks alone, hidden states [B, S, D] in and out. > 0: a whole
+    # model, token ids [B, S] (i64) in, logits [B, S, vocab] out: a vocabulary
+    # embedding `wte`, the blocks, a final norm `ln_f` and an LM head, which is
+    # `wte` transposed when tie_embeddings (GPT-2), else `lm_head` (Llama).
+    vocab: int = 0
+    tie_embeddings: bool = True
 
     def __post_init__(self):
         if self.kv_heads is None:
@@ -81,6 +87,8 @@ class ModelConfig:
                 f"heads={self.heads}); use qkv='separate' for GQA")
         if self.rope and self.head_dim % 2:
             raise ValueError(f"rope needs an even head_dim, got {self.head_dim}")
+        if isinstance(self.vocab, bool) or not isinstance(self.vocab, int) or self.vocab < 0:
+            raise ValueError(f"vocab must be 0 or a positive integer, got {self.vocab!r}")
         if not self.eps > 0:
             raise ValueError(f"eps must be positive, got {self.eps!r}")
 
@@ -95,7 +103,7 @@ def gpt2_small(layers: int = 2, seq: int = 8, batch: int = 1, **overrides) -> Mo
 def llama_like(layers: int = 2, seq: int = 8, batch: int = 1, **overrides) -> ModelConfig:
     base = dict(layers=layers, seq=seq, batch=batch, d_model=512, heads=8, kv_heads=4,
                 ffn=1408, norm="rmsnorm", activation="swiglu", bias=False, qkv="separate",
-                weight_layout="out_in", rope=True, causal=True)
+                weight_layout="out_in", rope=True, causal=True, tie_embeddings=False)
     return ModelConfig(**{**base, **overrides})
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from .builder import build_mlir
 from .config import ModelConfig
 from .ir import tensor_type
-from .params import arg_specs
+from .params import arg_specs, input_name, output_shape
 
 DEFAULT_TOOLS = "/usr/lib/llvm-22"
 
@@ -56,24 +56,28 @@ def find_tool(name: str, prefix: str | None = None) -> str | None:
 
 
 def _dense(a: np.ndarray) -> str:
-    # Raw little-endian hex keeps every bit of the f32 weights.
-    data = np.ascontiguousarray(a, dtype="<f4").tobytes().hex().upper()
-    return f'dense<"0x{data}"> : {tensor_type(a.shape)}'
+    # Raw little-endian hex keeps every bit of the f32 weights (and i64 ids).
+    ids = a.dtype.kind in "iu"
+    data = np.ascontiguousarray(a, dtype="<i8" if ids else "<f4").tobytes().hex().upper()
+    return f'dense<"0x{data}"> : {tensor_type(a.shape, "i64" if ids else "f32")}'
 
 
 def main_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray) -> str:
     """A @main that calls @forward on constant inputs and prints the result."""
-    values = {"x": x, **weights}
+    values = {input_name(cfg): x, **weights}
     specs = arg_specs(cfg)
-    out_t = tensor_type(specs[0][1])
+    out_t = tensor_type(output_shape(cfg))
     lines = ["func.func private @printMemrefF32(memref<*xf32>)", "func.func @main() {"]
+    consts = []
     for i, (name, shape) in enumerate(specs):
-        a = np.asarray(values[name], dtype=np.float32)
+        a = np.asarray(values[name])
+        a = a if a.dtype.kind in "iu" else a.astype(np.float32)
         if a.shape != shape:
             raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
-        lines.append(f"  %a{i} = arith.constant {_dense(a)}")
+        consts.append(_dense(a))
+        lines.append(f"  %a{i} = arith.constant {consts[-1]}")
     args = ", ".join(f"%a{i}" for i in range(len(specs)))
-    types = ", ".join(tensor_type(s) for _, s in specs)
+    types = ", ".join(c.rsplit(" : ", 1)[1] for c in consts)
     memref_t = out_t.replace("tensor<", "memref<")
     lines += [
         f"  %r = func.call @forward({args}) : ({types}) -> {out_t}",
@@ -117,7 +121,8 @@ def lower(module: str, prefix: str | None = None, timeout: float = 300) -> str:
 
 def run_forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray,
                 prefix: str | None = None, timeout: float = 300) -> np.ndarray:
-    """Compile `build_mlir(cfg)` with upstream MLIR and run it; returns [B, S, D] float32."""
+    """Compile `build_mlir(cfg)` with upstream MLIR and run it; returns [B, S, D]
+    float32 (logits [B, S, vocab] for a whole model)."""
     module = build_mlir(cfg)
     # Splice @main into the builder's module (before its closing brace).
     module = module.rstrip().rstrip("}") + main_wrapper(cfg, weights, x) + "\n}\n"
@@ -128,5 +133,5 @@ def run_forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray,
     libdir = os.path.join(prefix or os.environ.get("TPMLIR_LLVM_PREFIX", DEFAULT_TOOLS), "lib")
     libs = ",".join(os.path.join(libdir, f"lib{n}.so") for n in ("mlir_runner_utils", "mlir_c_runner_utils"))
     out = _run([runner, "-e", "main", "-entry-point-result=void", f"-shared-libs={libs}"], llvm_ir, timeout)
-    shape = arg_specs(cfg)[0][1]
+    shape = output_shape(cfg)
     return parse_printed_memref(out, int(np.prod(shape))).reshape(shape)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
-def tensor_type(shape: Sequence[int]) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+def tensor_type(shape: Sequence[int], dtype: str = "f32") -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
 
 def f32(value: float) -> str:
@@ -30,10 +30,11 @@ def ilist(values: Sequence[int]) -> str:
 class Val:
     name: str
     shape: tuple[int, ...]
+    dtype: str = "f32"  # token ids are i64
 
     @property
     def type(self) -> str:
-        return tensor_type(self.shape)
+        return tensor_type(self.shape, self.dtype)
 
 
 class Body:
@@ -193,7 +194,7 @@ class Emitter:
         head = (f"linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{iters}]}} "
                 f"ins({', '.join(v.name for v, _ in ins)} : {', '.join(v.type for v, _ in ins)}) "
                 f"outs({init.name} : {init.type}) {{")
-        block = ", ".join(f"{a}: f32" for a in args + ["%out"])
+        block = ", ".join(f"{a}: {v.dtype}" for a, v in zip(args + ["%out"], [v for v, _ in ins] + [init]))
         region = [f"^bb0({block}):"] + [f"  {line}" for line in body.lines] + [f"  linalg.yield {result} : f32"]
         v = self.op(hint, out_shape, head)
         self.lines += region + [f"}} -> {init.type}"]

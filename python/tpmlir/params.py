@@ -10,8 +10,20 @@ from .config import ModelConfig
 Spec = tuple[str, tuple[int, ...]]
 
 
-def input_shape(cfg: ModelConfig) -> tuple[int, int, int]:
+def input_shape(cfg: ModelConfig) -> tuple[int, ...]:
+    """Hidden states [B, S, D], or token ids [B, S] for a whole model."""
+    if cfg.vocab:
+        return (cfg.batch, cfg.seq)
     return (cfg.batch, cfg.seq, cfg.d_model)
+
+
+def input_name(cfg: ModelConfig) -> str:
+    return "ids" if cfg.vocab else "x"
+
+
+def output_shape(cfg: ModelConfig) -> tuple[int, int, int]:
+    """Hidden states [B, S, D], or logits [B, S, vocab] for a whole model."""
+    return (cfg.batch, cfg.seq, cfg.vocab or cfg.d_model)
 
 
 def weight_shape(cfg: ModelConfig, k: int, n: int) -> tuple[int, int]:
@@ -55,10 +67,14 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
 
 
 def param_specs(cfg: ModelConfig) -> list[Spec]:
-    """Every weight argument, in function-argument order (after x)."""
-    specs = []
+    """Every weight argument, in function-argument order (after the input)."""
+    specs = [("wte.weight", (cfg.vocab, cfg.d_model))] if cfg.vocab else []
     for i in range(cfg.layers):
         specs += layer_specs(cfg, i)
+    if cfg.vocab:
+        specs += _norm(cfg, "ln_f")
+        if not cfg.tie_embeddings:
+            specs += _linear(cfg, "lm_head", cfg.d_model, cfg.vocab, False)
     if cfg.rope:
         specs += [("rope.cos", (cfg.seq, cfg.head_dim)), ("rope.sin", (cfg.seq, cfg.head_dim))]
     return specs
@@ -66,4 +82,4 @@ def param_specs(cfg: ModelConfig) -> list[Spec]:
 
 def arg_specs(cfg: ModelConfig) -> list[Spec]:
     """All function arguments of @forward, input first."""
-    return [("x", input_shape(cfg))] + param_specs(cfg)
+    return [(input_name(cfg), input_shape(cfg))] + param_specs(cfg)

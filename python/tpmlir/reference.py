@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import ModelConfig
-from .params import input_shape, param_specs
+from .params import input_name, input_shape, param_specs
 
 MASK_VALUE = np.float32(-1e9)
 
@@ -29,7 +29,9 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
     for name, shape in param_specs(cfg):
         if name.startswith("rope."):
             continue
-        if name.endswith(".weight") and len(shape) == 1:  # norm scale
+        if name == "wte.weight":  # embedding rows: O(1) hidden states
+            w = rng.standard_normal(shape)
+        elif name.endswith(".weight") and len(shape) == 1:  # norm scale
             w = 1.0 + 0.1 * rng.standard_normal(shape)
         elif len(shape) == 1:  # bias
             w = 0.1 * rng.standard_normal(shape)
@@ -43,7 +45,11 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 def random_input(cfg: ModelConfig, seed: int = 1) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(input_shape(cfg)).astype(np.float32)
+    """Hidden states, or for a whole model token ids over the whole vocabulary."""
+    rng = np.random.default_rng(seed)
+    if cfg.vocab:
+        return rng.integers(0, cfg.vocab, input_shape(cfg), dtype=np.int64)
+    return rng.standard_normal(input_shape(cfg)).astype(np.float32)
 
 
 def _f(v) -> np.float32:
@@ -124,7 +130,8 @@ def _mlp(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
 
 
 def forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
-    """Same math as the function `build_mlir(cfg)` emits; returns [B, S, D] float32."""
+    """Same math as the function `build_mlir(cfg)` emits; returns [B, S, D] float32
+    (logits [B, S, vocab] for a whole model)."""
     cfg.validate()
     expected = dict(param_specs(cfg))
     missing = sorted(set(expected) - set(weights))
@@ -134,10 +141,13 @@ def forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray) -> 
         if tuple(weights[name].shape) != shape:
             raise ValueError(f"{name}: expected shape {shape}, got {tuple(weights[name].shape)}")
     if tuple(x.shape) != input_shape(cfg):
-        raise ValueError(f"x: expected shape {input_shape(cfg)}, got {tuple(x.shape)}")
+        raise ValueError(f"{input_name(cfg)}: expected shape {input_shape(cfg)}, got {tuple(x.shape)}")
     w = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
-    h = np.asarray(x, dtype=np.float32)
+    h = w["wte.weight"][np.asarray(x)] if cfg.vocab else np.asarray(x, dtype=np.float32)
     for i in range(cfg.layers):
         h = h + _attention(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_1", h))
         h = h + _mlp(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_2", h))
+    if cfg.vocab:
+        h = _norm(cfg, w, "ln_f", h)
+        h = h @ w["wte.weight"].T if cfg.tie_embeddings else _linear(cfg.replace(bias=False), w, "lm_head", h)
     return h.astype(np.float32)
