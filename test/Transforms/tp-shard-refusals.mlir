@@ -570,3 +570,31 @@ func.func @pooler(%x: tensor<64x16xf32>, %up: tensor<16x64xf32>, %down: tensor<6
   %q = linalg.matmul ins(%t, %p2 : tensor<1x16xf32>, tensor<16x16xf32>) outs(%qinit : tensor<1x16xf32>) -> tensor<1x16xf32>
   return %q : tensor<1x16xf32>
 }
+
+// -----
+
+// An LM head whose table is also read at a loop index (positions, not ids):
+// a rank could not know which rows the loop reaches, so the head is left
+// whole.
+
+#rid = affine_map<(d0, d1) -> (d0, d1)>
+func.func @table_read_at_index(%x: tensor<4x16xf32>, %table: tensor<1024x16xf32>) -> (tensor<4x1024xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty() : tensor<4x16xf32>
+  %rows = linalg.generic {indexing_maps = [#rid], iterator_types = ["parallel", "parallel"]}
+      outs(%re : tensor<4x16xf32>) {
+  ^bb0(%o: f32):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    // expected-note @+1 {{'tensor.extract' reads cut dimension 0 at a loop index or a constant, not at a position its input holds}}
+    %v = tensor.extract %table[%r, %c] : tensor<1024x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x16xf32>
+  %te = tensor.empty() : tensor<16x1024xf32>
+  %head = linalg.transpose ins(%table : tensor<1024x16xf32>) outs(%te : tensor<16x1024xf32>) permutation = [1, 0]
+  %le = tensor.empty() : tensor<4x1024xf32>
+  %linit = linalg.fill ins(%zero : f32) outs(%le : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+  // expected-remark @+1 {{left whole on every rank: no tensor-parallel cut of output dimension 1 of 'tensor<4x1024xf32>' keeps the values after it local}}
+  %logits = linalg.matmul ins(%x, %head : tensor<4x16xf32>, tensor<16x1024xf32>) outs(%linit : tensor<4x1024xf32>) -> tensor<4x1024xf32>
+  return %logits, %rows : tensor<4x1024xf32>, tensor<4x16xf32>
+}
