@@ -37,19 +37,10 @@ import tempfile
 import numpy as np
 
 from tpmlir.checkpoint import load_safetensors, save_safetensors
+# The transform script that expands linalg.softmax, as the CPU oracle uses it.
+from tpmlir.execute import SOFTMAX_DECOMPOSE, find_tool
 
-LLVM = os.environ.get("TPMLIR_LLVM_PREFIX", "/usr/lib/llvm-22")
 DTYPES = {"f32": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
-
-SOFTMAX_DECOMPOSE = """
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %sm = transform.structured.match ops{["linalg.softmax"]} in %root : (!transform.any_op) -> !transform.any_op
-    %parts = transform.structured.decompose_interface %sm : (!transform.any_op) -> !transform.any_op
-    transform.yield
-  }
-}
-"""
 
 # C wrappers for the model's function only, not for the libm functions
 # convert-math-to-libm declares after it.
@@ -154,7 +145,7 @@ def lower(text, work):
     src = os.path.join(work, "ref.mlir")
     with open(src, "w") as f:
         f.write(text)
-    mlir_opt = os.path.join(LLVM, "bin", "mlir-opt")
+    mlir_opt = find_tool("mlir-opt")
     if "linalg.softmax" in text:
         spec = os.path.join(work, "softmax.mlir")
         with open(spec, "w") as f:
@@ -166,10 +157,10 @@ def lower(text, work):
     llvm_dialect = os.path.join(work, "ref.llvm.mlir")
     subprocess.run([mlir_opt, src, *LOWERING, "-o", llvm_dialect], check=True)
     ll = os.path.join(work, "ref.ll")
-    subprocess.run([os.path.join(LLVM, "bin", "mlir-translate"),
+    subprocess.run([find_tool("mlir-translate"),
                     "--mlir-to-llvmir", llvm_dialect, "-o", ll], check=True)
     so = os.path.join(work, "ref.so")
-    subprocess.run([os.path.join(LLVM, "bin", "clang"), "-O2", "-shared",
+    subprocess.run([find_tool("clang"), "-O2", "-shared",
                     "-fPIC", "-Wno-override-module", ll, "-o", so, "-lm"],
                    check=True)
     return so
@@ -209,7 +200,7 @@ def reference(args):
 
 
 def shared_object(args):
-    subprocess.run([os.path.join(LLVM, "bin", "clang"), "-O1", "-shared",
+    subprocess.run([find_tool("clang"), "-O1", "-shared",
                     "-fPIC", args.source, "-o", args.out], check=True)
 
 
