@@ -148,9 +148,12 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
     SmallVector<int64_t> full(type.getShape());
     llvm::json::Value shardJson = nullptr;
     if (shard) {
-      full[shard.getDim()] *= tpSize;
-      shardJson = llvm::json::Object{{"dim", shard.getDim()},
-                                     {"outer", shard.getOuter()}};
+      full[shard.getDim()] *= tpSize / shard.getReplicas();
+      llvm::json::Object json{{"dim", shard.getDim()},
+                              {"outer", shard.getOuter()}};
+      if (shard.getReplicas() > 1)
+        json["replicas"] = shard.getReplicas();
+      shardJson = std::move(json);
     }
     if (name) {
       auto [it, inserted] = named.try_emplace(name, i, full);

@@ -36,22 +36,27 @@ void TPDialect::initialize() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                int64_t dim, int64_t outer) {
+                                int64_t dim, int64_t outer, int64_t replicas) {
   if (dim < 0)
     return emitError() << "shard dimension must be non-negative, got " << dim;
   if (outer < 1)
     return emitError() << "shard blocks ('outer') must be positive, got "
                        << outer;
+  if (replicas < 1)
+    return emitError() << "shard replicas must be positive, got " << replicas;
   return success();
 }
 
 FailureOr<SmallVector<int64_t>>
 ShardAttr::getLocalShape(ArrayRef<int64_t> shape, int64_t numRanks) const {
+  if (numRanks % getReplicas() != 0)
+    return failure();
+  int64_t parts = numRanks / getReplicas();
   if (getDim() >= static_cast<int64_t>(shape.size()) ||
-      shape[getDim()] % (getOuter() * numRanks) != 0)
+      shape[getDim()] % (getOuter() * parts) != 0)
     return failure();
   SmallVector<int64_t> local(shape);
-  local[getDim()] /= numRanks;
+  local[getDim()] /= parts;
   return local;
 }
 

@@ -29,6 +29,14 @@ static std::string blocks(int64_t n) {
   return (Twine(n) + (n == 1 ? " block" : " blocks")).str();
 }
 
+/// "3 blocks", "1 block, each part on 2 ranks".
+static std::string blocks(DimCut cut) {
+  std::string s = blocks(cut.outer);
+  if (cut.replicas > 1)
+    s += (", each part on " + Twine(cut.replicas) + " ranks").str();
+  return s;
+}
+
 std::string PlannedCollective::describe() const {
   if (kind == Kind::AllGather)
     return "an all-gather";
@@ -66,18 +74,19 @@ LogicalResult CutPropagation::run(Value start, DimCut cut, Operation *at) {
       if (failed(visit(user)))
         return failure();
   }
-  return success();
+  // A rule may refuse a collective without failing its op (gather).
+  return failure(rejected.has_value());
 }
 
 LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
   if (std::optional<DimCut> old = lookup(v)) {
     if (*old == cut)
       return success();
-    return fail(at, llvm::formatv("needs dimension {0} of a value cut in {1}, "
-                                  "which is already cut on dimension {2} in "
-                                  "{3}",
-                                  cut.dim, blocks(cut.outer), old->dim,
-                                  blocks(old->outer)));
+    return fail(at,
+                llvm::formatv("needs dimension {0} of a value cut in {1}, "
+                              "which is already cut on dimension {2} in "
+                              "{3}",
+                              cut.dim, blocks(cut), old->dim, blocks(*old)));
   }
   if (taken.contains(v))
     return fail(at, "needs a cut of a value that another pair already cuts "
@@ -89,7 +98,11 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
                                   "dimension {0} of {1}",
                                   cut.dim, typeString(v.getType())));
   int64_t size = type.getDimSize(cut.dim);
-  if (size % (cut.outer * numRanks) != 0)
+  // Rules derive replicas from cuts of this attempt, which divide it.
+  assert(cut.replicas >= 1 && numRanks % cut.replicas == 0 &&
+         "replicas must divide the number of ranks");
+  int64_t parts = cut.parts(numRanks);
+  if (size % (cut.outer * parts) != 0)
     return fail(at,
                 llvm::formatv("cannot cut dimension {0} of {1}{2} into "
                               "{3} equal parts",
@@ -99,7 +112,7 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
                                                              blocks(cut.outer),
                                                              size / cut.outer)
                                                    .str(),
-                              numRanks),
+                              parts),
                 /*indivisible=*/true);
   cuts.insert({v, cut});
   worklist.push_back(v);
@@ -109,6 +122,13 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
 void CutPropagation::gather(OpOperand &use, const Twine &reason) {
   if (!gathered.insert(&use).second)
     return;
+  if (std::optional<DimCut> cut = lookup(use.get()); cut && cut->replicas > 1) {
+    (void)fail(use.getOwner(),
+               llvm::formatv("needs the whole of a value whose parts {0} "
+                             "ranks each hold: no all-gather assembles it",
+                             cut->replicas));
+    return;
+  }
   PlannedCollective c;
   c.kind = PlannedCollective::Kind::AllGather;
   c.op = use.getOwner();

@@ -22,12 +22,15 @@ using namespace mlir::tp;
 static void printCut(raw_ostream &os, DimCut cut, int64_t tpSize,
                      RankedTensorType local) {
   int64_t part = local.getDimSize(cut.dim) / cut.outer;
-  os << "split dim " << cut.dim << ": rank r holds [r*" << part << ", (r+1)*"
-     << part << ")";
+  int64_t parts = cut.parts(tpSize);
+  std::string r =
+      cut.replicas > 1 ? "(r/" + std::to_string(cut.replicas) + ")" : "r";
+  os << "split dim " << cut.dim << ": rank r holds [" << r << "*" << part
+     << ", (" << r << "+1)*" << part << ")";
   if (cut.outer > 1)
-    os << " of each of " << cut.outer << " blocks of " << part * tpSize;
+    os << " of each of " << cut.outer << " blocks of " << part * parts;
   else
-    os << " of " << part * tpSize;
+    os << " of " << part * parts;
 }
 
 /// "all_reduce" -> "all-reduce".
@@ -66,6 +69,9 @@ static StringRef regionKind(const ShardRegion &region) {
 void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
                            raw_ostream &os) {
   DenseMap<Value, std::pair<unsigned, DimCut>> cutOf;
+  // Values produced with a coarser cut, with the finer one their users
+  // slice out (CutPropagation::refine).
+  DenseMap<Value, std::pair<unsigned, DimCut>> slicedTo;
   DenseMap<Operation *, unsigned> partialOf;
   // A pair ends in its one narrowing all-reduce. Pairs that share a cut
   // value (one mask read by every layer's attention) form one region.
@@ -73,6 +79,10 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
   for (auto [index, region] : llvm::enumerate(plan.regions)) {
     for (auto &[value, cut] : region.cuts)
       cutOf[value] = {index + 1, cut};
+    for (auto &[value, produced] : region.refinements) {
+      slicedTo[value] = cutOf[value];
+      cutOf[value] = {index + 1, produced};
+    }
     for (const PlannedCollective &c : region.collectives) {
       if (c.kind == PlannedCollective::Kind::AllReduce)
         partialOf[c.op] = index + 1;
@@ -142,7 +152,13 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
          << tensorBytes(type) << " bytes\n";
       return;
     }
-    if (auto it = cutOf.find(result); it != cutOf.end()) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+    if (auto it = slice ? slicedTo.find(slice.getSource()) : slicedTo.end();
+        it != slicedTo.end()) {
+      os << "region " << it->second.first << ", ";
+      printCut(os, it->second.second, plan.tpSize, type);
+      os << ", sliced by rank";
+    } else if (auto it = cutOf.find(result); it != cutOf.end()) {
       os << "region " << it->second.first << ", ";
       printCut(os, it->second.second, plan.tpSize, type);
     } else if (auto it = partialOf.find(op); it != partialOf.end()) {

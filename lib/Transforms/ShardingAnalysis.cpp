@@ -156,6 +156,7 @@ struct Candidate {
   CutMap cuts;
   SmallVector<PlannedCollective> collectives;
   SetVector<Value> broadcastReads;
+  CutMap refinements;
   bool hasNarrowing = false;
   int64_t extra = 0, total = 0;
   /// Lower is better: a pair first, then the least extra communication.
@@ -521,12 +522,15 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       continue;
     Value result = seed.op->getResult(0);
     SmallVector<std::pair<Value, DimCut>> queue{{seed.start, {seed.dim, 1}}};
-    DenseSet<std::pair<Value, std::pair<int64_t, int64_t>>> tried;
+    std::set<std::tuple<void *, int64_t, int64_t, int64_t>> tried;
     std::optional<Candidate> best;
     SmallVector<CutPropagation::Failure> failures;
     for (size_t i = 0; i < queue.size() && i < 16; ++i) {
       auto [start, cut] = queue[i];
-      if (!tried.insert({start, {cut.dim, cut.outer}}).second)
+      if (!tried
+               .insert({start.getAsOpaquePointer(), cut.dim, cut.outer,
+                        cut.replicas})
+               .second)
         continue;
       CutPropagation attempt(tpSize, taken);
       LogicalResult propagated = attempt.run(start, cut, seed.op);
@@ -539,6 +543,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       candidate.cuts = std::move(attempt.cuts);
       candidate.collectives = std::move(attempt.collectives);
       candidate.broadcastReads = std::move(attempt.broadcastReads);
+      candidate.refinements = std::move(attempt.refinements);
       for (const PlannedCollective &c : candidate.collectives) {
         candidate.total += c.bytes;
         if (!c.isPlanned())
@@ -614,6 +619,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     region.seed = seed.op;
     region.cuts = std::move(best->cuts);
     region.collectives = std::move(best->collectives);
+    region.refinements = std::move(best->refinements);
     for (auto &[value, cut] : region.cuts) {
       taken.insert(value);
       if (Operation *def = value.getDefiningOp())

@@ -56,8 +56,46 @@ static void privatizeInitTensors(FunctionOpInterface func) {
 static RankedTensorType localType(Type full, DimCut cut, int64_t tpSize) {
   auto type = cast<RankedTensorType>(full);
   SmallVector<int64_t> shape(type.getShape());
-  shape[cut.dim] /= tpSize;
+  shape[cut.dim] /= cut.parts(tpSize);
   return type.clone(shape);
+}
+
+/// Gives the users of `value`, whose defining op produces it cut by
+/// `produced` rather than by its finer `cut`, their part: each rank slices
+/// it out of what it computes, at an offset its rank decides. `value` has
+/// its (fine) local type on entry.
+static void refine(OpBuilder &builder, Value value, DimCut cut, DimCut produced,
+                   int64_t tpSize) {
+  auto fine = cast<RankedTensorType>(value.getType());
+  // Rank r holds fine part r / cut.replicas; within its produced part, that
+  // is part (r / cut.replicas) % k of k.
+  int64_t k = cut.parts(tpSize) / produced.parts(tpSize);
+  int64_t size = fine.getDimSize(cut.dim);
+  SmallVector<int64_t> coarseShape(fine.getShape());
+  coarseShape[cut.dim] *= k;
+  value.setType(fine.clone(coarseShape));
+
+  Location loc = value.getLoc();
+  builder.setInsertionPointAfterValue(value);
+  auto index = [&](int64_t i) {
+    return arith::ConstantIndexOp::create(builder, loc, i);
+  };
+  Value part = arith::RemUIOp::create(
+      builder, loc,
+      arith::DivUIOp::create(builder, loc, RankOp::create(builder, loc),
+                             index(cut.replicas)),
+      index(k));
+  SmallVector<OpFoldResult> offsets(fine.getRank(), builder.getIndexAttr(0));
+  offsets[cut.dim] =
+      arith::MulIOp::create(builder, loc, part, index(size)).getResult();
+  SmallVector<OpFoldResult> sizes =
+      llvm::map_to_vector(fine.getShape(), [&](int64_t d) -> OpFoldResult {
+        return builder.getIndexAttr(d);
+      });
+  SmallVector<OpFoldResult> strides(fine.getRank(), builder.getIndexAttr(1));
+  auto slice = tensor::ExtractSliceOp::create(builder, loc, fine, value,
+                                              offsets, sizes, strides);
+  value.replaceAllUsesExcept(slice.getResult(), slice);
 }
 
 static bool isZeroInit(Value init) {
@@ -155,7 +193,8 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
     value.setType(localType(value.getType(), cut, tpSize));
     if (auto arg = dyn_cast<BlockArgument>(value))
       if (arg.getOwner()->getParentOp() == func.getOperation())
-        argShards[arg.getArgNumber()] = ShardAttr::get(ctx, cut.dim, cut.outer);
+        argShards[arg.getArgNumber()] =
+            ShardAttr::get(ctx, cut.dim, cut.outer, cut.replicas);
   }
   // The ops that define or read a cut value, except those that read it
   // gathered (whole).
@@ -174,6 +213,9 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
   for (Operation *op : touched)
     if (auto rule = dyn_cast<CutRuleOpInterface>(op))
       rule.localizeShapes(region.cuts, tpSize);
+  // After the rules: the slices read the full local tensor.
+  for (auto [value, produced] : region.refinements)
+    refine(builder, value, region.cuts.lookup(value), produced, tpSize);
   for (const PlannedCollective &c : region.collectives) {
     switch (c.kind) {
     case PlannedCollective::Kind::AllReduce:

@@ -87,7 +87,14 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
     Expected<int64_t> outer = getInt(*shard, "outer", named + ": shard");
     if (!outer)
       return outer.status();
-    arg.shard = Shard{*dim, *outer};
+    int64_t replicas = 1;
+    if (shard->contains("replicas")) {
+      Expected<int64_t> r = getInt(*shard, "replicas", named + ": shard");
+      if (!r)
+        return r.status();
+      replicas = *r;
+    }
+    arg.shard = Shard{*dim, *outer, replicas};
   }
   for (auto [key, flag] : {std::pair<const char *, bool *>{"named", &arg.named},
                            {"tokens", &arg.tokens}}) {

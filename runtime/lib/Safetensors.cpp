@@ -221,15 +221,21 @@ Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
                   "shard outer " + std::to_string(shard->outer) +
                       " and world size " + std::to_string(worldSize) +
                       " must be positive");
+  if (shard->replicas < 1 || worldSize % shard->replicas != 0)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "shard replicas " + std::to_string(shard->replicas) +
+                      " does not divide world size " +
+                      std::to_string(worldSize));
+  int64_t parts = worldSize / shard->replicas;
   int64_t size = shape[shard->dim];
-  if (size % (shard->outer * worldSize) != 0)
+  if (size % (shard->outer * parts) != 0)
     return Status(TPRT_ERR_INVALID_ARGUMENT,
                   "dimension " + std::to_string(shard->dim) + " of " +
                       formatShape(shape) + " (" + std::to_string(size) +
                       ") does not split into " + std::to_string(shard->outer) +
-                      " blocks of " + std::to_string(worldSize) + " parts");
+                      " blocks of " + std::to_string(parts) + " parts");
   std::vector<int64_t> local = shape;
-  local[shard->dim] = size / worldSize;
+  local[shard->dim] = size / parts;
   return local;
 }
 
@@ -266,8 +272,8 @@ Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
     return slice;
   }
 
-  // View the tensor as [before, outer, worldSize, part, after]; copy
-  // [:, :, rank, :, :].
+  // View the tensor as [before, outer, parts, part, after]; copy
+  // [:, :, rank / replicas, :, :].
   int64_t dim = shard->dim;
   int64_t before = 1, after = 1;
   for (int64_t i = 0; i < dim; ++i)
@@ -275,13 +281,15 @@ Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
   for (size_t i = dim + 1; i < tensor.shape.size(); ++i)
     after *= tensor.shape[i];
   int64_t outer = shard->outer;
-  int64_t part = tensor.shape[dim] / (outer * worldSize);
+  int64_t parts = worldSize / shard->replicas;
+  int64_t index = rank / shard->replicas;
+  int64_t part = tensor.shape[dim] / (outer * parts);
   size_t chunk = size_t(part * after) * tensor.elementSize;
   const uint8_t *source = tensor.data;
   uint8_t *target = slice.buffer.as<uint8_t>();
   for (int64_t b = 0; b < before; ++b)
     for (int64_t o = 0; o < outer; ++o) {
-      int64_t sourceIndex = ((b * outer + o) * worldSize + rank) * part * after;
+      int64_t sourceIndex = ((b * outer + o) * parts + index) * part * after;
       std::memcpy(target, source + size_t(sourceIndex) * tensor.elementSize,
                   chunk);
       target += chunk;

@@ -40,6 +40,22 @@ TEST(Manifest, ParsesTheDocumentedExample) {
   EXPECT_EQ(manifest->results[0].localShape, (std::vector<int64_t>{1, 8, 768}));
 }
 
+TEST(Manifest, ParsesReplicatedShards) {
+  auto manifest = tprt::parseManifest(R"({
+    "abi_version": 1, "backend": "cpu", "tp_size": 4, "function": "forward",
+    "args": [ { "name": "k.weight", "role": "weight", "dtype": "f32",
+                "shape": [256, 1536], "local_shape": [128, 1536],
+                "shard": { "dim": 0, "outer": 1, "replicas": 2 } } ],
+    "results": [] })");
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  const tprt::ManifestArg &k = manifest->args[0];
+  ASSERT_TRUE(k.shard);
+  EXPECT_EQ(k.shard->replicas, 2);
+  auto local = tprt::shardShape(k.shape, k.shard, manifest->tpSize);
+  ASSERT_TRUE(local) << local.status().message();
+  EXPECT_EQ(*local, k.localShape);
+}
+
 void expectRejected(const std::string &json, const std::string &what) {
   auto manifest = tprt::parseManifest(json);
   ASSERT_FALSE(manifest) << json;

@@ -291,6 +291,28 @@ TEST(Slice, ThreeDimensionalMiddleDim) {
   EXPECT_EQ(got, expected);
 }
 
+TEST(Slice, ReplicatedParts) {
+  // [4, 3] cut along dim 0 into 2 parts, each held by 2 of 4 ranks: ranks 2
+  // and 3 both keep rows 2 and 3.
+  std::vector<float> values = iota(12);
+  for (int64_t rank : {2, 3}) {
+    auto slice = tprt::sliceTensor(tensorOf(values, {4, 3}),
+                                   tprt::Shard{0, 1, 2}, rank, 4);
+    ASSERT_TRUE(slice) << slice.status().message();
+    EXPECT_EQ(slice->shape, (std::vector<int64_t>{2, 3}));
+    std::vector<float> got(slice->buffer.as<float>(),
+                           slice->buffer.as<float>() + 6);
+    EXPECT_EQ(got, std::vector<float>(values.begin() + 6, values.end()));
+  }
+  auto bad =
+      tprt::sliceTensor(tensorOf(values, {4, 3}), tprt::Shard{0, 1, 3}, 0, 4);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find(
+                "shard replicas 3 does not divide world size 4"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(Slice, RefusesShardsThatDoNotFit) {
   std::vector<float> values = iota(12);
   auto indivisible =

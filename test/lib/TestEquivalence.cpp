@@ -42,7 +42,9 @@ static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
                         int64_t rank, int64_t numRanks) {
   auto type = cast<RankedTensorType>(full.getType());
   int64_t dim = shard.getDim(), outer = shard.getOuter();
-  // View the dim as [outer, block] and take part `rank` of every block.
+  int64_t parts = numRanks / shard.getReplicas();
+  // View the dim as [outer, block] and take part `rank / replicas` of
+  // `parts` of every block.
   SmallVector<ReassociationIndices> groups;
   SmallVector<int64_t> blocked;
   for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -58,15 +60,15 @@ static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
   Value view =
       tensor::ExpandShapeOp::create(b, loc, type.clone(blocked), full, groups);
   SmallVector<int64_t> offsets(blocked.size(), 0), sizes(blocked);
-  sizes[dim + 1] /= numRanks;
-  offsets[dim + 1] = rank * sizes[dim + 1];
+  sizes[dim + 1] /= parts;
+  offsets[dim + 1] = rank / shard.getReplicas() * sizes[dim + 1];
   SmallVector<int64_t> strides(blocked.size(), 1);
   MLIRContext *ctx = b.getContext();
   Value part = tensor::ExtractSliceOp::create(
       b, loc, view, getAsIndexOpFoldResult(ctx, offsets),
       getAsIndexOpFoldResult(ctx, sizes), getAsIndexOpFoldResult(ctx, strides));
   SmallVector<int64_t> localShape(type.getShape());
-  localShape[dim] /= numRanks;
+  localShape[dim] /= parts;
   return tensor::CollapseShapeOp::create(b, loc, type.clone(localShape), part,
                                          groups);
 }

@@ -58,18 +58,23 @@ def TP_ShardAttr : AttrDef<TP_Dialect, "Shard"> {
   let mnemonic = "shard";
   let summary = "which part of a full tensor each rank holds";
   let description = [{
-    `#tp.shard<dim = D, outer = B>`: dimension `D` of the full tensor is
-    read as `B` equal blocks (default 1), each cut into `tp.size`
-    contiguous parts; rank `r` holds part `r` of every block, in block
-    order. `B` = 1 is a plain column or row block. A fused QKV weight
-    `[d, 3*h*dh]` cut between heads is `#tp.shard<dim = 1, outer = 3>`:
-    each rank owns the same heads of Q, of K and of V. The analysis
-    (`DimCut`) and the model manifest (`{"dim", "outer"}`,
-    runtime/include/tprt/model.h) use the same two numbers.
+    `#tp.shard<dim = D, outer = B, replicas = R>`: dimension `D` of the
+    full tensor is read as `B` equal blocks (default 1), each cut into
+    `tp.size / R` contiguous parts; rank `r` holds part `r / R` of every
+    block, in block order. `B` = 1 is a plain column or row block. A fused
+    QKV weight `[d, 3*h*dh]` cut between heads is
+    `#tp.shard<dim = 1, outer = 3>`: each rank owns the same heads of Q, of
+    K and of V. `R` > 1 (default 1) gives each part to `R` consecutive
+    ranks: the K/V weights of grouped-query attention with fewer kv heads
+    than ranks. The analysis (`DimCut`) and the model manifest
+    (`{"dim", "outer", "replicas"}`, runtime/include/tprt/model.h) use the
+    same three numbers.
   }];
   let parameters = (ins "int64_t":$dim,
-                        DefaultValuedParameter<"int64_t", "1">:$outer);
-  let assemblyFormat = "`<` `dim` `=` $dim (`,` `outer` `=` $outer^)? `>`";
+                        DefaultValuedParameter<"int64_t", "1">:$outer,
+                        DefaultValuedParameter<"int64_t", "1">:$replicas);
+  let assemblyFormat = "`<` `dim` `=` $dim (`,` `outer` `=` $outer^)? "
+                       "(`,` `replicas` `=` $replicas^)? `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Shape of the local shard of a full tensor of `shape` on `numRanks`

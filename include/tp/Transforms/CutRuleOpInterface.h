@@ -28,14 +28,23 @@ class DialectRegistry;
 namespace mlir::tp {
 
 /// How one dimension of a value is cut: the dimension is read as `outer`
-/// equal blocks, each split into tp-size contiguous parts. `outer` = 1 is a
-/// plain contiguous cut; a fused QKV column [3*h*dh] cut between heads has
-/// `outer` = 3. Two cuts hold the same elements iff they are equal.
+/// equal blocks, each split into `parts(N)` contiguous parts, N the tp size;
+/// rank r holds part r / `replicas` of every block. `outer` = 1 is a plain
+/// contiguous cut; a fused QKV column [3*h*dh] cut between heads has
+/// `outer` = 3. `replicas` > 1 gives each part to that many consecutive
+/// ranks: the K/V heads of grouped-query attention with fewer kv heads than
+/// ranks (each kv head read by N / kv ranks). Two cuts hold the same
+/// elements iff they are equal.
 struct DimCut {
   int64_t dim = -1;
   int64_t outer = 1;
+  int64_t replicas = 1;
+  int64_t parts(int64_t numRanks) const { return numRanks / replicas; }
+  /// The part of each block rank `rank` holds.
+  int64_t partOf(int64_t rank) const { return rank / replicas; }
   bool operator==(const DimCut &other) const {
-    return dim == other.dim && outer == other.outer;
+    return dim == other.dim && outer == other.outer &&
+           replicas == other.replicas;
   }
   bool operator!=(const DimCut &other) const { return !(*this == other); }
 };
@@ -122,12 +131,19 @@ public:
   /// `v` stays whole and is read whole to make a cut value (a single K/V
   /// head repeated for the local query heads).
   void readWhole(Value v) { broadcastReads.insert(v); }
+  /// `v` is cut by its recorded cut, but its defining op can only produce
+  /// `produced`, a cut with fewer parts that holds it: each rank slices its
+  /// part out of what it computes (a kv head repeated for the query heads,
+  /// when ranks outnumber kv heads).
+  void refine(Value v, DimCut produced) { refinements[v] = produced; }
 
   //===--- the outcome ---------------------------------------------------===//
 
   CutMap cuts;
   SmallVector<PlannedCollective> collectives;
   SetVector<Value> broadcastReads;
+  /// Values whose defining op produces a coarser cut (see refine).
+  CutMap refinements;
   struct Failure {
     Operation *op;
     std::string message;

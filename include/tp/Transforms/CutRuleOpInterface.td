@@ -29,7 +29,8 @@ def TP_CutRuleOpInterface : OpInterface<"CutRuleOpInterface"> {
       (ins "::mlir::tp::CutPropagation &":$state)>,
     InterfaceMethod<[{
         Called once the op's cut values (defined or read) have their
-        rank-local types (the full tensor's dimension divided by `tpSize`):
+        rank-local types (the full tensor's dimension divided by the cut's
+        parts, `tpSize` / replicas):
         updates what spells out shapes or positions in the full tensor
         (static sizes, offsets, splat constants, the rows a lookup reads).
         `cuts` holds the full-tensor cut of every value of the region.

@@ -25,6 +25,9 @@ struct ShardRegion {
   /// Every value that holds a part of its full tensor, function arguments
   /// (the weights to shrink) included, in discovery order.
   CutMap cuts;
+  /// Values whose defining op produces a coarser cut than theirs: each rank
+  /// slices its part out (CutPropagation::refine).
+  CutMap refinements;
   SmallVector<PlannedCollective> collectives;
 };
 

@@ -18,12 +18,12 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-/// The loop a cut operand or result puts the cut on, with its block count,
+/// The cut a cut operand or result puts on the loops (`dim` is the loop),
 /// or nothing if no operand or result of `op` is cut yet.
-static FailureOr<std::optional<std::pair<unsigned, int64_t>>>
+static FailureOr<std::optional<DimCut>>
 cutLoop(linalg::LinalgOp op, ArrayRef<AffineMap> maps, CutPropagation &state) {
   unsigned numInputs = op.getNumDpsInputs();
-  std::optional<std::pair<unsigned, int64_t>> loop;
+  std::optional<DimCut> loop;
   auto consider = [&](Value v, AffineMap map) -> LogicalResult {
     std::optional<DimCut> cut = state.lookup(v);
     if (!cut)
@@ -33,11 +33,12 @@ cutLoop(linalg::LinalgOp op, ArrayRef<AffineMap> maps, CutPropagation &state) {
       return state.fail(op, llvm::formatv("indexes cut dimension {0} by {1}, "
                                           "not by a single loop",
                                           cut->dim, map.getResult(cut->dim)));
-    std::pair<unsigned, int64_t> here{dimExpr.getPosition(), cut->outer};
+    DimCut here = *cut;
+    here.dim = dimExpr.getPosition();
     if (loop && *loop != here)
       return state.fail(op, llvm::formatv("receives two different cuts (loop "
                                           "{0} and loop {1})",
-                                          loop->first, here.first));
+                                          loop->dim, here.dim));
     loop = here;
     return success();
   };
@@ -84,14 +85,13 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
   auto resultMap = [&](OpResult r) {
     return maps[numInputs + r.getResultNumber()];
   };
-  FailureOr<std::optional<std::pair<unsigned, int64_t>>> loop =
-      cutLoop(op, maps, state);
+  FailureOr<std::optional<DimCut>> loop = cutLoop(op, maps, state);
   if (failed(loop))
     return failure();
   if (!*loop)
     return success();
-  unsigned l = (*loop)->first;
-  int64_t outer = (*loop)->second;
+  DimCut loopCut = **loop;
+  unsigned l = loopCut.dim;
 
   bool usesIndex = false;
   op.getBlock()->walk(
@@ -103,6 +103,11 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
 
   bool reduction =
       op.getIteratorTypesArray()[l] == utils::IteratorType::reduction;
+  // Ranks that hold the same part would each add it to the all-reduce.
+  if (reduction && loopCut.replicas > 1)
+    return state.fail(op, llvm::formatv("reduces over loop {0}, whose parts "
+                                        "{1} ranks each hold",
+                                        l, loopCut.replicas));
   std::optional<ReductionKind> combine = combinableReduction(op);
   if (reduction && !isSumReduction(op) && !combine) {
     // A max or a normalisation over the cut: only the whole input will do.
@@ -122,7 +127,9 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
       if (auto dimExpr = dyn_cast<AffineDimExpr>(expr);
           dimExpr && dimExpr.getPosition() == l) {
-        if (failed(state.mark(v, DimCut{static_cast<int64_t>(pos), outer}, op)))
+        DimCut cut = loopCut;
+        cut.dim = pos;
+        if (failed(state.mark(v, cut, op)))
           return failure();
       } else if (expr.isFunctionOfDim(l)) {
         return state.fail(op, llvm::formatv("indexes an operand by {0}, "

@@ -27,14 +27,15 @@ using namespace mlir::tp;
 // Reshapes: one merged dimension <-> a group of split ones
 //===----------------------------------------------------------------------===//
 
-/// For a cut on a dim that a reshape splits into `sizes` (row-major), the
-/// position within `sizes` that holds the whole cut and the cut there.
+/// For a cut into `parts` on a dim that a reshape splits into `sizes`
+/// (row-major), the position within `sizes` that holds the whole cut and
+/// the cut there.
 static std::optional<std::pair<unsigned, int64_t>>
-refineCut(ArrayRef<int64_t> sizes, int64_t outer, int64_t numRanks) {
+refineCut(ArrayRef<int64_t> sizes, int64_t outer, int64_t parts) {
   int64_t before = 1;
   for (auto [j, size] : llvm::enumerate(sizes)) {
     if (size != 1 && outer % before == 0 &&
-        size % ((outer / before) * numRanks) == 0)
+        size % ((outer / before) * parts) == 0)
       return std::make_pair(static_cast<unsigned>(j), outer / before);
     before *= size;
   }
@@ -42,13 +43,13 @@ refineCut(ArrayRef<int64_t> sizes, int64_t outer, int64_t numRanks) {
 }
 
 /// The cuts of the merged dim that would pass the reshape: one per factor
-/// that tp-size divides, cutting that factor in each block before it.
+/// that `parts` divides, cutting that factor in each block before it.
 static SmallVector<int64_t> cutsThatPass(ArrayRef<int64_t> sizes,
-                                         int64_t numRanks) {
+                                         int64_t parts) {
   SmallVector<int64_t> outers;
   int64_t before = 1;
   for (int64_t size : sizes) {
-    if (size != 1 && size % numRanks == 0)
+    if (size != 1 && size % parts == 0)
       outers.push_back(before);
     before *= size;
   }
@@ -74,20 +75,24 @@ struct Reshape {
     if (!cut)
       return success();
     int64_t numRanks = state.getNumRanks();
+    int64_t parts = cut->parts(numRanks);
     const ReassociationIndices &group = groups[cut->dim];
     SmallVector<int64_t> sizes =
         llvm::map_to_vector(group, [&](int64_t d) { return splitShape[d]; });
     // Another factor of the group may be the one that keeps ops local
     // further on (heads rather than q|k|v): worth a try either way.
-    for (int64_t outer : cutsThatPass(sizes, numRanks))
-      state.hint(merged, DimCut{cut->dim, outer});
-    auto refined = refineCut(sizes, cut->outer, numRanks);
-    if (!refined)
-      return state.fail(op,
-                        describeNoFactor(cut->dim, sizes, cut->outer, numRanks),
-                        /*indivisible=*/true);
-    return state.mark(split, DimCut{group[refined->first], refined->second},
-                      op);
+    for (int64_t outer : cutsThatPass(sizes, parts))
+      state.hint(merged, DimCut{cut->dim, outer, cut->replicas});
+    if (auto refined = refineCut(sizes, cut->outer, parts))
+      return state.mark(
+          split, DimCut{group[refined->first], refined->second, cut->replicas},
+          op);
+    if (std::optional<DimCut> coarse = coarserCut(*cut, group, numRanks)) {
+      state.refine(merged, DimCut{cut->dim, 1, coarse->replicas});
+      return state.mark(split, *coarse, op);
+    }
+    return state.fail(op, describeNoFactor(cut->dim, sizes, cut->outer, parts),
+                      /*indivisible=*/true);
   }
 
   /// The cut of a factor of `split` as blocks of the merged dim.
@@ -98,10 +103,15 @@ struct Reshape {
     for (auto [mergedDim, group] : llvm::enumerate(groups)) {
       int64_t before = 1;
       for (int64_t d : group) {
-        if (d == cut->dim)
-          return state.mark(
-              merged,
-              DimCut{static_cast<int64_t>(mergedDim), cut->outer * before}, op);
+        if (d == cut->dim) {
+          DimCut mergedCut{static_cast<int64_t>(mergedDim), cut->outer * before,
+                           cut->replicas};
+          // A refined result is cut finer than the reshape makes it.
+          if (auto it = state.refinements.find(merged);
+              it != state.refinements.end() && it->second == mergedCut)
+            return success();
+          return state.mark(merged, mergedCut, op);
+        }
         before *= splitShape[d];
       }
     }
@@ -109,13 +119,30 @@ struct Reshape {
   }
 
 private:
+  /// When `merged` is the result (a collapse) and its cut falls inside no
+  /// one factor of `group`, a cut of `split`'s outermost factor into fewer
+  /// parts that holds it: [kv heads, repeats] merged into query heads, with
+  /// more ranks than kv heads, gives each kv head to N / kv ranks, which
+  /// then slice their query heads out of its repeats.
+  std::optional<DimCut> coarserCut(DimCut cut, ArrayRef<int64_t> group,
+                                   int64_t numRanks) const {
+    if (merged != op->getResult(0) || cut.outer != 1)
+      return std::nullopt;
+    const auto *first =
+        llvm::find_if(group, [&](int64_t d) { return splitShape[d] != 1; });
+    if (first == group.end())
+      return std::nullopt;
+    int64_t parts = std::gcd(cut.parts(numRanks), splitShape[*first]);
+    return DimCut{*first, 1, numRanks / parts};
+  }
+
   std::string describeNoFactor(int64_t dim, ArrayRef<int64_t> sizes,
-                               int64_t outer, int64_t numRanks) const {
+                               int64_t outer, int64_t parts) const {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << verb << " dimension " << dim << " as [";
     llvm::interleave(sizes, os, " x ");
-    os << "]: a cut into " << numRanks << " parts";
+    os << "]: a cut into " << parts << " parts";
     if (outer > 1)
       os << " of each of " << outer << " blocks";
     os << " must fall on one whole factor (for attention: between heads), "
@@ -195,7 +222,7 @@ struct ExtractSliceCutRule
     int64_t rd = llvm::find(kept, d) - kept.begin();
     if (srcCut) {
       int64_t block = srcShape[d] / srcCut->outer;
-      DimCut cut{rd, srcCut->outer};
+      DimCut cut{rd, srcCut->outer, srcCut->replicas};
       if (offsets[d] != 0 || sizes[d] != srcShape[d]) {
         if (offsets[d] % block != 0 || sizes[d] % block != 0) {
           // Blocks as large as the slice's alignment would pass (q|k|v
@@ -221,7 +248,8 @@ struct ExtractSliceCutRule
                                             "made of whole blocks of {2}",
                                             offsets[d], offsets[d] + sizes[d],
                                             block));
-      return state.mark(slice.getSource(), DimCut{d, srcShape[d] / block}, op);
+      return state.mark(slice.getSource(),
+                        DimCut{d, srcShape[d] / block, resCut->replicas}, op);
     }
     return success();
   }
@@ -232,11 +260,12 @@ struct ExtractSliceCutRule
     if (it == cuts.end())
       return;
     int64_t d = it->second.dim;
+    int64_t parts = it->second.parts(tpSize);
     SmallVector<int64_t> offsets(slice.getStaticOffsets());
     SmallVector<int64_t> sizes(slice.getStaticSizes());
     // Whole blocks of the full dim map to whole local blocks.
-    offsets[d] /= tpSize;
-    sizes[d] /= tpSize;
+    offsets[d] /= parts;
+    sizes[d] /= parts;
     slice.setStaticOffsets(offsets);
     slice.setStaticSizes(sizes);
   }
@@ -272,9 +301,9 @@ struct InsertSliceCutRule
   void localizeShapes(Operation *op, const CutMap &cuts, int64_t tpSize) const {
     auto insert = cast<tensor::InsertSliceOp>(op);
     // The cut dim is inserted whole (the analysis checked): local extent.
-    int64_t d = cuts.lookup(insert.getResult()).dim;
+    DimCut cut = cuts.lookup(insert.getResult());
     SmallVector<int64_t> sizes(insert.getStaticSizes());
-    sizes[d] /= tpSize;
+    sizes[cut.dim] /= cut.parts(tpSize);
     insert.setStaticSizes(sizes);
   }
 };
@@ -343,6 +372,9 @@ struct ExtractCutRule
                             "lookup (a linalg.generic that yields it)");
     if (cut->outer != 1)
       return state.fail(op, "reads a dimension cut in blocks");
+    if (cut->replicas != 1)
+      return state.fail(op, "reads a dimension whose parts several ranks "
+                            "hold: their lookups would be summed twice");
     if (!isReadFromInput(extract.getIndices()[cut->dim], generic))
       return state.fail(op, llvm::formatv("reads cut dimension {0} at a "
                                           "loop index or a constant, not "

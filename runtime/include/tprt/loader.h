@@ -162,14 +162,17 @@ private:
 };
 
 /// How a full tensor is cut (model.h): dimension `dim` read as
-/// [outer, D / outer]; rank r of N takes part r of N of every outer block.
+/// [outer, D / outer]; rank r of N takes part r / replicas of N / replicas
+/// of every outer block.
 struct Shard {
   int64_t dim = 0;
   int64_t outer = 1;
+  int64_t replicas = 1;
 };
 
 /// The shape rank `r` of `worldSize` holds, or why `shard` does not apply to
-/// `shape` (dimension out of range, size not divisible by outer * N).
+/// `shape` (dimension out of range, replicas not dividing N, size not
+/// divisible by outer * N / replicas).
 Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
                                           const std::optional<Shard> &shard,
                                           int64_t worldSize);

@@ -21,6 +21,10 @@
  * what this rank's program takes. A shard {dim, outer} reads dimension `dim`
  * of the full tensor as [outer, D/outer] and gives rank r part r of N
  * contiguous parts of every one of the `outer` blocks (tp.shard in the IR).
+ * A shard may add "replicas": R (absent: 1): then each block is cut into
+ * N / R parts and rank r takes part r / R, so R consecutive ranks hold the
+ * same part (the K/V weights of grouped-query attention with fewer kv heads
+ * than ranks).
  * A named argument (tp.name in the IR) has no "role": it is a weight bound
  * to the checkpoint tensor of its name when a checkpoint holds one, and an
  * input otherwise. An argument without a tp.name is named "argI" with
