@@ -150,6 +150,8 @@ def checkpoint_name(cfg: ModelConfig, name: str) -> str:
     if stem.startswith("h."):
         _, i, part = stem.split(".", 2)
         return f"{prefix}{layers}.{i}.{table[part]}.{leaf}"
+    if stem not in top:  # rope.cos / rope.sin of a @forward: no checkpoint has them
+        return name
     return f"{prefix}{top[stem]}.{leaf}"
 
 

@@ -44,7 +44,7 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
             fan_in = shape[0] if cfg.weight_layout == "in_out" else shape[1]
             w = rng.standard_normal(shape) / np.sqrt(fan_in)
         out[name] = w.astype(np.float32)
-    if cfg.rope:
+    if cfg.rope and not cfg.generate:  # a generating model computes its own
         out["rope.cos"], out["rope.sin"] = rope_tables(cfg)
     return out
 
