@@ -277,6 +277,8 @@ class _Builder:
 
     def build(self, inline: dict | None = None) -> str:
         """The module of one @forward."""
+        if self.cfg.rope_tables_in_graph:
+            self.rope_tables = self.make_rope_tables()
         x = self.embed() if self.cfg.vocab else self.args["x"]
         for i in range(self.cfg.layers):
             x = self.block(x, i)
@@ -294,7 +296,7 @@ class _Builder:
         cfg, ir = self.cfg, self.ir
         if self.function == "decode":
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
-        if cfg.rope:
+        if cfg.rope_tables_in_graph:
             self.rope_tables = self.make_rope_tables()
         x = self.embed()
         for i in range(cfg.layers):

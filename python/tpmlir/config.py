@@ -74,13 +74,20 @@ class ModelConfig:
             object.__setattr__(self, "kv_heads", self.heads)
         if self.qkv_bias is None:
             object.__setattr__(self, "qkv_bias", self.bias)
-        if self.generate and not self.rope and not self.positions:
+        if self.generate > 0 and self.vocab and not self.rope and not self.positions:
             object.__setattr__(self, "positions", self.generate)
         self.validate()
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.heads
+
+    @property
+    def rope_tables_in_graph(self) -> bool:
+        """RoPE's cos/sin tables computed in the graph (from the positions)
+        rather than passed as the arguments rope.cos/rope.sin: in a generating
+        model, and under Hugging Face names (no checkpoint holds the tables)."""
+        return self.rope and (self.generate > 0 or self.names != "tpmlir")
 
     @property
     def group(self) -> int:
@@ -128,13 +135,6 @@ class ModelConfig:
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{field} must be 0 or a positive integer, got {value!r}")
-        if self.positions and self.rope:
-            raise ValueError("positions (a learned position table) and rope exclude each other")
-        if self.positions and not self.vocab:
-            raise ValueError("positions needs a whole model (vocab > 0)")
-        if self.positions and self.positions < max(self.seq, self.generate):
-            raise ValueError(f"positions={self.positions} is fewer than the "
-                             f"{max(self.seq, self.generate)} positions the model reads")
         if self.generate:
             if not self.vocab:
                 raise ValueError("generate needs a whole model (vocab > 0)")
@@ -143,6 +143,13 @@ class ModelConfig:
             if self.seq > self.generate:
                 raise ValueError(f"the prompt (seq={self.seq}) does not fit the cache "
                                  f"(generate={self.generate})")
+        if self.positions and self.rope:
+            raise ValueError("positions (a learned position table) and rope exclude each other")
+        if self.positions and not self.vocab:
+            raise ValueError("positions needs a whole model (vocab > 0)")
+        if self.positions and self.positions < max(self.seq, self.generate):
+            raise ValueError(f"positions={self.positions} is fewer than the "
+                             f"{max(self.seq, self.generate)} positions the model reads")
         if self.keep_logits and not self.generate:
             raise ValueError("keep_logits is an option of generate")
         self._validate_names()

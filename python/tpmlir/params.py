@@ -77,8 +77,7 @@ def param_specs(cfg: ModelConfig) -> list[Spec]:
         specs += _norm(cfg, "ln_f")
         if not cfg.tie_embeddings:
             specs += _linear(cfg, "lm_head", cfg.d_model, cfg.vocab, False)
-    # A generating model computes its RoPE tables from the positions it runs at.
-    if cfg.rope and not cfg.generate:
+    if cfg.rope and not cfg.rope_tables_in_graph:
         specs += [("rope.cos", (cfg.seq, cfg.head_dim)), ("rope.sin", (cfg.seq, cfg.head_dim))]
     return specs
 

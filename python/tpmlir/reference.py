@@ -44,7 +44,7 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
             fan_in = shape[0] if cfg.weight_layout == "in_out" else shape[1]
             w = rng.standard_normal(shape) / np.sqrt(fan_in)
         out[name] = w.astype(np.float32)
-    if cfg.rope and not cfg.generate:  # a generating model computes its own
+    if cfg.rope and not cfg.rope_tables_in_graph:
         out["rope.cos"], out["rope.sin"] = rope_tables(cfg)
     return out
 
@@ -113,7 +113,8 @@ def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
     p = f"h.{i}.attn"
     q, k, v = _qkv(cfg, w, i, x)
     if cfg.rope:
-        q, k = _rope(q, w["rope.cos"], w["rope.sin"]), _rope(k, w["rope.cos"], w["rope.sin"])
+        cos, sin = rope_at(cfg, 0, s) if cfg.rope_tables_in_graph else (w["rope.cos"], w["rope.sin"])
+        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
     # kv head j serves query heads j*g .. j*g+g-1 (np.repeat, not np.tile).
     k, v = np.repeat(k, cfg.group, axis=2), np.repeat(v, cfg.group, axis=2)
     q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))  # [B, H, S, Dh]
