@@ -348,3 +348,13 @@ def test_cli_hf_weights_keep_checkpoint_names(tmp_path):
         os.path.join(model_dir, "model-00001-of-00003.safetensors"))) | set(read_safetensors_names(
             os.path.join(model_dir, "model-00002-of-00003.safetensors"))) | set(read_safetensors_names(
                 os.path.join(model_dir, "model-00003-of-00003.safetensors")))
+
+
+def test_cli_optional_flags(tmp_path):
+    """Fields that default to None (qkv_bias, name_prefix) are flags too."""
+    out = str(tmp_path / "m.mlir")
+    assert main(["--preset", "tiny_llama", "--vocab", "32", "--no-bias", "--qkv-bias", "--names", "hf_llama",
+                 "--name-prefix", "", "-o", out]) == 0
+    text = open(out).read()
+    assert '{tp.name = "layers.0.self_attn.q_proj.bias"}' in text and "o_proj.bias" not in text
+    assert "qkv_bias=True" in text.splitlines()[0] and "rope.cos" not in text

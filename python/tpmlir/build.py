@@ -34,11 +34,12 @@ def _parser() -> argparse.ArgumentParser:
                          "keep the checkpoint's names (with DIR's own prefix when DIR holds one)")
     for field in dataclasses.fields(ModelConfig):
         flag = "--" + field.name.replace("_", "-")
-        if field.type in ("bool", bool):
+        kind = str(field.type).split(" ")[0]  # "bool | None" -> bool
+        if kind in ("bool", str(bool)):
             ap.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None)
-        elif field.type in ("float", float):
+        elif kind in ("float", str(float)):
             ap.add_argument(flag, dest=field.name, type=float)
-        elif field.type in ("str", str):
+        elif kind in ("str", str(str)):
             ap.add_argument(flag, dest=field.name)
         else:
             ap.add_argument(flag, dest=field.name, type=int)
