@@ -98,6 +98,12 @@ def test_two_functions_verify(mlir_opt, name):
     assert len(re.findall(r"tensor.insert_slice %\S+ into %\S+\[0, 0, %\S+, 0\] \[2, \d+, 1, 16\]", decode)) \
         == 2 * cfg.layers
     assert f"tensor<{b}x{kvh}x1x{dh}xf32> into tensor<{b}x{kvh}x{smax}x{dh}xf32>" in decode
+    # Decode attention batches over kv heads, a group's query heads as rows:
+    # the cache is read as it lies, never repeated per query head.
+    assert "linalg.broadcast" not in decode
+    g = cfg.heads // kvh
+    assert re.search(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x{dh}xf32>, "
+                     rf"tensor<{b * kvh}x{dh}x{smax}xf32>\)", decode)
 
 
 def test_logits_are_optional():

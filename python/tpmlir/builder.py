@@ -198,8 +198,13 @@ class _Builder:
             k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
         if self.function == "decode":
             # The query reads the whole cache; positions after pos are masked.
-            qh = self.to_heads(q, f"{p}_qh")
-            kh, vh = (self.cache_heads(t, f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
+            # Batched over kv heads, the g query heads of a group as g rows:
+            # the cache is read as it lies, never repeated per query head.
+            G = cfg.group
+            q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
+            q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
+            qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
+            kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         else:
             # A prompt attends to itself: its keys and values are all there is.
             if KVH != H:
@@ -223,6 +228,11 @@ class _Builder:
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
         probs = self.softmax(scores, f"{p}_probs")
         ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
+        if self.function == "decode":  # [B*KVH, G, Dh] -> [B, 1, H, Dh]
+            ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, KVH, cfg.group, Dh), f"{p}_ctx_groups")
+            ctx = ir.collapse(ctx, [[0], [1, 2], [3]], f"{p}_ctx_bhd")
+            ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, S, H, Dh), f"{p}_ctx_bshd")
+            return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
         ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, H, S, Dh), f"{p}_ctx_heads")
         ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
         return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
@@ -236,16 +246,6 @@ class _Builder:
         self.caches[name] = self.ir.insert_slice(rows, self.args[name], [0, 0, self.pos, 0],
                                                  f"cache_{i}_{kv}_next")
         return self.caches[name]
-
-    def cache_heads(self, cache: Val, hint: str) -> Val:
-        """A cache [B, KVH, S_max, Dh] as [B*H, S_max, Dh]; with GQA kv head j
-        serves query heads j*g .. j*g+g-1."""
-        ir = self.ir
-        b, kvh, smax, dh = cache.shape
-        if self.cfg.group != 1:
-            wide = ir.broadcast(cache, (b, kvh, self.cfg.group, smax, dh), [2], hint + "_bcast")
-            cache = ir.collapse(wide, [[0], [1, 2], [3], [4]], hint + "_rep")
-        return ir.collapse(cache, [[0, 1], [2], [3]], hint)
 
     def mlp(self, x: Val, i: int) -> Val:
         cfg, ir = self.cfg, self.ir
