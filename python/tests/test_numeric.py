@@ -22,7 +22,12 @@ def test_mlir_matches_numpy(mlir_runner, name):
 # Whole models: token ids over the whole vocabulary in, logits out; GPT-2's
 # LM head is its embedding transposed, Llama's its own weight.
 WHOLE = {"gpt2_tied": dict(preset="tiny_gpt2", vocab=96),
-         "llama_untied": dict(preset="tiny_llama", vocab=96)}
+         "llama_untied": dict(preset="tiny_llama", vocab=96),
+         # Hugging Face names: GPT-2's learned positions, Llama's RoPE tables
+         # computed in the graph (Qwen2's q/k/v biases and rope_theta).
+         "gpt2_hf_positions": dict(preset="tiny_gpt2", vocab=96, names="hf_gpt2", positions=16),
+         "qwen2_hf_rope_in_graph": dict(preset="tiny_llama", vocab=96, names="hf_llama", bias=False,
+                                        qkv_bias=True, rope_theta=1e6)}
 
 
 @pytest.mark.parametrize("name", sorted(WHOLE))

@@ -1,12 +1,19 @@
 """CLI: emit a transformer forward pass as linalg MLIR.
 
     PYTHONPATH=python python3 -m tpmlir.build --preset gpt2_small --layers 2 --seq 8 -o model.mlir
+    PYTHONPATH=python python3 -m tpmlir.build --preset tiny_llama --vocab 512 --generate 64 -o gen.mlir
+    PYTHONPATH=python python3 -m tpmlir.build --hf-config qwen/config.json --generate 256 --seq 16 -o gen.mlir
 
 Every ModelConfig field can be overridden (--qkv separate, --norm rmsnorm,
---no-bias, ...). --weights/--input also write a random checkpoint and input
-(safetensors) that match the emitted signature, plus the numpy reference output
-with --expected. --inline-weights puts those weights in the MLIR instead, as
-dense_resource constants (the form torch-mlir's importer emits).
+--no-bias, ...). --generate S_MAX makes a generating model: @prefill over the
+prompt (--seq tokens) and @decode of one token, with KV caches of S_MAX
+positions (docs/generation.md). --hf-config reads a Hugging Face config.json
+(GPT-2, Llama, Qwen2, Mistral) and names the weights as its checkpoint does.
+--weights/--input also write a random checkpoint and input (safetensors) that
+match the emitted signature, plus the numpy reference output with --expected
+(for a generating model: the prompt's ids, and the --steps greedy new ids).
+--inline-weights puts those weights in the MLIR instead, as dense_resource
+constants (the form torch-mlir's importer emits).
 """
 from __future__ import annotations
 
@@ -22,20 +29,28 @@ from .params import input_name
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m tpmlir.build", description=__doc__.split("\n")[0])
     ap.add_argument("--preset", default="gpt2_small", choices=sorted(PRESETS))
+    ap.add_argument("--hf-config", metavar="DIR/config.json",
+                    help="take the model from a Hugging Face config (instead of --preset); its weights "
+                         "keep the checkpoint's names (with DIR's own prefix when DIR holds one)")
     for field in dataclasses.fields(ModelConfig):
         flag = "--" + field.name.replace("_", "-")
-        if field.type in ("bool", bool):
+        kind = str(field.type).split(" ")[0]  # "bool | None" -> bool
+        if kind in ("bool", str(bool)):
             ap.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None)
-        elif field.type in ("float", float):
+        elif kind in ("float", str(float)):
             ap.add_argument(flag, dest=field.name, type=float)
-        elif field.type in ("str", str):
+        elif kind in ("str", str(str)):
             ap.add_argument(flag, dest=field.name)
         else:
             ap.add_argument(flag, dest=field.name, type=int)
     ap.add_argument("-o", "--output", help="write the MLIR here (default: stdout)")
     ap.add_argument("--weights", help="also write random weights (safetensors) named like tp.name")
     ap.add_argument("--input", help="also write a random input x (.npy, else safetensors with key 'x')")
-    ap.add_argument("--expected", help="also write the numpy reference output (.npy, else safetensors with key 'y')")
+    ap.add_argument("--expected", help="also write the numpy reference output (.npy, else safetensors with key 'y'); "
+                                       "with --generate the --steps new ids [B, steps]")
+    ap.add_argument("--steps", type=int,
+                    help="with --generate and --expected: new tokens (one prefill, steps-1 decodes; "
+                         "default: up to 8, as the cache allows)")
     ap.add_argument("--inline-weights", action="store_true",
                     help="put the random weights in the MLIR as dense_resource constants, "
                          "as torch-mlir's importer does, instead of arguments")
@@ -46,7 +61,24 @@ def _parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> ModelConfig:
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(ModelConfig)
                  if getattr(args, f.name) is not None}
+    if args.hf_config:
+        from .hf import read_config
+        return read_config(args.hf_config, **overrides)
     return preset(args.preset, **overrides)
+
+
+def _weights(args: argparse.Namespace, cfg: ModelConfig) -> dict:
+    """The weights by tpmlir name: those of the Hugging Face directory when
+    it holds a checkpoint (and --weights does not ask for random ones), else random."""
+    from . import reference
+    if args.hf_config and not args.weights:
+        import os
+        from .checkpoint import load_model_dir
+        from .hf import checkpoint_files, from_checkpoint
+        model_dir = os.path.dirname(os.path.abspath(args.hf_config))
+        if checkpoint_files(model_dir):
+            return from_checkpoint(cfg, load_model_dir(model_dir))
+    return reference.random_weights(cfg, args.seed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,13 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         cfg = config_from_args(args)
-    except ValueError as e:
+        steps = _steps(args, cfg)
+    except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     weights = None
     if args.weights or args.input or args.expected or args.inline_weights:
         from . import reference
-        weights = reference.random_weights(cfg, args.seed)
+        weights = _weights(args, cfg)
     text = describe(cfg) + "\n" + build_mlir(cfg, weights if args.inline_weights else None)
     if args.output:
         with open(args.output, "w") as f:
@@ -72,14 +105,30 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.weights or args.input or args.expected:
         from .checkpoint import save_safetensors
+        from .params import checkpoint_names
         x = reference.random_input(cfg, args.seed + 1)
         if args.weights:
-            save_safetensors(args.weights, weights, {"config": describe(cfg)})
+            names = checkpoint_names(cfg)
+            save_safetensors(args.weights, {names[k]: v for k, v in weights.items()}, {"config": describe(cfg)})
         if args.input:
             _save_array(args.input, input_name(cfg), x)
-        if args.expected:
+        if args.expected and cfg.generate:
+            _save_array(args.expected, "ids", reference.generate(cfg, weights, x, steps)[0])
+        elif args.expected:
             _save_array(args.expected, "y", reference.forward(cfg, weights, x))
     return 0
+
+
+def _steps(args: argparse.Namespace, cfg: ModelConfig) -> int:
+    room = cfg.generate - cfg.seq + 1  # the last new token is not written to the cache
+    if args.steps is None:
+        return min(8, room)
+    if not cfg.generate:
+        raise ValueError("--steps is an option of --generate")
+    if not 1 <= args.steps <= room:
+        raise ValueError(f"--steps {args.steps}: after a prompt of {cfg.seq} the cache of "
+                         f"{cfg.generate} holds 1 to {room} new tokens")
+    return args.steps
 
 
 def _save_array(path: str, key: str, array) -> None:

@@ -4,6 +4,12 @@ The emitted idioms are the contract the sharding pass matches (design.md §3):
 projections are collapse -> linalg.matmul -> expand (+ bias generic), heads
 appear as an expand_shape to [..., h, dh] (or [..., 3, h, dh] when fused),
 attention runs as linalg.batch_matmul over [B*H, S, *].
+
+A generating model (cfg.generate = S_max) is two functions instead,
+@prefill(ids [B, S], caches...) and @decode(ids [B, 1], pos, caches...), each
+returning the greedy next ids [B, 1] (an argmax over the vocabulary) and the
+caches [B, kv_heads, S_max, Dh], K and V per layer, updated by a
+tensor.insert_slice at the position (docs/generation.md).
 """
 from __future__ import annotations
 
@@ -11,26 +17,38 @@ import math
 
 from .config import ModelConfig
 from .ir import Emitter, Val
-from .params import arg_specs, input_name
+from .params import arg_specs, checkpoint_name, function_arg_specs, input_name, result_specs
 
 GELU_C = math.sqrt(2.0 / math.pi)
 MASK_VALUE = -1e9
 
 
 class _Builder:
-    def __init__(self, cfg: ModelConfig):
+    """Builds one function: @forward, or a generating model's @prefill or @decode."""
+
+    def __init__(self, cfg: ModelConfig, function: str = "forward", maps: dict | None = None):
         self.cfg = cfg
+        self.function = function
         self.ir = Emitter()
+        if maps is not None:  # the functions of one module share its map aliases
+            self.ir.maps = maps
+        # Tokens this function runs over; the first one's position is 0, or
+        # `pos` in @decode (an SSA index, set when the body starts).
+        self.seq = 1 if function == "decode" else cfg.seq
+        self.pos: int | str = 0
+        self.rope_tables: tuple[Val, Val] | None = None
+        self.caches: dict[str, Val] = {}  # the updated caches, by name
+        specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
         self.args: dict[str, Val] = {}
-        for name, shape in arg_specs(cfg):
-            dtype = "i64" if cfg.vocab and name == input_name(cfg) else "f32"
+        for name, shape in specs:
+            dtype = "i64" if name in ("ids", "pos") else "f32"
             self.args[name] = Val(self.ir.fresh(name.replace(".", "_")), shape, dtype)
 
     # -- building blocks ----------------------------------------------------
     def project(self, x: Val, name: str, n: int, hint: str, bias: bool = True) -> Val:
         """[B, S, *K] -> [B, S, n] through a 2-D linalg.matmul on [B*S, K]."""
         cfg, ir = self.cfg, self.ir
-        bias = bias and cfg.bias
+        bias = bias and f"{name}.bias" in self.args
         b, s = x.shape[:2]
         x2 = ir.collapse(x, [[0, 1], list(range(2, len(x.shape)))], hint + "_in")
         w = self.args[f"{name}.weight"]
@@ -79,9 +97,34 @@ class _Builder:
         neg = ir.pointwise(hint + "_negx2", [x2], lambda bd, a, o: bd.neg(a))
         rot = ir.concat(3, [neg, x1], hint + "_rot")
         table = (1, 3)  # cos/sin are [S, Dh]
-        cos, sin = (self.args["rope.cos"], table), (self.args["rope.sin"], table)
+        cos_t, sin_t = self.rope_tables or (self.args["rope.cos"], self.args["rope.sin"])
+        cos, sin = (cos_t, table), (sin_t, table)
         return ir.pointwise(hint, [x, rot, cos, sin],
                             lambda bd, v, r, c, sn, o: bd.add(bd.mul(v, c), bd.mul(r, sn)))
+
+    def make_rope_tables(self) -> tuple[Val, Val]:
+        """cos/sin [S, Dh] at positions pos .. pos+S-1, computed as Hugging Face
+        does in fp32: inv_freq_j = 1 / theta^(2j/Dh), angle = position * inv_freq,
+        each frequency used for both halves (rotate_half)."""
+        cfg, ir = self.cfg, self.ir
+        dh = cfg.head_dim
+        ins = [(self.args["pos"], ())] if self.function == "decode" else []
+
+        def table(fn):
+            def body(b, *args):
+                row = b("linalg.index 0 : index")
+                row = b(f"arith.index_cast {row} : index to i64")
+                if ins:
+                    row = b(f"arith.addi {row}, {args[0]} : i64")
+                position = b(f"arith.sitofp {row} : i64 to f32")
+                half, two = b(f"arith.constant {dh // 2} : index"), b("arith.constant 2 : index")
+                j = b(f"arith.remui {b('linalg.index 1 : index')}, {half} : index")
+                two_j = b(f"arith.index_cast {b(f'arith.muli {j}, {two} : index')} : index to i64")
+                exponent = b.div(b(f"arith.sitofp {two_j} : i64 to f32"), b.const(float(dh)))
+                inv_freq = b.div(b.const(1.0), b(f"math.powf {b.const(cfg.rope_theta)}, {exponent} : f32"))
+                return b.math(fn, b.mul(position, inv_freq))
+            return ir.generic(f"rope_{fn}", ins, 2, (self.seq, dh), range(2), (), body)
+        return table("cos"), table("sin")
 
     def repeat_kv(self, x: Val, hint: str) -> Val:
         """[B, S, KVH, Dh] -> [B, S, H, Dh]; kv head j feeds query heads j*g .. j*g+g-1."""
@@ -114,8 +157,14 @@ class _Builder:
             row = b(f"arith.index_cast {i} : i64 to index")
             col = b("linalg.index 2 : index")
             return b(f"tensor.extract {wte.name}[{row}, {col}] : {wte.type}")
-        return self.ir.generic("embed", [(ids, (0, 1))], 3, (cfg.batch, cfg.seq, cfg.d_model),
-                               range(3), (), lookup)
+        tokens = self.ir.generic("embed" if not cfg.positions else "embed_tokens", [(ids, (0, 1))], 3,
+                                 (cfg.batch, self.seq, cfg.d_model), range(3), (), lookup)
+        if not cfg.positions:
+            return tokens
+        # Learned positions: rows pos .. pos+S-1 of wpe, added to every sequence.
+        rows = (self.seq, cfg.d_model)
+        wpe = self.ir.extract_slice(self.args["wpe.weight"], [self.pos, 0], rows, rows, "wpe_rows")
+        return self.ir.pointwise("embed", [tokens, (wpe, (1, 2))], lambda b, t, p, o: b.add(t, p))
 
     def lm_head(self, x: Val) -> Val:
         """Final norm, then logits [B, S, vocab]: through wte transposed when tied."""
@@ -131,7 +180,7 @@ class _Builder:
     # -- the block ------------------------------------------------------------
     def attention(self, x: Val, i: int) -> Val:
         cfg, ir = self.cfg, self.ir
-        B, S, H, KVH, Dh = cfg.batch, cfg.seq, cfg.heads, cfg.kv_heads, cfg.head_dim
+        B, S, H, KVH, Dh = cfg.batch, self.seq, cfg.heads, cfg.kv_heads, cfg.head_dim
         p, a = f"l{i}", f"h.{i}.attn"
         if cfg.qkv == "fused":
             qkv = self.project(x, f"{a}.qkv", 3 * H * Dh, f"{p}_qkv")
@@ -145,14 +194,33 @@ class _Builder:
             q, k, v = heads("q", H), heads("k", KVH), heads("v", KVH)
         if cfg.rope:
             q, k = self.rope(q, f"{p}_q_rope"), self.rope(k, f"{p}_k_rope")
-        if KVH != H:
-            k, v = self.repeat_kv(k, f"{p}_k_rep"), self.repeat_kv(v, f"{p}_v_rep")
-        qh, kh, vh = (self.to_heads(t, f"{p}_{n}h") for t, n in ((q, "q"), (k, "k"), (v, "v")))
+        if self.function != "forward":
+            k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
+        if self.function == "decode":
+            # The query reads the whole cache; positions after pos are masked.
+            # Batched over kv heads, the g query heads of a group as g rows:
+            # the cache is read as it lies, never repeated per query head.
+            G = cfg.group
+            q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
+            q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
+            qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
+            kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
+        else:
+            # A prompt attends to itself: its keys and values are all there is.
+            if KVH != H:
+                k, v = self.repeat_kv(k, f"{p}_k_rep"), self.repeat_kv(v, f"{p}_v_rep")
+            qh, kh, vh = (self.to_heads(t, f"{p}_{n}h") for t, n in ((q, "q"), (k, "k"), (v, "v")))
         kt = ir.transpose(kh, [0, 2, 1], f"{p}_kT")
         scores = ir.batch_matmul(qh, kt, f"{p}_scores")
         scale = 1.0 / math.sqrt(Dh)
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
-        if cfg.causal:
+        if self.function == "decode":
+            def after_pos(b, s, pos, o):
+                col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
+                future = b(f"arith.cmpi sgt, {col}, {pos} : i64")
+                return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], after_pos)
+        elif cfg.causal:
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
                 future = b(f"arith.cmpi ugt, {col}, {row} : index")
@@ -160,9 +228,24 @@ class _Builder:
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
         probs = self.softmax(scores, f"{p}_probs")
         ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
+        if self.function == "decode":  # [B*KVH, G, Dh] -> [B, 1, H, Dh]
+            ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, KVH, cfg.group, Dh), f"{p}_ctx_groups")
+            ctx = ir.collapse(ctx, [[0], [1, 2], [3]], f"{p}_ctx_bhd")
+            ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, S, H, Dh), f"{p}_ctx_bshd")
+            return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
         ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, H, S, Dh), f"{p}_ctx_heads")
         ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
         return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
+
+    def update_cache(self, x: Val, i: int, kv: str) -> Val:
+        """Writes K or V of this step, [B, S, KVH, Dh], into the layer's cache
+        [B, KVH, S_max, Dh] at positions pos .. pos+S-1: one insert_slice (a
+        dynamic offset in @decode), so the cache can be updated in place."""
+        name = f"cache.{i}.{kv}"
+        rows = self.ir.transpose(x, [0, 2, 1, 3], f"l{i}_{kv}_new")
+        self.caches[name] = self.ir.insert_slice(rows, self.args[name], [0, 0, self.pos, 0],
+                                                 f"cache_{i}_{kv}_next")
+        return self.caches[name]
 
     def mlp(self, x: Val, i: int) -> Val:
         cfg, ir = self.cfg, self.ir
@@ -193,26 +276,56 @@ class _Builder:
         return self.residual(h, self.mlp(self.norm(h, f"h.{i}.ln_2", f"l{i}_ln2"), i), f"l{i}_out")
 
     def build(self, inline: dict | None = None) -> str:
+        """The module of one @forward."""
+        if self.cfg.rope_tables_in_graph:
+            self.rope_tables = self.make_rope_tables()
         x = self.embed() if self.cfg.vocab else self.args["x"]
         for i in range(self.cfg.layers):
             x = self.block(x, i)
         if self.cfg.vocab:
             x = self.lm_head(x)
-        inline = dict(inline or {})
-        unknown = sorted(n for n in inline if n not in self.args or n == input_name(self.cfg))
-        if unknown:
-            raise ValueError(f"inline weights {unknown} are not weights of this model")
-        params = [n for n in self.args if n not in inline]
-        sig = ",\n".join(f"    {self.args[n].name}: {self.args[n].type} {{tp.name = \"{n}\"}}" for n in params)
+        inline = _check_inline(self.cfg, inline, self.args)
         out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in self.ir.maps.items())]
-        out += ["module {", f"  func.func @forward(\n{sig}) -> {x.type} {{"]
-        out += [f"    {self.args[n].name} = arith.constant dense_resource<{n}> : {self.args[n].type}"
-                for n in inline]
-        out += [f"    {line}" for line in self.ir.lines]
-        out += [f"    return {x.name} : {x.type}", "  }", "}", ""]
+        out += ["module {"] + self.function_text([x], [None], inline) + ["}", ""]
         if inline:
             out += _resources(inline)
         return "\n".join(out)
+
+    def build_step(self) -> list[Val]:
+        """@prefill's or @decode's body; returns its results (result_specs order)."""
+        cfg, ir = self.cfg, self.ir
+        if self.function == "decode":
+            self.pos = ir.index_of(self.args["pos"], "pos_idx")
+        if cfg.rope_tables_in_graph:
+            self.rope_tables = self.make_rope_tables()
+        x = self.embed()
+        for i in range(cfg.layers):
+            x = self.block(x, i)
+        if self.seq > 1:  # only the last position predicts the next token
+            last = (cfg.batch, 1, cfg.d_model)
+            x = ir.extract_slice(x, [0, self.seq - 1, 0], last, last, "last")
+        logits = self.lm_head(x)
+        _, next_ids = ir.argmax_last(logits, "next")
+        results = [next_ids] + ([logits] if cfg.keep_logits else [])
+        return results + [self.caches[name] for name, _ in result_specs(cfg)[len(results):]]
+
+    def function_text(self, results: list[Val], names: list[str | None], inline: dict) -> list[str]:
+        """The func.func: arguments with their tp.name (the checkpoint's name
+        for a weight), results named when `names` says so."""
+        def arg(n):
+            return f"    {self.args[n].name}: {self.args[n].type} {{tp.name = \"{checkpoint_name(self.cfg, n) if n in self.weights() else n}\"}}"
+        sig = ",\n".join(arg(n) for n in self.args if n not in inline)
+        types = [r.type + (f" {{tp.name = \"{n}\"}}" if n else "") for r, n in zip(results, names)]
+        ret = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
+        out = [f"  func.func @{self.function}(\n{sig}) -> {ret} {{"]
+        out += [f"    {self.args[n].name} = arith.constant dense_resource<{n}> : {self.args[n].type}"
+                for n in inline]
+        out += [f"    {line}" for line in self.ir.lines]
+        out += [f"    return {', '.join(r.name for r in results)} : {', '.join(r.type for r in results)}", "  }"]
+        return out
+
+    def weights(self) -> set[str]:
+        return {n for n in self.args if n not in ("x", "ids", "pos") and not n.startswith("cache.")}
 
 
 def _resources(tensors: dict) -> list[str]:
@@ -226,17 +339,52 @@ def _resources(tensors: dict) -> list[str]:
             "    }", "  }", "#-}", ""]
 
 
+def _check_inline(cfg: ModelConfig, inline: dict | None, args: dict) -> dict:
+    inline = dict(inline or {})
+    unknown = sorted(n for n in inline if n not in args or n in (input_name(cfg), "pos")
+                     or n.startswith("cache."))
+    if unknown:
+        raise ValueError(f"inline weights {unknown} are not weights of this model")
+    return inline
+
+
+def _build_generate(cfg: ModelConfig, inline: dict | None) -> str:
+    maps: dict[str, str] = {}
+    names = [n for n, _ in result_specs(cfg)]
+    functions = []
+    for function in ("prefill", "decode"):
+        b = _Builder(cfg, function, maps)
+        results = b.build_step()
+        functions += b.function_text(results, names, _check_inline(cfg, inline, b.args))
+    out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in maps.items())]
+    out += ["module {"] + functions + ["}", ""]
+    if inline:
+        out += _resources(inline)
+    return "\n".join(out)
+
+
 def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
-    """The whole forward pass of `cfg.layers` blocks as MLIR text; each weight
-    named in `inline_weights` (name -> array) is an `arith.constant
+    """The whole forward pass of `cfg.layers` blocks as MLIR text (with
+    cfg.generate, the @prefill and @decode functions); each weight named in
+    `inline_weights` (name -> array) is an `arith.constant
     dense_resource<name>` holding that array instead of an argument."""
     cfg.validate()
+    if cfg.generate:
+        return _build_generate(cfg, inline_weights)
     return _Builder(cfg).build(inline_weights)
+
+
+# Fields added with generation: printed only when set, so that the headers of
+# the models made before them do not change.
+_LATER_FIELDS = ("positions", "rope_theta", "qkv_bias", "generate", "keep_logits", "names",
+                 "name_prefix")
 
 
 def describe(cfg: ModelConfig) -> str:
     """One-line summary used in generated file headers."""
-    fields = ", ".join(f"{k}={getattr(cfg, k)}" for k in cfg.__dataclass_fields__)
+    defaults = ModelConfig(bias=cfg.bias)
+    fields = ", ".join(f"{k}={getattr(cfg, k)}" for k in cfg.__dataclass_fields__
+                       if k not in _LATER_FIELDS or getattr(cfg, k) != getattr(defaults, k))
     return f"// tpmlir ModelConfig({fields})"
 
 

@@ -2,10 +2,13 @@
 
 Written against the public format so tests can make checkpoints without the
 `safetensors` package: u64 little-endian header size, JSON header, raw data.
+A Hugging Face model directory holds model.safetensors, or shards
+model-0000k-of-0000n.safetensors listed by model.safetensors.index.json.
 """
 from __future__ import annotations
 
 import json
+import os
 import struct
 
 import numpy as np
@@ -38,19 +41,80 @@ def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[s
             f.write(data)
 
 
-def load_safetensors(path: str) -> dict[str, np.ndarray]:
+def _header(f) -> tuple[dict, int]:
+    (size,) = struct.unpack("<Q", f.read(8))
+    return json.loads(f.read(size)), 8 + size
+
+
+def read_safetensors_names(path: str) -> list[str]:
+    """The tensor names of a safetensors file (its header only)."""
     with open(path, "rb") as f:
+        header, _ = _header(f)
+    return [name for name in header if name != "__metadata__"]
+
+
+def load_safetensors(path: str) -> dict[str, np.ndarray]:
+    """Every tensor of the file; BF16 ones widened to float32."""
+    with open(path, "rb") as f:
+        header, base = _header(f)
+        f.seek(0)
         raw = f.read()
-    (size,) = struct.unpack_from("<Q", raw)
-    header = json.loads(raw[8:8 + size])
-    base = 8 + size
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        if info["dtype"] not in _DTYPES:
-            raise ValueError(f"{name}: unsupported dtype {info['dtype']}")
         begin, end = info["data_offsets"]
-        out[name] = np.frombuffer(raw[base + begin:base + end], dtype=_DTYPES[info["dtype"]]
-                                  ).reshape(info["shape"]).copy()
+        data = raw[base + begin:base + end]
+        if info["dtype"] == "BF16":  # the top half of a float32
+            a = (np.frombuffer(data, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        elif info["dtype"] in _DTYPES:
+            a = np.frombuffer(data, dtype=_DTYPES[info["dtype"]]).copy()
+        else:
+            raise ValueError(f"{name}: unsupported dtype {info['dtype']}")
+        out[name] = a.reshape(info["shape"])
     return out
+
+
+def load_model_dir(model_dir: str) -> dict[str, np.ndarray]:
+    """The tensors of a Hugging Face model directory, sharded or not."""
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            weight_map = json.load(f)["weight_map"]
+        out: dict[str, np.ndarray] = {}
+        for file in sorted(set(weight_map.values())):
+            out.update(load_safetensors(os.path.join(model_dir, file)))
+        missing = sorted(set(weight_map) - set(out))
+        if missing:
+            raise ValueError(f"{index} lists tensors no shard holds: {', '.join(missing[:5])}")
+        return out
+    single = os.path.join(model_dir, "model.safetensors")
+    if not os.path.exists(single):
+        raise FileNotFoundError(f"{model_dir} has neither model.safetensors nor model.safetensors.index.json")
+    return load_safetensors(single)
+
+
+def save_model_dir(model_dir: str, config: dict, tensors: dict[str, np.ndarray], shards: int = 1) -> list[str]:
+    """Writes config.json and the tensors as model.safetensors, or (shards > 1)
+    as model-0000k-of-0000n.safetensors with model.safetensors.index.json, the
+    way save_pretrained does. Returns the safetensors files written."""
+    os.makedirs(model_dir, exist_ok=True)
+    with open(os.path.join(model_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    names = list(tensors)
+    if shards <= 1:
+        path = os.path.join(model_dir, "model.safetensors")
+        save_safetensors(path, tensors, {"format": "pt"})
+        return [path]
+    per = -(-len(names) // shards)
+    files, weight_map, total = [], {}, 0
+    for k in range(shards):
+        part = names[k * per:(k + 1) * per]
+        file = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+        save_safetensors(os.path.join(model_dir, file), {n: tensors[n] for n in part}, {"format": "pt"})
+        files.append(os.path.join(model_dir, file))
+        weight_map.update({n: file for n in part})
+        total += sum(np.asarray(tensors[n]).nbytes for n in part)
+    with open(os.path.join(model_dir, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+    return files

@@ -13,6 +13,7 @@ _CHOICES = {
     "activation": ("gelu", "swiglu"),
     "qkv": ("fused", "separate"),
     "weight_layout": ("in_out", "out_in"),
+    "names": ("tpmlir", "hf_gpt2", "hf_llama"),
     "softmax": ("named", "generic"),
     "dtype": ("f32",),
 }
@@ -44,15 +45,49 @@ class ModelConfig:
     # `wte` transposed when tie_embeddings (GPT-2), else `lm_head` (Llama).
     vocab: int = 0
     tie_embeddings: bool = True
+    # The fields below came with generation; `describe` prints them only when
+    # they differ from these defaults, so older headers read the same.
+    # > 0: a learned position table `wpe` [positions, D] added to the token
+    # embedding (GPT-2). A generating model without RoPE gets one of
+    # `generate` rows unless this says more.
+    positions: int = 0
+    rope_theta: float = 10000.0
+    # Biases of the q/k/v projections; None: as `bias` (Qwen2: True, bias False).
+    qkv_bias: bool | None = None
+    # > 0: the cache length S_max of a generating model, emitted as
+    # @prefill(ids [B, seq], caches) and @decode(ids [B, 1], pos, caches),
+    # each returning the greedy next ids [B, 1] and the caches
+    # [B, kv_heads, generate, head_dim] (docs/generation.md).
+    generate: int = 0
+    # Generation also returns the logits [B, 1, vocab] of the last position.
+    keep_logits: bool = False
+    # The weights' names: tpmlir's own, or a Hugging Face checkpoint's
+    # (GPT2LMHeadModel, LlamaForCausalLM / Qwen2ForCausalLM), see params.py.
+    names: str = "tpmlir"
+    # Prefix of the transformer's own weights in the checkpoint; None: the
+    # family's ("transformer." for GPT-2, "model." for Llama). GPT-2
+    # checkpoints saved from GPT2Model have none ("").
+    name_prefix: str | None = None
 
     def __post_init__(self):
         if self.kv_heads is None:
             object.__setattr__(self, "kv_heads", self.heads)
+        if self.qkv_bias is None:
+            object.__setattr__(self, "qkv_bias", self.bias)
+        if self.generate > 0 and self.vocab and not self.rope and not self.positions:
+            object.__setattr__(self, "positions", self.generate)
         self.validate()
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.heads
+
+    @property
+    def rope_tables_in_graph(self) -> bool:
+        """RoPE's cos/sin tables computed in the graph (from the positions)
+        rather than passed as the arguments rope.cos/rope.sin: in a generating
+        model, and under Hugging Face names (no checkpoint holds the tables)."""
+        return self.rope and (self.generate > 0 or self.names != "tpmlir")
 
     @property
     def group(self) -> int:
@@ -63,6 +98,9 @@ class ModelConfig:
         # A config without GQA should stay without GQA when only `heads` changes.
         if "heads" in changes and "kv_heads" not in changes and self.kv_heads == self.heads:
             changes["kv_heads"] = None
+        # Likewise the q/k/v biases follow `bias` unless they were set apart.
+        if "bias" in changes and "qkv_bias" not in changes and self.qkv_bias == self.bias:
+            changes["qkv_bias"] = None
         return dataclasses.replace(self, **changes)
 
     def validate(self) -> None:
@@ -91,6 +129,47 @@ class ModelConfig:
             raise ValueError(f"vocab must be 0 or a positive integer, got {self.vocab!r}")
         if not self.eps > 0:
             raise ValueError(f"eps must be positive, got {self.eps!r}")
+        if not self.rope_theta > 0:
+            raise ValueError(f"rope_theta must be positive, got {self.rope_theta!r}")
+        for field in ("positions", "generate"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{field} must be 0 or a positive integer, got {value!r}")
+        if self.generate:
+            if not self.vocab:
+                raise ValueError("generate needs a whole model (vocab > 0)")
+            if not self.causal:
+                raise ValueError("generate needs a causal model")
+            if self.seq > self.generate:
+                raise ValueError(f"the prompt (seq={self.seq}) does not fit the cache "
+                                 f"(generate={self.generate})")
+        if self.positions and self.rope:
+            raise ValueError("positions (a learned position table) and rope exclude each other")
+        if self.positions and not self.vocab:
+            raise ValueError("positions needs a whole model (vocab > 0)")
+        if self.positions and self.positions < max(self.seq, self.generate):
+            raise ValueError(f"positions={self.positions} is fewer than the "
+                             f"{max(self.seq, self.generate)} positions the model reads")
+        if self.keep_logits and not self.generate:
+            raise ValueError("keep_logits is an option of generate")
+        self._validate_names()
+
+    def _validate_names(self) -> None:
+        """Hugging Face names come with that family's layouts (params.py)."""
+        need = {"hf_gpt2": dict(qkv="fused", weight_layout="in_out", norm="layernorm",
+                                activation="gelu", rope=False),
+                "hf_llama": dict(qkv="separate", weight_layout="out_in", norm="rmsnorm",
+                                 activation="swiglu", positions=0)}.get(self.names, {})
+        for field, value in need.items():
+            if getattr(self, field) != value:
+                raise ValueError(f"names={self.names!r} needs {field}={value!r}, "
+                                 f"got {getattr(self, field)!r}")
+        if self.names == "hf_gpt2" and not (self.vocab and self.bias and self.qkv_bias):
+            raise ValueError("names='hf_gpt2' needs a whole model (vocab > 0) with biases")
+        if self.names == "hf_llama" and not self.vocab:
+            raise ValueError("names='hf_llama' needs a whole model (vocab > 0)")
+        if self.name_prefix is not None and self.names == "tpmlir":
+            raise ValueError("name_prefix is an option of the Hugging Face names")
 
 
 def gpt2_small(layers: int = 2, seq: int = 8, batch: int = 1, **overrides) -> ModelConfig:

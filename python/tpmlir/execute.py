@@ -3,6 +3,8 @@
 This is a test oracle, not a backend: weights are baked in as dense
 constants, the module goes through a plain bufferize -> loops -> LLVM
 pipeline, and mlir-runner prints the result, which is parsed back.
+`run_generate` does the same for a generating model: one @main calls
+@prefill and then @decode, feeding each step's ids and caches to the next.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 from .builder import build_mlir
 from .config import ModelConfig
 from .ir import tensor_type
-from .params import arg_specs, input_name, output_shape
+from .params import arg_specs, function_arg_specs, input_name, output_shape, result_specs
 
 DEFAULT_TOOLS = "/usr/lib/llvm-22"
 
@@ -39,6 +41,7 @@ LOWERING = ",".join([
     "lower-affine",
     "convert-scf-to-cf",
     "expand-strided-metadata",
+    "lower-affine",  # the affine.apply of a subview at a dynamic offset (the cache update)
     "finalize-memref-to-llvm",
     "convert-math-to-llvm",
     "convert-math-to-libm",
@@ -90,6 +93,50 @@ def main_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray
     return "\n".join(lines)
 
 
+def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.ndarray,
+                     steps: int) -> str:
+    """A @main that runs @prefill on `prompt` with zeroed caches, then @decode
+    steps-1 times at positions seq, seq+1, ..., each on the ids and caches the
+    step before returned, and prints every step's next ids (and logits)."""
+    lines = ["func.func private @printMemrefF32(memref<*xf32>)",
+             "func.func private @printMemrefI64(memref<*xi64>)", "func.func @main() {"]
+    values: dict[str, str] = {}  # argument name -> SSA value
+    types: dict[str, str] = {}
+    for name, shape in function_arg_specs(cfg, "prefill"):
+        if name.startswith("cache."):
+            a = np.zeros(shape, dtype=np.float32)
+            constant = f"dense<0.0> : {tensor_type(shape)}"
+        else:
+            a = np.asarray(prompt if name == "ids" else weights[name])
+            a = a if a.dtype.kind in "iu" else a.astype(np.float32)
+            if a.shape != shape:
+                raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+            constant = _dense(a)
+        values[name], types[name] = f"%a{len(values)}", tensor_type(shape, "i64" if name == "ids" else "f32")
+        lines.append(f"  {values[name]} = arith.constant {constant}")
+    results = result_specs(cfg)
+    result_types = [tensor_type(shape, "i64" if name == "next_ids" else "f32") for name, shape in results]
+    for t in range(steps):
+        function = "prefill" if t == 0 else "decode"
+        if t:
+            values["pos"], types["pos"] = f"%pos{t}", "tensor<i64>"
+            lines.append(f"  %pos{t} = arith.constant dense<{cfg.seq + t - 1}> : tensor<i64>")
+        names = [n for n, _ in function_arg_specs(cfg, function)]
+        lines.append(f"  %r{t}:{len(results)} = func.call @{function}({', '.join(values[n] for n in names)}) "
+                     f": ({', '.join(types[n] for n in names)}) -> ({', '.join(result_types)})")
+        for j, ((name, _), rtype) in enumerate(zip(results, result_types)):
+            if name.startswith("cache."):
+                values[name] = f"%r{t}#{j}"
+                continue
+            elem = "i64" if name == "next_ids" else "f32"
+            memref_t = rtype.replace("tensor<", "memref<")
+            lines += [f"  %m{t}_{j} = bufferization.to_buffer %r{t}#{j} : {rtype} to {memref_t}",
+                      f"  %u{t}_{j} = memref.cast %m{t}_{j} : {memref_t} to memref<*x{elem}>",
+                      f"  func.call @printMemref{elem.upper()}(%u{t}_{j}) : (memref<*x{elem}>) -> ()"]
+        values["ids"], types["ids"] = f"%r{t}#0", result_types[0]
+    return "\n".join(lines + ["  return", "}"])
+
+
 def _run(cmd: list[str], stdin: str, timeout: float) -> str:
     proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout)
     if proc.returncode:
@@ -119,19 +166,50 @@ def lower(module: str, prefix: str | None = None, timeout: float = 300) -> str:
         return _run([opt, "--allow-unregistered-dialect", f"--pass-pipeline={pipeline}"], module, timeout)
 
 
-def run_forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray,
-                prefix: str | None = None, timeout: float = 300) -> np.ndarray:
-    """Compile `build_mlir(cfg)` with upstream MLIR and run it; returns [B, S, D]
-    float32 (logits [B, S, vocab] for a whole model)."""
-    module = build_mlir(cfg)
-    # Splice @main into the builder's module (before its closing brace).
-    module = module.rstrip().rstrip("}") + main_wrapper(cfg, weights, x) + "\n}\n"
+def _lower_and_run(module: str, main: str, prefix: str | None, timeout: float) -> str:
+    """Splices @main into the builder's module (before its closing brace),
+    lowers it and runs it; returns what it printed."""
+    module = module.rstrip().rstrip("}") + main + "\n}\n"
     llvm_ir = lower(module, prefix, timeout)
     runner = find_tool("mlir-runner", prefix)
     if not runner:
         raise FileNotFoundError("mlir-runner not found")
     libdir = os.path.join(prefix or os.environ.get("TPMLIR_LLVM_PREFIX", DEFAULT_TOOLS), "lib")
     libs = ",".join(os.path.join(libdir, f"lib{n}.so") for n in ("mlir_runner_utils", "mlir_c_runner_utils"))
-    out = _run([runner, "-e", "main", "-entry-point-result=void", f"-shared-libs={libs}"], llvm_ir, timeout)
+    return _run([runner, "-e", "main", "-entry-point-result=void", f"-shared-libs={libs}"], llvm_ir, timeout)
+
+
+def run_forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray,
+                prefix: str | None = None, timeout: float = 300) -> np.ndarray:
+    """Compile `build_mlir(cfg)` with upstream MLIR and run it; returns [B, S, D]
+    float32 (logits [B, S, vocab] for a whole model)."""
+    out = _lower_and_run(build_mlir(cfg), main_wrapper(cfg, weights, x), prefix, timeout)
     shape = output_shape(cfg)
     return parse_printed_memref(out, int(np.prod(shape))).reshape(shape)
+
+
+def run_generate(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.ndarray, steps: int,
+                 prefix: str | None = None, timeout: float = 300
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Compile the @prefill and @decode of `build_mlir(cfg)` (cfg.generate > 0)
+    with upstream MLIR and generate `steps` tokens greedily (one prefill,
+    steps-1 decodes); returns the ids [B, steps] (int64) and, with
+    cfg.keep_logits, the logits each came from [B, steps, vocab], else None."""
+    if not cfg.generate:
+        raise ValueError("run_generate needs a generating config (generate = S_max > 0)")
+    if steps < 1 or cfg.seq + steps - 1 > cfg.generate:
+        raise ValueError(f"{steps} new tokens after a prompt of {cfg.seq} do not fit the "
+                         f"cache of {cfg.generate}")
+    out = _lower_and_run(build_mlir(cfg), generate_wrapper(cfg, weights, prompt, steps), prefix, timeout)
+    printed = out.split("Unranked Memref")[1:]
+    per_step = 2 if cfg.keep_logits else 1
+    if len(printed) != per_step * steps:
+        raise RuntimeError(f"expected {per_step * steps} printed results, got {len(printed)}")
+    b, v = cfg.batch, cfg.vocab
+    ids = np.stack([parse_printed_memref(printed[per_step * t], b).astype(np.int64)
+                    for t in range(steps)], axis=1)
+    if not cfg.keep_logits:
+        return ids, None
+    logits = np.stack([parse_printed_memref(printed[per_step * t + 1], b * v).reshape(b, v)
+                       for t in range(steps)], axis=1)
+    return ids, logits

@@ -98,10 +98,21 @@ class Emitter:
     def reserve(self, name: str) -> None:
         self._used.add(name.lstrip("%"))
 
-    def op(self, hint: str, shape: Sequence[int], text: str) -> Val:
-        v = Val(self.fresh(hint), tuple(shape))
+    def op(self, hint: str, shape: Sequence[int], text: str, dtype: str = "f32") -> Val:
+        v = Val(self.fresh(hint), tuple(shape), dtype)
         self.lines.append(f"{v.name} = {text}")
         return v
+
+    def scalar(self, hint: str, text: str) -> str:
+        """One op with a scalar result (an index, an i64); returns its name."""
+        name = self.fresh(hint)
+        self.lines.append(f"{name} = {text}")
+        return name
+
+    def index_of(self, v: Val, hint: str) -> str:
+        """The value of a rank-0 integer tensor as an index."""
+        elem = self.scalar(hint + "_i64", f"tensor.extract {v.name}[] : {v.type}")
+        return self.scalar(hint, f"arith.index_cast {elem} : {v.dtype} to index")
 
     def const(self, value: float) -> str:
         key = f32(value)
@@ -120,8 +131,8 @@ class Emitter:
         return self.maps[text]
 
     # -- tensor ops -----------------------------------------------------
-    def empty(self, shape: Sequence[int], hint: str = "empty") -> Val:
-        return self.op(hint, shape, f"tensor.empty() : {tensor_type(shape)}")
+    def empty(self, shape: Sequence[int], hint: str = "empty", dtype: str = "f32") -> Val:
+        return self.op(hint, shape, f"tensor.empty() : {tensor_type(shape, dtype)}", dtype)
 
     def fill(self, value: float, shape: Sequence[int], hint: str) -> Val:
         init = self.empty(shape, hint + "_empty")
@@ -139,10 +150,20 @@ class Emitter:
                                     f"output_shape {ilist(shape)} : {v.type} into {tensor_type(shape)}")
 
     def extract_slice(self, v: Val, offsets, sizes, result_shape, hint: str) -> Val:
+        """offsets may mix integers and SSA index names (a dynamic offset)."""
         strides = [1] * len(sizes)
         return self.op(hint, result_shape,
                        f"tensor.extract_slice {v.name}{ilist(offsets)} {ilist(sizes)} {ilist(strides)} "
-                       f": {v.type} to {tensor_type(result_shape)}")
+                       f": {v.type} to {tensor_type(result_shape, v.dtype)}", v.dtype)
+
+    def insert_slice(self, src: Val, dest: Val, offsets, hint: str) -> Val:
+        """`src` written into `dest` at `offsets` (integers or SSA index names);
+        the result has dest's type, and a bufferization may write dest in place."""
+        sizes = ilist(src.shape)
+        strides = ilist([1] * len(src.shape))
+        return self.op(hint, dest.shape,
+                       f"tensor.insert_slice {src.name} into {dest.name}{ilist(offsets)} {sizes} {strides} "
+                       f": {src.type} into {dest.type}", dest.dtype)
 
     def concat(self, dim: int, parts: Sequence[Val], hint: str) -> Val:
         shape = list(parts[0].shape)
@@ -191,14 +212,45 @@ class Emitter:
         body = Body()
         args = [f"%in{i}" for i in range(len(ins))]
         result = fn(body, *args, "%out")
+        operands = f"ins({', '.join(v.name for v, _ in ins)} : {', '.join(v.type for v, _ in ins)}) " if ins else ""
         head = (f"linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{iters}]}} "
-                f"ins({', '.join(v.name for v, _ in ins)} : {', '.join(v.type for v, _ in ins)}) "
-                f"outs({init.name} : {init.type}) {{")
+                f"{operands}outs({init.name} : {init.type}) {{")
         block = ", ".join(f"{a}: {v.dtype}" for a, v in zip(args + ["%out"], [v for v, _ in ins] + [init]))
-        region = [f"^bb0({block}):"] + [f"  {line}" for line in body.lines] + [f"  linalg.yield {result} : f32"]
-        v = self.op(hint, out_shape, head)
+        region = [f"^bb0({block}):"] + [f"  {line}" for line in body.lines] + [
+            f"  linalg.yield {result} : {init.dtype}"]
+        v = self.op(hint, out_shape, head, init.dtype)
         self.lines += region + [f"}} -> {init.type}"]
         return v
+
+    def argmax_last(self, x: Val, hint: str) -> tuple[Val, Val]:
+        """The maximum over the last dimension and its first index (i64), as one
+        linalg.generic with two reduction outputs, the form torch-mlir and IREE
+        write an argmax in: a strictly greater value takes the index."""
+        rank = len(x.shape)
+        kept = tuple(range(rank - 1))
+        shape = x.shape[:-1]
+        values = self.fill(float("-inf"), shape, hint + "_max_init")
+        zero = self.scalar("c0_i64", "arith.constant 0 : i64")
+        idx_empty = self.empty(shape, hint + "_idx_empty", "i64")
+        indices = self.op(hint + "_idx_init", shape,
+                          f"linalg.fill ins({zero} : i64) outs({idx_empty.name} : {idx_empty.type}) "
+                          f"-> {idx_empty.type}", "i64")
+        maps = [self.affine_map(rank, range(rank)), self.affine_map(rank, kept), self.affine_map(rank, kept)]
+        iters = ", ".join(['"parallel"'] * (rank - 1) + ['"reduction"'])
+        name = self.fresh(hint)
+        self.lines += [
+            f"{name}:2 = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{iters}]}} "
+            f"ins({x.name} : {x.type}) outs({values.name}, {indices.name} : {values.type}, {indices.type}) {{",
+            f"^bb0(%in0: {x.dtype}, %out: {values.dtype}, %out_idx: i64):",
+            f"  %b0 = linalg.index {rank - 1} : index",
+            "  %b1 = arith.index_cast %b0 : index to i64",
+            f"  %b2 = arith.maximumf %in0, %out : {x.dtype}",
+            f"  %b3 = arith.cmpf ogt, %in0, %out : {x.dtype}",
+            "  %b4 = arith.select %b3, %b1, %out_idx : i64",
+            f"  linalg.yield %b2, %b4 : {x.dtype}, i64",
+            f"}} -> ({values.type}, {indices.type})",
+        ]
+        return Val(f"{name}#0", tuple(shape)), Val(f"{name}#1", tuple(shape), "i64")
 
     def pointwise(self, hint: str, ins: Sequence[Val | tuple[Val, Sequence[int]]], fn: BodyFn,
                   shape: Sequence[int] | None = None) -> Val:

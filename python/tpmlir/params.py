@@ -46,17 +46,17 @@ def _norm(cfg: ModelConfig, name: str) -> list[Spec]:
 
 
 def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
-    d, f, b = cfg.d_model, cfg.ffn, cfg.bias
+    d, f, b, qb = cfg.d_model, cfg.ffn, cfg.bias, cfg.qkv_bias
     q_width = cfg.heads * cfg.head_dim
     kv_width = cfg.kv_heads * cfg.head_dim
     p = f"h.{i}"
     specs = _norm(cfg, f"{p}.ln_1")
     if cfg.qkv == "fused":
-        specs += _linear(cfg, f"{p}.attn.qkv", d, 3 * q_width, b)
+        specs += _linear(cfg, f"{p}.attn.qkv", d, 3 * q_width, qb)
     else:
-        specs += _linear(cfg, f"{p}.attn.q", d, q_width, b)
-        specs += _linear(cfg, f"{p}.attn.k", d, kv_width, b)
-        specs += _linear(cfg, f"{p}.attn.v", d, kv_width, b)
+        specs += _linear(cfg, f"{p}.attn.q", d, q_width, qb)
+        specs += _linear(cfg, f"{p}.attn.k", d, kv_width, qb)
+        specs += _linear(cfg, f"{p}.attn.v", d, kv_width, qb)
     specs += _linear(cfg, f"{p}.attn.out", q_width, d, b)
     specs += _norm(cfg, f"{p}.ln_2")
     if cfg.activation == "swiglu":
@@ -69,13 +69,15 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
 def param_specs(cfg: ModelConfig) -> list[Spec]:
     """Every weight argument, in function-argument order (after the input)."""
     specs = [("wte.weight", (cfg.vocab, cfg.d_model))] if cfg.vocab else []
+    if cfg.positions:
+        specs.append(("wpe.weight", (cfg.positions, cfg.d_model)))
     for i in range(cfg.layers):
         specs += layer_specs(cfg, i)
     if cfg.vocab:
         specs += _norm(cfg, "ln_f")
         if not cfg.tie_embeddings:
             specs += _linear(cfg, "lm_head", cfg.d_model, cfg.vocab, False)
-    if cfg.rope:
+    if cfg.rope and not cfg.rope_tables_in_graph:
         specs += [("rope.cos", (cfg.seq, cfg.head_dim)), ("rope.sin", (cfg.seq, cfg.head_dim))]
     return specs
 
@@ -83,3 +85,75 @@ def param_specs(cfg: ModelConfig) -> list[Spec]:
 def arg_specs(cfg: ModelConfig) -> list[Spec]:
     """All function arguments of @forward, input first."""
     return [(input_name(cfg), input_shape(cfg))] + param_specs(cfg)
+
+
+# -- generation: @prefill and @decode ------------------------------------------
+
+def cache_shape(cfg: ModelConfig) -> tuple[int, int, int, int]:
+    """One layer's K (or V) cache: [B, kv_heads, S_max, head_dim]."""
+    return (cfg.batch, cfg.kv_heads, cfg.generate, cfg.head_dim)
+
+
+def cache_specs(cfg: ModelConfig) -> list[Spec]:
+    """The caches, K then V per layer, in argument (and result) order."""
+    return [(f"cache.{i}.{kv}", cache_shape(cfg)) for i in range(cfg.layers) for kv in "kv"]
+
+
+def function_arg_specs(cfg: ModelConfig, function: str) -> list[Spec]:
+    """Arguments of @prefill (ids [B, S]) or @decode (ids [B, 1], pos []):
+    the inputs, the caches, then the weights. `pos` is a rank-0 i64 tensor."""
+    if function == "prefill":
+        inputs = [("ids", (cfg.batch, cfg.seq))]
+    elif function == "decode":
+        inputs = [("ids", (cfg.batch, 1)), ("pos", ())]
+    else:
+        raise ValueError(f"no function {function!r}; a generating model has prefill and decode")
+    return inputs + cache_specs(cfg) + param_specs(cfg)
+
+
+def result_specs(cfg: ModelConfig) -> list[Spec]:
+    """Results of @prefill and @decode: the next ids [B, 1] (i64), the last
+    position's logits [B, 1, vocab] with keep_logits, then the caches."""
+    specs = [("next_ids", (cfg.batch, 1))]
+    if cfg.keep_logits:
+        specs.append(("logits", (cfg.batch, 1, cfg.vocab)))
+    return specs + cache_specs(cfg)
+
+
+# -- checkpoint names -----------------------------------------------------------
+
+_HF_GPT2 = {"ln_1": "ln_1", "ln_2": "ln_2", "attn.qkv": "attn.c_attn", "attn.out": "attn.c_proj",
+            "mlp.up": "mlp.c_fc", "mlp.down": "mlp.c_proj"}
+_HF_LLAMA = {"ln_1": "input_layernorm", "ln_2": "post_attention_layernorm",
+             "attn.q": "self_attn.q_proj", "attn.k": "self_attn.k_proj",
+             "attn.v": "self_attn.v_proj", "attn.out": "self_attn.o_proj",
+             "mlp.gate": "mlp.gate_proj", "mlp.up": "mlp.up_proj", "mlp.down": "mlp.down_proj"}
+
+
+def checkpoint_name(cfg: ModelConfig, name: str) -> str:
+    """The name the checkpoint gives weight `name` (tpmlir's own name): the
+    same for names='tpmlir'; a Hugging Face GPT2LMHeadModel's or
+    LlamaForCausalLM's (Qwen2, Mistral) otherwise. The layouts already agree:
+    GPT-2's Conv1D weights are [in, out] with q|k|v fused in c_attn
+    (weight_layout in_out, qkv fused), Llama's Linear weights [out, in]."""
+    if cfg.names == "tpmlir" or name == "lm_head.weight":
+        return name
+    prefix = cfg.name_prefix
+    if cfg.names == "hf_gpt2":
+        prefix = "transformer." if prefix is None else prefix
+        table, layers, top = _HF_GPT2, "h", {"wte": "wte", "wpe": "wpe", "ln_f": "ln_f"}
+    else:
+        prefix = "model." if prefix is None else prefix
+        table, layers, top = _HF_LLAMA, "layers", {"wte": "embed_tokens", "ln_f": "norm"}
+    stem, leaf = name.rsplit(".", 1)
+    if stem.startswith("h."):
+        _, i, part = stem.split(".", 2)
+        return f"{prefix}{layers}.{i}.{table[part]}.{leaf}"
+    if stem not in top:  # rope.cos / rope.sin of a @forward: no checkpoint has them
+        return name
+    return f"{prefix}{top[stem]}.{leaf}"
+
+
+def checkpoint_names(cfg: ModelConfig) -> dict[str, str]:
+    """tpmlir name -> checkpoint name, for every weight of `cfg`."""
+    return {name: checkpoint_name(cfg, name) for name, _ in param_specs(cfg)}

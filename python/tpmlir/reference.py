@@ -2,20 +2,23 @@
 
 It follows the emitted IR op for op (same weight layout, same GeLU/SiLU
 formulas, same -1e9 mask) and computes in float32 like the MLIR does.
+`prefill`, `decode` and `generate` are greedy generation with a KV cache,
+what a generating model's @prefill and @decode compute.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .config import ModelConfig
-from .params import input_name, input_shape, param_specs
+from .params import cache_specs, input_name, input_shape, param_specs
 
 MASK_VALUE = np.float32(-1e9)
 
 
-def rope_tables(cfg: ModelConfig, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+def rope_tables(cfg: ModelConfig, base: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """rotate_half style cos/sin tables [S, Dh] (each frequency used for both halves)."""
     dh = cfg.head_dim
+    base = cfg.rope_theta if base is None else base
     inv_freq = 1.0 / base ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
     angles = np.outer(np.arange(cfg.seq, dtype=np.float64), inv_freq)
     angles = np.concatenate([angles, angles], axis=-1)
@@ -31,6 +34,8 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
             continue
         if name == "wte.weight":  # embedding rows: O(1) hidden states
             w = rng.standard_normal(shape)
+        elif name == "wpe.weight":
+            w = 0.5 * rng.standard_normal(shape)
         elif name.endswith(".weight") and len(shape) == 1:  # norm scale
             w = 1.0 + 0.1 * rng.standard_normal(shape)
         elif len(shape) == 1:  # bias
@@ -39,7 +44,7 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
             fan_in = shape[0] if cfg.weight_layout == "in_out" else shape[1]
             w = rng.standard_normal(shape) / np.sqrt(fan_in)
         out[name] = w.astype(np.float32)
-    if cfg.rope:
+    if cfg.rope and not cfg.rope_tables_in_graph:
         out["rope.cos"], out["rope.sin"] = rope_tables(cfg)
     return out
 
@@ -56,12 +61,13 @@ def _f(v) -> np.float32:
     return np.float32(v)
 
 
-def _linear(cfg: ModelConfig, w: dict, name: str, x: np.ndarray) -> np.ndarray:
+def _linear(cfg: ModelConfig, w: dict, name: str, x: np.ndarray, bias: bool | None = None) -> np.ndarray:
+    """bias: None is cfg.bias (the q/k/v projections pass cfg.qkv_bias)."""
     weight = w[f"{name}.weight"]
     if cfg.weight_layout == "out_in":
         weight = weight.T
     y = x @ weight
-    if cfg.bias:
+    if cfg.bias if bias is None else bias:
         y = y + w[f"{name}.bias"]
     return y
 
@@ -88,19 +94,27 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / np.sum(e, axis=-1, keepdims=True)
 
 
-def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
+def _qkv(cfg: ModelConfig, w: dict, i: int, x: np.ndarray):
+    """q [B, S, H, Dh], k and v [B, S, KVH, Dh]."""
     b, s = x.shape[:2]
-    h, kvh, dh = cfg.heads, cfg.kv_heads, cfg.head_dim
+    h, kvh, dh, qb = cfg.heads, cfg.kv_heads, cfg.head_dim, cfg.qkv_bias
     p = f"h.{i}.attn"
     if cfg.qkv == "fused":
-        qkv = _linear(cfg, w, f"{p}.qkv", x).reshape(b, s, 3, h, dh)
-        q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-    else:
-        q = _linear(cfg, w, f"{p}.q", x).reshape(b, s, h, dh)
-        k = _linear(cfg, w, f"{p}.k", x).reshape(b, s, kvh, dh)
-        v = _linear(cfg, w, f"{p}.v", x).reshape(b, s, kvh, dh)
+        qkv = _linear(cfg, w, f"{p}.qkv", x, qb).reshape(b, s, 3, h, dh)
+        return qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+    return (_linear(cfg, w, f"{p}.q", x, qb).reshape(b, s, h, dh),
+            _linear(cfg, w, f"{p}.k", x, qb).reshape(b, s, kvh, dh),
+            _linear(cfg, w, f"{p}.v", x, qb).reshape(b, s, kvh, dh))
+
+
+def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
+    b, s = x.shape[:2]
+    h, dh = cfg.heads, cfg.head_dim
+    p = f"h.{i}.attn"
+    q, k, v = _qkv(cfg, w, i, x)
     if cfg.rope:
-        q, k = _rope(q, w["rope.cos"], w["rope.sin"]), _rope(k, w["rope.cos"], w["rope.sin"])
+        cos, sin = rope_at(cfg, 0, s) if cfg.rope_tables_in_graph else (w["rope.cos"], w["rope.sin"])
+        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
     # kv head j serves query heads j*g .. j*g+g-1 (np.repeat, not np.tile).
     k, v = np.repeat(k, cfg.group, axis=2), np.repeat(v, cfg.group, axis=2)
     q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))  # [B, H, S, Dh]
@@ -143,11 +157,120 @@ def forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray) -> 
     if tuple(x.shape) != input_shape(cfg):
         raise ValueError(f"{input_name(cfg)}: expected shape {input_shape(cfg)}, got {tuple(x.shape)}")
     w = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
-    h = w["wte.weight"][np.asarray(x)] if cfg.vocab else np.asarray(x, dtype=np.float32)
+    h = _embed(cfg, w, np.asarray(x), 0) if cfg.vocab else np.asarray(x, dtype=np.float32)
     for i in range(cfg.layers):
         h = h + _attention(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_1", h))
         h = h + _mlp(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_2", h))
     if cfg.vocab:
-        h = _norm(cfg, w, "ln_f", h)
-        h = h @ w["wte.weight"].T if cfg.tie_embeddings else _linear(cfg.replace(bias=False), w, "lm_head", h)
+        h = _lm_head(cfg, w, h)
     return h.astype(np.float32)
+
+
+def _embed(cfg: ModelConfig, w: dict, ids: np.ndarray, pos: int) -> np.ndarray:
+    h = w["wte.weight"][ids]
+    if cfg.positions:
+        h = h + w["wpe.weight"][pos:pos + ids.shape[1]]
+    return h
+
+
+def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
+    h = _norm(cfg, w, "ln_f", h)
+    return h @ w["wte.weight"].T if cfg.tie_embeddings else _linear(cfg, w, "lm_head", h, False)
+
+
+# -- generation with a KV cache -------------------------------------------------
+
+def rope_at(cfg: ModelConfig, pos: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """cos/sin [length, Dh] at positions pos .. pos+length-1, in float32 as a
+    generating model computes them (and Hugging Face's rotary embedding)."""
+    f32 = np.float32
+    exponent = np.arange(0, cfg.head_dim, 2).astype(f32) / f32(cfg.head_dim)
+    inv_freq = f32(1.0) / np.power(f32(cfg.rope_theta), exponent)
+    angles = np.arange(pos, pos + length).astype(f32)[:, None] * inv_freq[None, :]
+    angles = np.concatenate([angles, angles], axis=-1)
+    return np.cos(angles), np.sin(angles)
+
+
+def empty_caches(cfg: ModelConfig) -> list[np.ndarray]:
+    """Zeroed caches in argument order: K then V per layer, [B, KVH, S_max, Dh]."""
+    return [np.zeros(shape, dtype=np.float32) for _, shape in cache_specs(cfg)]
+
+
+def _cached_attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray, pos: int,
+                      k_cache: np.ndarray, v_cache: np.ndarray) -> np.ndarray:
+    """The S tokens of x at positions pos .. pos+S-1: their K and V go into the
+    caches (in place), their queries attend to every cached position up to their own."""
+    b, s = x.shape[:2]
+    h, dh = cfg.heads, cfg.head_dim
+    q, k, v = _qkv(cfg, w, i, x)
+    if cfg.rope:
+        cos, sin = rope_at(cfg, pos, s)
+        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+    k_cache[:, :, pos:pos + s] = k.transpose(0, 2, 1, 3)
+    v_cache[:, :, pos:pos + s] = v.transpose(0, 2, 1, 3)
+    end = pos + s
+    keys = np.repeat(k_cache[:, :, :end], cfg.group, axis=1)  # [B, H, end, Dh]
+    values = np.repeat(v_cache[:, :, :end], cfg.group, axis=1)
+    q = q.transpose(0, 2, 1, 3)  # [B, H, S, Dh]
+    scores = (q @ keys.transpose(0, 1, 3, 2)) * _f(1.0 / np.sqrt(dh))
+    future = np.arange(end)[None, :] > (pos + np.arange(s))[:, None]  # [S, end]
+    scores = np.where(future, MASK_VALUE, scores)
+    ctx = (_softmax(scores) @ values).transpose(0, 2, 1, 3).reshape(b, s, h * dh)
+    return _linear(cfg, w, f"h.{i}.attn.out", ctx)
+
+
+def step(cfg: ModelConfig, weights: dict[str, np.ndarray], ids: np.ndarray, pos: int,
+         caches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Runs ids [B, S] at positions pos .. pos+S-1 over the caches (not
+    changed: the updated copies are returned). Returns the greedy next ids
+    [B, 1] (int64), the last position's logits [B, 1, vocab] and the caches."""
+    if not cfg.generate:
+        raise ValueError("step needs a generating config (generate = S_max > 0)")
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or ids.shape[0] != cfg.batch:
+        raise ValueError(f"ids: expected shape [{cfg.batch}, S], got {list(ids.shape)}")
+    if pos < 0 or pos + ids.shape[1] > cfg.generate:
+        raise ValueError(f"positions {pos} .. {pos + ids.shape[1] - 1} are outside the cache "
+                         f"of {cfg.generate}")
+    if ids.min() < 0 or ids.max() >= cfg.vocab:
+        raise ValueError(f"ids must lie in [0, {cfg.vocab})")
+    w = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
+    caches = [np.array(c, dtype=np.float32) for c in caches]
+    h = _embed(cfg, w, ids, pos)
+    for i in range(cfg.layers):
+        k_cache, v_cache = caches[2 * i], caches[2 * i + 1]
+        h = h + _cached_attention(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_1", h), pos, k_cache, v_cache)
+        h = h + _mlp(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_2", h))
+    logits = _lm_head(cfg, w, h[:, -1:]).astype(np.float32)
+    return np.argmax(logits, axis=-1).astype(np.int64), logits, caches
+
+
+def prefill(cfg: ModelConfig, weights: dict, ids: np.ndarray, caches: list[np.ndarray]):
+    """What @prefill computes: the prompt [B, seq] at positions 0 .. seq-1."""
+    if np.asarray(ids).shape != (cfg.batch, cfg.seq):
+        raise ValueError(f"ids: expected shape {(cfg.batch, cfg.seq)}, got {np.asarray(ids).shape}")
+    return step(cfg, weights, ids, 0, caches)
+
+
+def decode(cfg: ModelConfig, weights: dict, ids: np.ndarray, pos: int, caches: list[np.ndarray]):
+    """What @decode computes: one token per sequence [B, 1] at position pos."""
+    if np.asarray(ids).shape != (cfg.batch, 1):
+        raise ValueError(f"ids: expected shape {(cfg.batch, 1)}, got {np.asarray(ids).shape}")
+    return step(cfg, weights, ids, pos, caches)
+
+
+def generate(cfg: ModelConfig, weights: dict, prompt: np.ndarray, steps: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy generation: @prefill on the prompt, then @decode steps-1 times
+    on the last new token. Returns the new ids [B, steps] (int64) and the
+    logits each came from [B, steps, vocab]."""
+    if steps < 1 or cfg.seq + steps - 1 > cfg.generate:
+        raise ValueError(f"{steps} new tokens after a prompt of {cfg.seq} do not fit the "
+                         f"cache of {cfg.generate} (at most {cfg.generate - cfg.seq + 1})")
+    next_ids, logits, caches = prefill(cfg, weights, prompt, empty_caches(cfg))
+    ids, all_logits = [next_ids], [logits]
+    for t in range(1, steps):
+        next_ids, logits, caches = decode(cfg, weights, next_ids, cfg.seq + t - 1, caches)
+        ids.append(next_ids)
+        all_logits.append(logits)
+    return np.concatenate(ids, axis=1), np.concatenate(all_logits, axis=1)

@@ -1,0 +1,366 @@
+"""Generating models: @prefill and @decode with KV caches, greedy argmax in the
+graph. The built graphs, run by upstream MLIR (the oracle), must give the same
+ids as the numpy reference and as an independent PyTorch implementation, and
+logits within 1e-4 relative; Hugging Face directories map onto the graphs."""
+import json
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from tpmlir import hf, reference
+from tpmlir.build import main
+from tpmlir.builder import build_mlir
+from tpmlir.checkpoint import load_model_dir, read_safetensors_names, save_model_dir
+from tpmlir.config import ModelConfig, tiny_gpt2, tiny_llama
+from tpmlir.execute import run_generate
+from tpmlir.params import cache_specs, checkpoint_names, function_arg_specs, result_specs
+
+STEPS = 4
+
+# Batch 2 throughout; GPT-2 (tied head, learned positions) and Llama with
+# GQA (RoPE, untied head). keep_logits for the 1e-4 comparison.
+GEN = {
+    "gpt2": tiny_gpt2(vocab=96, batch=2, generate=10, keep_logits=True),
+    "llama_gqa": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True),
+}
+
+
+def weights_for(cfg: ModelConfig, seed: int = 3) -> dict:
+    w = reference.random_weights(cfg, seed)
+    # A tied head on unit-scale embeddings predicts the last token again and
+    # again; smaller rows make the continuations vary.
+    if cfg.tie_embeddings:
+        w["wte.weight"] = w["wte.weight"] * np.float32(0.1)
+    return w
+
+
+def hf_twin(cfg: ModelConfig) -> ModelConfig:
+    """The same model under Hugging Face names (what the PyTorch code reads)."""
+    return cfg.replace(names="hf_gpt2" if cfg.norm == "layernorm" else "hf_llama")
+
+
+def relative(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.max(np.abs(got.astype(np.float64) - want)) / np.max(np.abs(want)))
+
+
+def min_gap(logits: np.ndarray) -> float:
+    """The smallest margin of the best logit over the second: ids compared
+    across implementations mean something only when it is well above 1e-4."""
+    top = np.sort(logits, axis=-1)
+    return float(np.min(top[..., -1] - top[..., -2]))
+
+
+# -- the graphs ------------------------------------------------------------------
+
+def _function(printed: str, name: str) -> str:
+    start = printed.index(f"func.func @{name}(")
+    end = printed.find("func.func @", start + 1)
+    return printed[start:end if end > 0 else len(printed)]
+
+
+def _signature(function_text: str) -> list[tuple[str, str]]:
+    header = function_text[:function_text.index(") -> ")]
+    return [(name, t) for t, name in re.findall(r"%\w+: (tensor<[^>]*>) \{tp.name = \"([^\"]+)\"\}", header)]
+
+
+def _type(shape, dtype) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+@pytest.mark.parametrize("name", sorted(GEN))
+def test_two_functions_verify(mlir_opt, name):
+    cfg = GEN[name]
+    proc = subprocess.run([mlir_opt, "--verify-each"], input=build_mlir(cfg), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = proc.stdout
+    assert "@forward" not in printed
+    for function in ("prefill", "decode"):
+        text = _function(printed, function)
+        want = [(n, _type(s, "i64" if n in ("ids", "pos") else "f32"))
+                for n, s in function_arg_specs(cfg, function)]
+        assert _signature(text) == want
+        results = ", ".join(f'{_type(s, "i64" if n == "next_ids" else "f32")} {{tp.name = "{n}"}}'
+                            for n, s in result_specs(cfg))
+        assert f") -> ({results})" in text
+        # The greedy argmax: one generic with two reduction results over the vocabulary.
+        assert re.search(r"linalg.generic .*outs\(.*: tensor<2x1xf32>, tensor<2x1xi64>\)", text)
+        assert "arith.cmpf ogt" in text
+        assert "rope.cos" not in text
+    b, kvh, smax, dh = cache_specs(cfg)[0][1]
+    # prefill writes the prompt's rows at 0, decode one row at the dynamic pos.
+    assert (f"[0, 0, 0, 0] [{b}, {kvh}, {cfg.seq}, {dh}] [1, 1, 1, 1] : tensor<{b}x{kvh}x{cfg.seq}x{dh}xf32> "
+            f"into tensor<{b}x{kvh}x{smax}x{dh}xf32>") in _function(printed, "prefill")
+    decode = _function(printed, "decode")
+    assert len(re.findall(r"tensor.insert_slice %\S+ into %\S+\[0, 0, %\S+, 0\] \[2, \d+, 1, 16\]", decode)) \
+        == 2 * cfg.layers
+    assert f"tensor<{b}x{kvh}x1x{dh}xf32> into tensor<{b}x{kvh}x{smax}x{dh}xf32>" in decode
+    # Decode attention batches over kv heads, a group's query heads as rows:
+    # the cache is read as it lies, never repeated per query head.
+    assert "linalg.broadcast" not in decode
+    g = cfg.heads // kvh
+    assert re.search(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x{dh}xf32>, "
+                     rf"tensor<{b * kvh}x{dh}x{smax}xf32>\)", decode)
+
+
+def test_logits_are_optional():
+    cfg = GEN["llama_gqa"].replace(keep_logits=False)
+    assert [n for n, _ in result_specs(cfg)][:2] == ["next_ids", "cache.0.k"]
+    assert 'tp.name = "logits"' not in build_mlir(cfg)
+
+
+def test_hf_names_in_the_graph():
+    cfg = hf_twin(GEN["gpt2"])
+    text = build_mlir(cfg)
+    assert '{tp.name = "transformer.h.0.attn.c_attn.weight"}' in text
+    assert '{tp.name = "transformer.wpe.weight"}' in text
+    assert '{tp.name = "cache.1.v"}' in text and "lm_head" not in text
+    text = build_mlir(hf_twin(GEN["llama_gqa"]))
+    assert '{tp.name = "model.layers.1.self_attn.k_proj.weight"}' in text
+    assert '{tp.name = "lm_head.weight"}' in text
+
+
+# -- the references ----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(GEN))
+def test_cache_equals_recomputing(name):
+    """The cache changes nothing: each new token's logits equal a forward
+    pass over the prompt and the tokens before it."""
+    cfg = GEN[name]
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    ids, logits = reference.generate(cfg, w, prompt, STEPS)
+    seq = np.concatenate([prompt, ids[:, :-1]], axis=1)
+    whole = cfg.replace(seq=seq.shape[1], generate=0, keep_logits=False)
+    ww = dict(w)
+    if cfg.rope:
+        ww["rope.cos"], ww["rope.sin"] = reference.rope_tables(whole)
+    want = reference.forward(whole, ww, seq)[:, cfg.seq - 1:]
+    assert relative(logits, want) < 1e-5
+    np.testing.assert_array_equal(ids, np.argmax(want, axis=-1))
+    assert len(np.unique(ids)) > 1  # the continuations vary
+
+
+def test_reference_refuses():
+    cfg = GEN["gpt2"]
+    w = weights_for(cfg)
+    with pytest.raises(ValueError, match="do not fit the cache of 10"):
+        reference.generate(cfg, w, reference.random_input(cfg), 8)
+    with pytest.raises(ValueError, match=r"ids must lie in \[0, 96\)"):
+        reference.prefill(cfg, w, np.full((2, 4), 96), reference.empty_caches(cfg))
+
+
+@pytest.mark.parametrize("name", sorted(GEN))
+def test_torch_matches_numpy(name):
+    torch_reference = pytest.importorskip("tpmlir.torch_reference")
+    cfg = hf_twin(GEN[name])
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    ids, logits = reference.generate(cfg, w, prompt, STEPS)
+    model = torch_reference.load(hf.hf_config(cfg), hf.to_checkpoint(cfg, w))
+    tids, tlogits = torch_reference.greedy_generate(model, prompt, STEPS)
+    np.testing.assert_array_equal(tids, ids)
+    assert relative(tlogits, logits) < 1e-5
+
+
+# -- the graphs run by upstream MLIR -------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(GEN))
+def test_mlir_generation(mlir_runner, name):
+    cfg = GEN[name]
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
+    ids, logits = reference.generate(cfg, w, prompt, STEPS)
+    assert min_gap(logits) > 1e-3
+    np.testing.assert_array_equal(got_ids, ids)
+    assert relative(got_logits, logits) < 1e-4
+    try:
+        from tpmlir import torch_reference
+    except ImportError:
+        return
+    twin = hf_twin(cfg)
+    model = torch_reference.load(hf.hf_config(twin), hf.to_checkpoint(twin, w))
+    tids, tlogits = torch_reference.greedy_generate(model, prompt, STEPS)
+    np.testing.assert_array_equal(got_ids, tids)
+    assert relative(got_logits, tlogits) < 1e-4
+
+
+# -- Hugging Face model directories ---------------------------------------------------
+
+# (model_type, the tpmlir config it is written from, shards, checkpoint prefix):
+# GPT-2 as the hub's original files (no "transformer." prefix, one file); Qwen2
+# (biases on q/k/v only, rope_theta 1e6, MQA) sharded with an index.
+HF_DIRS = {
+    "gpt2": ("gpt2", tiny_gpt2(vocab=96, names="hf_gpt2", name_prefix="", positions=32), 1),
+    "qwen2": ("qwen2", tiny_llama(vocab=96, names="hf_llama", kv_heads=1, bias=False, qkv_bias=True,
+                                  rope_theta=1e6), 3),
+}
+
+
+def write_hf_dir(tmp_path, name: str) -> tuple[str, ModelConfig]:
+    model_type, cfg, shards = HF_DIRS[name]
+    w = weights_for(cfg, seed=11)
+    tensors = {k: v for k, v in hf.to_checkpoint(cfg, w).items() if not k.startswith("rope.")}
+    if model_type == "gpt2":  # as older GPT-2 files do: the attention's mask buffers too
+        tensors["h.0.attn.bias"] = np.tril(np.ones((1, 1, 32, 32), dtype=np.float32))
+    model_dir = str(tmp_path / name)
+    save_model_dir(model_dir, hf.hf_config(cfg, model_type), tensors, shards)
+    return model_dir, cfg
+
+
+@pytest.mark.parametrize("name", sorted(HF_DIRS))
+def test_hf_dir_generation(tmp_path, mlir_runner, name):
+    model_dir, _ = write_hf_dir(tmp_path, name)
+    out = str(tmp_path / "gen.mlir")
+    assert main(["--hf-config", os.path.join(model_dir, "config.json"), "--generate", "12", "--seq", "5",
+                 "--batch", "2", "--keep-logits", "-o", out]) == 0
+    text = open(out).read()
+    cfg = hf.read_config(os.path.join(model_dir, "config.json"), seq=5, batch=2, generate=12,
+                         keep_logits=True)
+    assert text.split("\n", 1)[1] == build_mlir(cfg)
+    # Every weight argument is a tensor of the directory, of the same shape.
+    tensors = load_model_dir(model_dir)
+    weights = {n for n, _ in re.findall(r'\{tp.name = "(([^"c]|c(?!ache\.))[^"]*)"\}', text)} - {"ids", "pos",
+                                                                                                  "next_ids", "logits"}
+    assert weights == set(checkpoint_names(cfg).values())
+    assert weights <= set(tensors)
+    w = hf.from_checkpoint(cfg, tensors)
+    prompt = reference.random_input(cfg, 4)
+    got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
+    ids, logits = reference.generate(cfg, w, prompt, STEPS)
+    assert min_gap(logits) > 1e-3
+    np.testing.assert_array_equal(got_ids, ids)
+    assert relative(got_logits, logits) < 1e-4
+    torch_reference = pytest.importorskip("tpmlir.torch_reference")
+    with open(os.path.join(model_dir, "config.json")) as f:
+        model = torch_reference.load(json.load(f), tensors)
+    tids, tlogits = torch_reference.greedy_generate(model, prompt, STEPS)
+    np.testing.assert_array_equal(got_ids, tids)
+    assert relative(got_logits, tlogits) < 1e-4
+
+
+def test_hf_prefix_follows_the_checkpoint(tmp_path):
+    model_dir, _ = write_hf_dir(tmp_path, "gpt2")
+    cfg = hf.read_config(os.path.join(model_dir, "config.json"), generate=8)
+    assert cfg.name_prefix == "" and checkpoint_names(cfg)["h.0.attn.qkv.weight"] == "h.0.attn.c_attn.weight"
+    # Without a checkpoint: save_pretrained's names.
+    os.remove(os.path.join(model_dir, "model.safetensors"))
+    cfg = hf.read_config(os.path.join(model_dir, "config.json"))
+    assert checkpoint_names(cfg)["wte.weight"] == "transformer.wte.weight"
+    model_dir, _ = write_hf_dir(tmp_path, "qwen2")
+    assert len(os.listdir(model_dir)) == 5
+    names = set()
+    for k in range(3):
+        names |= set(read_safetensors_names(os.path.join(model_dir, f"model-0000{k + 1}-of-00003.safetensors")))
+    cfg = hf.read_config(os.path.join(model_dir, "config.json"))
+    assert (cfg.kv_heads, cfg.rope_theta, cfg.bias, cfg.qkv_bias) == (1, 1e6, False, True)
+    assert set(checkpoint_names(cfg).values()) == names
+
+
+def test_hf_checkpoint_must_hold_the_weights(tmp_path):
+    _, cfg, _ = HF_DIRS["qwen2"]
+    tensors = hf.to_checkpoint(cfg, weights_for(cfg))
+    del tensors["model.norm.weight"]
+    save_model_dir(str(tmp_path), hf.hf_config(cfg), tensors, 2)
+    with pytest.raises(ValueError, match="the checkpoint lacks 1 weight.*model.norm.weight"):
+        hf.read_config(str(tmp_path / "config.json"))
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, mistral"),
+    (dict(rope_scaling={"type": "llama3", "factor": 8.0}), "rope_scaling"),
+    (dict(hidden_act="gelu"), "hidden_act 'gelu'"),
+    (dict(head_dim=32), "head_dim 32 with 4 heads of hidden_size 64"),
+    (dict(attention_bias=True), "attention_bias=True with mlp_bias=False"),
+    (dict(max_position_embeddings=8), "16 positions are more than the model's 8"),
+])
+def test_hf_config_refusals(change, message):
+    config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), **change}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        hf.config_from_hf(config, generate=16)
+
+
+def test_gpt2_config_refusals():
+    config = hf.hf_config(tiny_gpt2(vocab=96, names="hf_gpt2", positions=32))
+    assert hf.config_from_hf(config).ffn == 256
+    for change, message in [(dict(activation_function="gelu"), "activation_function 'gelu'"),
+                            (dict(tie_word_embeddings=False), "tie_word_embeddings false"),
+                            (dict(scale_attn_by_inverse_layer_idx=True), "scale_attn_by_inverse_layer_idx")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            hf.config_from_hf({**config, **change})
+
+
+# -- configuration and CLI ------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(generate=8), "generate needs a whole model"),
+    (dict(vocab=32, generate=4, seq=8), "the prompt (seq=8) does not fit the cache (generate=4)"),
+    (dict(vocab=32, generate=8, causal=False), "generate needs a causal model"),
+    (dict(vocab=32, keep_logits=True), "keep_logits is an option of generate"),
+    (dict(vocab=32, positions=4, seq=8), "positions=4 is fewer than the 8 positions"),
+    (dict(vocab=32, positions=16, rope=True), "exclude each other"),
+    (dict(vocab=32, names="hf_gpt2", qkv="separate"), "names='hf_gpt2' needs qkv='fused'"),
+    (dict(vocab=32, names="hf_llama"), "names='hf_llama' needs qkv='separate'"),
+    (dict(name_prefix=""), "name_prefix is an option of the Hugging Face names"),
+    (dict(generate=-1), "generate must be 0 or a positive integer"),
+])
+def test_invalid_generate_configs(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ModelConfig(**kwargs)
+
+
+def test_learned_positions_only_without_rope():
+    assert tiny_gpt2(vocab=32, generate=16).positions == 16
+    assert tiny_llama(vocab=32, generate=16).positions == 0
+
+
+def test_cli_generate_writes_prompt_and_continuation(tmp_path):
+    p = {k: str(tmp_path / f"{k}.npy") for k in ("ids", "out")}
+    w = str(tmp_path / "w.safetensors")
+    assert main(["--preset", "tiny_gpt2", "--vocab", "96", "--generate", "12", "--batch", "2", "-o",
+                 str(tmp_path / "m.mlir"), "--weights", w, "--input", p["ids"], "--expected", p["out"],
+                 "--steps", "5"]) == 0
+    cfg = tiny_gpt2(vocab=96, generate=12, batch=2)
+    from tpmlir.checkpoint import load_safetensors
+    weights = load_safetensors(w)
+    assert list(weights) == [n for n, _ in function_arg_specs(cfg, "prefill")
+                             if n not in ("ids",) and not n.startswith("cache.")]
+    prompt = np.load(p["ids"])
+    assert prompt.shape == (2, 4) and prompt.dtype == np.int64
+    out = np.load(p["out"])
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, reference.generate(cfg, weights, prompt, 5)[0])
+    assert "func.func @decode(" in open(tmp_path / "m.mlir").read()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--vocab", "96", "--generate", "12", "--steps", "10"], "the cache of 12 holds 1 to 9 new tokens"),
+    (["--vocab", "96", "--steps", "2"], "--steps is an option of --generate"),
+    (["--hf-config", "/nonexistent/config.json"], "No such file"),
+])
+def test_cli_refusals(capsys, argv, message):
+    assert main(["--preset", "tiny_gpt2"] + argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_hf_weights_keep_checkpoint_names(tmp_path):
+    """--weights with --hf-config: random weights under the checkpoint's names."""
+    model_dir, _ = write_hf_dir(tmp_path, "qwen2")
+    w = str(tmp_path / "w.safetensors")
+    assert main(["--hf-config", os.path.join(model_dir, "config.json"), "--generate", "16",
+                 "-o", str(tmp_path / "m.mlir"), "--weights", w]) == 0
+    assert set(read_safetensors_names(w)) == set(read_safetensors_names(
+        os.path.join(model_dir, "model-00001-of-00003.safetensors"))) | set(read_safetensors_names(
+            os.path.join(model_dir, "model-00002-of-00003.safetensors"))) | set(read_safetensors_names(
+                os.path.join(model_dir, "model-00003-of-00003.safetensors")))
+
+
+def test_cli_optional_flags(tmp_path):
+    """Fields that default to None (qkv_bias, name_prefix) are flags too."""
+    out = str(tmp_path / "m.mlir")
+    assert main(["--preset", "tiny_llama", "--vocab", "32", "--no-bias", "--qkv-bias", "--names", "hf_llama",
+                 "--name-prefix", "", "-o", out]) == 0
+    text = open(out).read()
+    assert '{tp.name = "layers.0.self_attn.q_proj.bias"}' in text and "o_proj.bias" not in text
+    assert "qkv_bias=True" in text.splitlines()[0] and "rope.cos" not in text

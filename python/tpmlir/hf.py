@@ -1,0 +1,184 @@
+"""Hugging Face model directories: their config.json as a ModelConfig, their
+checkpoint's names, and the config.json of a ModelConfig (for tests that
+write such directories with random weights).
+
+Two families: GPT-2 (`GPT2LMHeadModel`: Conv1D weights [in, out], q|k|v fused
+in `c_attn`, learned positions, LM head tied to `wte`) and Llama
+(`LlamaForCausalLM`, and Qwen2 / Mistral, which share its names: Linear
+weights [out, in], separate q/k/v with GQA, RoPE, RMSNorm, SwiGLU). The graph
+takes the checkpoint's own names and layouts (params.checkpoint_name), so a
+directory runs as it is.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from .checkpoint import read_safetensors_names
+from .config import ModelConfig
+from .params import checkpoint_names
+
+LLAMA_TYPES = ("llama", "qwen2", "mistral")
+_GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
+
+
+def _unsupported(model_type: str, what: str) -> ValueError:
+    return ValueError(f"{model_type}: {what} is not supported")
+
+
+def config_from_hf(hf: dict, prefix: str | None = None, **overrides) -> ModelConfig:
+    """The ModelConfig of a Hugging Face config.json (a dict). `overrides`
+    are ModelConfig fields (seq, batch, generate, keep_logits, layers, ...);
+    `prefix` is the checkpoint's prefix of the transformer's weights (None:
+    the family's)."""
+    model_type = hf.get("model_type")
+    if model_type == "gpt2":
+        fields = _gpt2(hf)
+    elif model_type in LLAMA_TYPES:
+        fields = _llama(hf, model_type)
+    else:
+        raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+    fields["name_prefix"] = prefix
+    fields.update(overrides)
+    cfg = ModelConfig(**fields)
+    limit = hf.get("n_positions", hf.get("max_position_embeddings"))
+    if limit and max(cfg.seq, cfg.generate) > limit:
+        raise ValueError(f"{model_type}: {max(cfg.seq, cfg.generate)} positions are more than the "
+                         f"model's {limit}")
+    return cfg
+
+
+def _gpt2(hf: dict) -> dict:
+    act = hf.get("activation_function", "gelu_new")
+    if act not in _GELU_TANH:
+        raise _unsupported("gpt2", f"activation_function {act!r} (the builder's GeLU is the tanh one)")
+    for flag in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"):
+        if hf.get(flag):
+            raise _unsupported("gpt2", flag)
+    if not hf.get("scale_attn_weights", True):
+        raise _unsupported("gpt2", "scale_attn_weights false")
+    if not hf.get("tie_word_embeddings", True):
+        raise _unsupported("gpt2", "an LM head apart from wte (tie_word_embeddings false)")
+    d = hf["n_embd"]
+    return dict(names="hf_gpt2", layers=hf["n_layer"], d_model=d, heads=hf["n_head"],
+                ffn=hf.get("n_inner") or 4 * d, norm="layernorm", activation="gelu", bias=True,
+                qkv="fused", weight_layout="in_out", rope=False, causal=True,
+                eps=hf.get("layer_norm_epsilon", 1e-5), vocab=hf["vocab_size"],
+                positions=hf.get("n_positions", 1024), tie_embeddings=True)
+
+
+def _llama(hf: dict, model_type: str) -> dict:
+    act = hf.get("hidden_act", "silu")
+    if act != "silu":
+        raise _unsupported(model_type, f"hidden_act {act!r}")
+    if hf.get("rope_scaling"):
+        raise _unsupported(model_type, f"rope_scaling {hf['rope_scaling']!r}")
+    if hf.get("use_sliding_window"):
+        raise _unsupported(model_type, "use_sliding_window")
+    d, heads = hf["hidden_size"], hf["num_attention_heads"]
+    head_dim = hf.get("head_dim") or d // heads
+    if head_dim * heads != d:
+        raise _unsupported(model_type, f"head_dim {head_dim} with {heads} heads of hidden_size {d}")
+    if model_type == "qwen2":  # biases on q, k and v only
+        bias, qkv_bias = False, True
+    else:
+        attn, mlp = hf.get("attention_bias", False), hf.get("mlp_bias", False)
+        if attn != mlp:
+            raise _unsupported(model_type, f"attention_bias={attn} with mlp_bias={mlp}")
+        bias = qkv_bias = bool(attn)
+    return dict(names="hf_llama", layers=hf["num_hidden_layers"], d_model=d, heads=heads,
+                kv_heads=hf.get("num_key_value_heads") or heads, ffn=hf["intermediate_size"],
+                norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias, qkv="separate",
+                weight_layout="out_in", rope=True, rope_theta=float(hf.get("rope_theta", 10000.0)),
+                causal=True, eps=hf.get("rms_norm_eps", 1e-6), vocab=hf["vocab_size"],
+                tie_embeddings=hf.get("tie_word_embeddings", False))
+
+
+def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
+    """The config.json of `cfg` (names hf_gpt2 or hf_llama); model_type picks
+    llama, qwen2 or mistral for the Llama family (default: qwen2 when only
+    q/k/v have biases, else llama)."""
+    if cfg.names == "hf_gpt2":
+        return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": cfg.d_model,
+                "n_head": cfg.heads, "n_layer": cfg.layers, "n_inner": cfg.ffn,
+                "n_positions": cfg.positions, "vocab_size": cfg.vocab,
+                "layer_norm_epsilon": cfg.eps, "activation_function": "gelu_new",
+                "tie_word_embeddings": cfg.tie_embeddings}
+    if cfg.names != "hf_llama":
+        raise ValueError(f"names={cfg.names!r} has no Hugging Face config (hf_gpt2 or hf_llama)")
+    model_type = model_type or ("qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
+    out = {"model_type": model_type,
+           "architectures": [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                              "mistral": "MistralForCausalLM"}[model_type]],
+           "hidden_size": cfg.d_model, "num_attention_heads": cfg.heads,
+           "num_key_value_heads": cfg.kv_heads, "num_hidden_layers": cfg.layers,
+           "intermediate_size": cfg.ffn, "vocab_size": cfg.vocab, "rms_norm_eps": cfg.eps,
+           "rope_theta": cfg.rope_theta, "max_position_embeddings": max(cfg.generate, cfg.seq, 2048),
+           "hidden_act": "silu", "tie_word_embeddings": cfg.tie_embeddings}
+    if model_type == "qwen2":
+        if cfg.bias or not cfg.qkv_bias:
+            raise ValueError("qwen2 has biases on q, k and v only (bias=False, qkv_bias=True)")
+    elif cfg.bias != cfg.qkv_bias:
+        raise ValueError(f"{model_type} has biases on every projection or none")
+    else:
+        out.update(attention_bias=cfg.bias, mlp_bias=cfg.bias)
+    return out
+
+
+def checkpoint_files(model_dir: str) -> list[str]:
+    """The safetensors files of a model directory: those its
+    model.safetensors.index.json lists, else model.safetensors; [] if neither."""
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+        return [os.path.join(model_dir, name) for name in files]
+    single = os.path.join(model_dir, "model.safetensors")
+    return [single] if os.path.exists(single) else []
+
+
+def detect_prefix(model_type: str, names: set[str]) -> str | None:
+    """The prefix the checkpoint gives the transformer's weights, read off
+    its names: GPT-2 checkpoints saved from GPT2Model (the original ones)
+    have none, those saved from GPT2LMHeadModel "transformer."."""
+    family_prefix, probe = ("transformer.", "wte.weight") if model_type == "gpt2" else ("model.", "embed_tokens.weight")
+    if family_prefix + probe in names:
+        return family_prefix
+    if probe in names:
+        return ""
+    return None
+
+
+def read_config(path: str, **overrides) -> ModelConfig:
+    """`--hf-config DIR/config.json`: the config, with the prefix of the
+    checkpoint next to it when there is one."""
+    with open(path) as f:
+        hf = json.load(f)
+    files = checkpoint_files(os.path.dirname(os.path.abspath(path)))
+    names: set[str] = set()
+    for file in files:
+        names |= set(read_safetensors_names(file))
+    prefix = detect_prefix(hf.get("model_type"), names) if names else None
+    cfg = config_from_hf(hf, prefix, **overrides)
+    if names:
+        missing = sorted(set(checkpoint_names(cfg).values()) - names)
+        if missing:
+            raise ValueError(f"{path}: the checkpoint lacks {len(missing)} weight(s) of the model, "
+                             f"e.g. {', '.join(missing[:3])}")
+    return cfg
+
+
+def to_checkpoint(cfg: ModelConfig, weights: dict) -> dict:
+    """tpmlir-named weights -> the checkpoint's names."""
+    names = checkpoint_names(cfg)
+    return {names[k]: v for k, v in weights.items() if k in names}
+
+
+def from_checkpoint(cfg: ModelConfig, tensors: dict) -> dict:
+    """A checkpoint's tensors -> the weights of `cfg` by tpmlir name (extra
+    tensors, e.g. GPT-2's attention-mask buffers, are left out)."""
+    names = checkpoint_names(cfg)
+    missing = sorted(v for v in names.values() if v not in tensors)
+    if missing:
+        raise ValueError(f"the checkpoint lacks {', '.join(missing[:5])}")
+    return {k: tensors[v] for k, v in names.items()}

@@ -1,0 +1,158 @@
+"""Greedy generation with a KV cache in PyTorch, independent of the builder.
+
+Written from the Hugging Face modelling code (GPT2LMHeadModel,
+LlamaForCausalLM / Qwen2ForCausalLM), not from tpmlir's numpy reference: it
+reads a Hugging Face config dict and a state dict under the checkpoint's own
+names and layouts (GPT-2's Conv1D [in, out] with fused c_attn, Llama's Linear
+[out, in]), and keeps its cache the way `transformers` does, K and V per layer
+[B, kv_heads, T, Dh] growing by concatenation. Needs torch (Debian's 1.13
+works); the tpmlir package does not import this module.
+
+    model = load(hf_config, state_dict)
+    ids, logits = greedy_generate(model, prompt, steps)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+LLAMA_TYPES = ("llama", "qwen2", "mistral")
+
+
+def _tensors(state: dict) -> dict[str, torch.Tensor]:
+    return {k: torch.as_tensor(np.asarray(v, dtype=np.float32)) for k, v in state.items()}
+
+
+def _attend(q, k, v, past_len):
+    """q [B, H, S, Dh] at positions past_len.., k/v [B, H, T, Dh] (T = past_len + S)."""
+    s, t = q.shape[2], k.shape[2]
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    allowed = torch.ones(s, t, dtype=torch.bool).tril(diagonal=past_len)
+    scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+class GPT2:
+    """GPT2LMHeadModel's forward with `past_key_values`."""
+
+    def __init__(self, config: dict, state: dict):
+        self.c = config
+        w = _tensors(state)
+        prefix = "transformer." if "transformer.wte.weight" in w else ""
+        self.w = {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in w.items()}
+        self.heads, self.eps = config["n_head"], config.get("layer_norm_epsilon", 1e-5)
+
+    def _ln(self, x, name):
+        return F.layer_norm(x, x.shape[-1:], self.w[f"{name}.weight"], self.w[f"{name}.bias"], self.eps)
+
+    def _conv1d(self, x, name):  # transformers' Conv1D: x @ W + b, W [in, out]
+        return torch.addmm(self.w[f"{name}.bias"], x.reshape(-1, x.shape[-1]),
+                           self.w[f"{name}.weight"]).view(*x.shape[:-1], -1)
+
+    def forward(self, ids: torch.Tensor, past: list | None):
+        b, s = ids.shape
+        past_len = past[0][0].shape[2] if past else 0
+        positions = torch.arange(past_len, past_len + s)
+        h = self.w["wte.weight"][ids] + self.w["wpe.weight"][positions][None]
+        d = h.shape[-1]
+        dh = d // self.heads
+        present = []
+        for i in range(self.c["n_layer"]):
+            p = f"h.{i}"
+            q, k, v = self._conv1d(self._ln(h, f"{p}.ln_1"), f"{p}.attn.c_attn").split(d, dim=2)
+            q, k, v = (t.view(b, s, self.heads, dh).permute(0, 2, 1, 3) for t in (q, k, v))
+            if past:
+                k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
+            present.append((k, v))
+            ctx = _attend(q, k, v, past_len).permute(0, 2, 1, 3).reshape(b, s, d)
+            h = h + self._conv1d(ctx, f"{p}.attn.c_proj")
+            up = F.gelu(self._conv1d(self._ln(h, f"{p}.ln_2"), f"{p}.mlp.c_fc"), approximate="tanh")
+            h = h + self._conv1d(up, f"{p}.mlp.c_proj")
+        logits = self._ln(h, "ln_f") @ self.w["wte.weight"].T
+        return logits, present
+
+
+class Llama:
+    """LlamaForCausalLM's (and Qwen2's) forward with `past_key_values`."""
+
+    def __init__(self, config: dict, state: dict):
+        self.c = config
+        self.w = _tensors(state)
+        self.heads = config["num_attention_heads"]
+        self.kv_heads = config.get("num_key_value_heads") or self.heads
+        self.eps = config.get("rms_norm_eps", 1e-6)
+        self.dh = config.get("head_dim") or config["hidden_size"] // self.heads
+        theta = config.get("rope_theta", 10000.0)
+        self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
+
+    def _rms(self, x, name):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.w[f"{name}.weight"] * (x * torch.rsqrt(variance + self.eps))
+
+    def _linear(self, x, name):
+        return F.linear(x, self.w[f"{name}.weight"], self.w.get(f"{name}.bias"))
+
+    def _rope(self, x, cos, sin):
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        return x * cos + rotated * sin
+
+    def forward(self, ids: torch.Tensor, past: list | None):
+        b, s = ids.shape
+        past_len = past[0][0].shape[2] if past else 0
+        positions = torch.arange(past_len, past_len + s).float()
+        freqs = positions[:, None] * self.inv_freq[None, :]
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        h = self.w["model.embed_tokens.weight"][ids]
+        group = self.heads // self.kv_heads
+        present = []
+        for i in range(self.c["num_hidden_layers"]):
+            p = f"model.layers.{i}"
+            x = self._rms(h, f"{p}.input_layernorm")
+            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh).transpose(1, 2)
+            k = self._linear(x, f"{p}.self_attn.k_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
+            v = self._linear(x, f"{p}.self_attn.v_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
+            q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
+            if past:
+                k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
+            present.append((k, v))
+            t = k.shape[2]
+            k_all = k[:, :, None].expand(b, self.kv_heads, group, t, self.dh).reshape(b, self.heads, t, self.dh)
+            v_all = v[:, :, None].expand(b, self.kv_heads, group, t, self.dh).reshape(b, self.heads, t, self.dh)
+            ctx = _attend(q, k_all, v_all, past_len).transpose(1, 2).reshape(b, s, self.heads * self.dh)
+            h = h + self._linear(ctx, f"{p}.self_attn.o_proj")
+            x = self._rms(h, f"{p}.post_attention_layernorm")
+            h = h + self._linear(F.silu(self._linear(x, f"{p}.mlp.gate_proj")) * self._linear(x, f"{p}.mlp.up_proj"),
+                                 f"{p}.mlp.down_proj")
+        h = self._rms(h, "model.norm")
+        head = self.w.get("lm_head.weight", self.w["model.embed_tokens.weight"])
+        return h @ head.T, present
+
+
+def load(config: dict, state: dict):
+    """The model of a Hugging Face config dict over a state dict (checkpoint names)."""
+    if config["model_type"] == "gpt2":
+        return GPT2(config, state)
+    if config["model_type"] in LLAMA_TYPES:
+        return Llama(config, state)
+    raise ValueError(f"model_type {config['model_type']!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+
+
+@torch.no_grad()
+def greedy_generate(model, prompt: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The prompt [B, S] through the model once, then one token at a time with
+    the cache; returns the new ids [B, steps] and the logits each came from
+    [B, steps, vocab] (float32)."""
+    ids = torch.as_tensor(np.asarray(prompt, dtype=np.int64))
+    past, out, all_logits = None, [], []
+    for _ in range(steps):
+        logits, past = model.forward(ids, past)
+        last = logits[:, -1]
+        ids = torch.argmax(last, dim=-1, keepdim=True)
+        out.append(ids)
+        all_logits.append(last)
+    return torch.cat(out, dim=1).numpy(), torch.stack(all_logits, dim=1).numpy()
