@@ -40,6 +40,10 @@ static std::string blocks(DimCut cut) {
 std::string PlannedCollective::describe() const {
   if (kind == Kind::AllGather)
     return "an all-gather";
+  if (kind == Kind::ArgReduce)
+    return ("two all-reduces (" + stringifyReductionKind(reduction) +
+            " of the values, min of their positions)")
+        .str();
   if (reduction == ReductionKind::Sum)
     return "an all-reduce of partial sums";
   return ("an all-reduce (" + stringifyReductionKind(reduction) +
@@ -140,15 +144,17 @@ void CutPropagation::gather(OpOperand &use, const Twine &reason) {
 
 void CutPropagation::reduce(Operation *op, ReductionKind kind,
                             PlannedCollective::Purpose purpose,
-                            const Twine &reason) {
+                            const Twine &reason, bool withIndex) {
   if (!reduced.insert(op).second)
     return;
   PlannedCollective c;
-  c.kind = PlannedCollective::Kind::AllReduce;
+  c.kind = withIndex ? PlannedCollective::Kind::ArgReduce
+                     : PlannedCollective::Kind::AllReduce;
   c.reduction = kind;
   c.op = op;
   c.purpose = purpose;
-  c.bytes = tensorBytes(op->getResult(0).getType());
+  // The positions travel as f32, as the values do (TPShard.cpp).
+  c.bytes = tensorBytes(op->getResult(0).getType()) * (withIndex ? 2 : 1);
   c.reason = reason.str();
   collectives.push_back(std::move(c));
 }

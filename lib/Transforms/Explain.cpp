@@ -84,7 +84,7 @@ void mlir::tp::explainPlan(FunctionOpInterface func, const ShardPlan &plan,
       cutOf[value] = {index + 1, produced};
     }
     for (const PlannedCollective &c : region.collectives) {
-      if (c.kind == PlannedCollective::Kind::AllReduce)
+      if (c.kind != PlannedCollective::Kind::AllGather)
         partialOf[c.op] = index + 1;
       pairs += c.purpose == PlannedCollective::Purpose::Pair;
     }

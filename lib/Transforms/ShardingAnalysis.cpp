@@ -425,7 +425,7 @@ static int64_t workPerPair(const ShardRegion &region) {
     if (Operation *def = value.getDefiningOp())
       ops.insert(def);
   for (const PlannedCollective &c : region.collectives)
-    if (c.kind == PlannedCollective::Kind::AllReduce)
+    if (c.kind != PlannedCollective::Kind::AllGather)
       ops.insert(c.op);
   int64_t work = 0;
   for (Operation *op : ops) {

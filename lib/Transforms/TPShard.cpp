@@ -142,6 +142,63 @@ static void insertAllReduce(OpBuilder &builder, linalg::LinalgOp op,
   partial.replaceAllUsesExcept(full, allReduce);
 }
 
+/// An elementwise generic over `inputs` (all of `resultType`'s shape)
+/// yielding `body` of their elements.
+static Value
+elementwise(OpBuilder &builder, Location loc, RankedTensorType resultType,
+            ValueRange inputs,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value empty = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
+                                        resultType.getElementType());
+  SmallVector<AffineMap> maps(
+      inputs.size() + 1, builder.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             builder, loc, resultType, inputs, empty, maps, iterators,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(b, l, body(b, l, args.drop_back()));
+             })
+      .getResult(0);
+}
+
+/// Combines the ranks' extremes (result 0 of `op`, `kind`) and their
+/// global positions (result 1): the extreme over the ranks, then the
+/// smallest position among the ranks that hold it, as the unsharded op's
+/// first occurrence. Positions travel as f32 (exact below 2^24, which the
+/// analysis checked), so the collectives stay those of float tensors.
+static void insertArgCombine(OpBuilder &builder, linalg::LinalgOp op,
+                             ReductionKind kind) {
+  Location loc = op.getLoc();
+  builder.setInsertionPointAfter(op);
+  Value value = op->getResult(0), position = op->getResult(1);
+  auto valueType = cast<RankedTensorType>(value.getType());
+  auto positionType = cast<RankedTensorType>(position.getType());
+  auto extreme = AllReduceOp::create(builder, loc, valueType, value, kind);
+  auto floatType = valueType.clone(builder.getF32Type());
+  Value candidates = elementwise(
+      builder, loc, floatType, ValueRange{value, extreme, position},
+      [&](OpBuilder &b, Location l, ValueRange e) -> Value {
+        Value held =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, e[0], e[1]);
+        Value at = arith::SIToFPOp::create(b, l, b.getF32Type(), e[2]);
+        Value none = arith::ConstantOp::create(
+            b, l, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
+        return arith::SelectOp::create(b, l, held, at, none);
+      });
+  Value first = AllReduceOp::create(builder, loc, floatType, candidates,
+                                    ReductionKind::Min);
+  Value firstPosition =
+      elementwise(builder, loc, positionType, ValueRange{first},
+                  [&](OpBuilder &b, Location l, ValueRange e) -> Value {
+                    return arith::FPToSIOp::create(
+                        b, l, positionType.getElementType(), e[0]);
+                  });
+  value.replaceAllUsesExcept(extreme, SmallPtrSet<Operation *, 2>{
+                                          extreme, candidates.getDefiningOp()});
+  position.replaceAllUsesExcept(firstPosition, candidates.getDefiningOp());
+}
+
 /// Gives `use` the full value of its cut operand.
 static void insertAllGather(OpBuilder &builder, OpOperand &use, DimCut cut,
                             int64_t tpSize) {
@@ -224,6 +281,9 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
     case PlannedCollective::Kind::AllGather:
       insertAllGather(builder, *c.use, region.cuts.lookup(c.use->get()),
                       tpSize);
+      break;
+    case PlannedCollective::Kind::ArgReduce:
+      insertArgCombine(builder, cast<linalg::LinalgOp>(c.op), c.reduction);
       break;
     }
   }

@@ -598,3 +598,36 @@ func.func @table_read_at_index(%x: tensor<4x16xf32>, %table: tensor<1024x16xf32>
   %logits = linalg.matmul ins(%x, %head : tensor<4x16xf32>, tensor<16x1024xf32>) outs(%linit : tensor<4x1024xf32>) -> tensor<4x1024xf32>
   return %logits, %rows : tensor<4x1024xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// An argmax over more positions than f32 counts exactly (2^24): the ranks'
+// first indices would be combined as f32 and rounded.
+
+#io = affine_map<(d0, d1) -> (d0, d1)>
+#o = affine_map<(d0, d1) -> (d0)>
+func.func @argmax_too_wide(%x: tensor<1x4xf32>, %head: tensor<4x16777218xf32>) -> tensor<1xi64> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16777218xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16777218xf32>) -> tensor<1x16777218xf32>
+  // expected-remark @+1 {{left whole on every rank: no tensor-parallel cut of output dimension 1 of 'tensor<1x16777218xf32>'}}
+  %logits = linalg.matmul ins(%x, %head : tensor<1x4xf32>, tensor<4x16777218xf32>) outs(%init : tensor<1x16777218xf32>) -> tensor<1x16777218xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %me = tensor.empty() : tensor<1xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%me : tensor<1xf32>) -> tensor<1xf32>
+  %ie = tensor.empty() : tensor<1xi64>
+  %ii = linalg.fill ins(%c0 : i64) outs(%ie : tensor<1xi64>) -> tensor<1xi64>
+  // expected-note @+1 {{'linalg.generic' takes the index of an extreme over more than 2^24 positions, which the combine of indices as f32 would round}}
+  %r:2 = linalg.generic {indexing_maps = [#io, #o, #o], iterator_types = ["parallel", "reduction"]}
+      ins(%logits : tensor<1x16777218xf32>) outs(%mi, %ii : tensor<1xf32>, tensor<1xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %i = linalg.index 1 : index
+    %i64 = arith.index_cast %i : index to i64
+    %m = arith.maximumf %in, %acc : f32
+    %gt = arith.cmpf ogt, %in, %acc : f32
+    %s = arith.select %gt, %i64, %idx : i64
+    linalg.yield %m, %s : f32, i64
+  } -> (tensor<1xf32>, tensor<1xi64>)
+  return %r#1 : tensor<1xi64>
+}

@@ -60,6 +60,10 @@ struct PlannedCollective {
     AllReduce,
     /// `use` needs the whole of its cut operand.
     AllGather,
+    /// Results 0 and 1 of `op` hold the `reduction` (max or min) of each
+    /// rank's part and the position of its first occurrence (an argmax);
+    /// every rank needs the extreme over all ranks and its first position.
+    ArgReduce,
   };
   /// What the collective is for, which decides whether a plan needs it.
   enum class Purpose {
@@ -123,9 +127,11 @@ public:
   /// `use` needs the whole of its cut operand: an all-gather before it.
   void gather(OpOperand &use, const Twine &reason);
   /// Result 0 of `op` holds a partial `kind` reduction: an all-reduce
-  /// after it, for `purpose`.
+  /// after it, for `purpose`. `withIndex`: result 1 holds the position of
+  /// the extreme (PlannedCollective::Kind::ArgReduce).
   void reduce(Operation *op, ReductionKind kind,
-              PlannedCollective::Purpose purpose, const Twine &reason);
+              PlannedCollective::Purpose purpose, const Twine &reason,
+              bool withIndex = false);
   /// Another cut worth a separate attempt (another factor of a reshape).
   void hint(Value start, DimCut cut) { hints.push_back({start, cut}); }
   /// `v` stays whole and is read whole to make a cut value (a single K/V

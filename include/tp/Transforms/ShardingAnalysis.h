@@ -62,6 +62,11 @@ bool isSumReduction(linalg::LinalgOp op);
 /// new dimensions (all loops parallel, the body yields the input).
 bool isBroadcast(linalg::LinalgOp op);
 
+/// The kind (max or min) of an arg reduction over loop `loop` of `op`: the
+/// extreme of its one input (result 0) and the index of `loop` where it
+/// first occurs (result 1), an argmax; nothing for any other op.
+std::optional<ReductionKind> argReduction(linalg::LinalgOp op, unsigned loop);
+
 /// Whether `index` is read from an input element of `generic` (through
 /// integer casts): a position the data decides, as a token id, not a loop
 /// index or a constant.

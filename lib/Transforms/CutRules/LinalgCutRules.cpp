@@ -52,6 +52,38 @@ cutLoop(linalg::LinalgOp op, ArrayRef<AffineMap> maps, CutPropagation &state) {
   return loop;
 }
 
+/// Each rank reduces its part of the input (cut on loop `cut.dim`) to its
+/// extreme and that extreme's global index; two all-reduces combine them.
+static LogicalResult propagateArgReduction(linalg::LinalgOp op, DimCut cut,
+                                           ReductionKind kind,
+                                           ArrayRef<AffineMap> maps,
+                                           CutPropagation &state) {
+  if (cut.outer != 1 || cut.replicas != 1)
+    return state.fail(op, "takes the index of an extreme over a loop cut in "
+                          "blocks or held by several ranks");
+  // The positions are combined as f32, exact below 2^24.
+  int64_t positions = op.getStaticLoopRanges()[cut.dim];
+  if (ShapedType::isDynamic(positions) || positions > (int64_t(1) << 24))
+    return state.fail(op, "takes the index of an extreme over more than 2^24 "
+                          "positions, which the combine of indices as f32 "
+                          "would round");
+  for (OpResult result : op->getResults())
+    if (state.lookup(result))
+      return state.fail(op, "reduces over the cut loop but its result is "
+                            "needed cut");
+  OpOperand *input = op.getDpsInputOperand(0);
+  if (auto dimExpr = maps[0].getResultPosition(
+          getAffineDimExpr(cut.dim, op->getContext())))
+    if (failed(state.mark(input->get(), DimCut{*dimExpr, 1, 1}, op)))
+      return failure();
+  state.reduce(op, kind, PlannedCollective::Purpose::Combine,
+               llvm::formatv("'{0}' takes the index of the extreme over the "
+                             "cut dimension: each rank takes its part's",
+                             op->getName()),
+               /*withIndex=*/true);
+  return success();
+}
+
 /// The kind of a reduction of one value whose parts the ranks can reduce
 /// apart and combine with an all-reduce: one input, one result, the body
 /// `acc = max(acc, x)`, `min(acc, x)` or `acc + x` (a softmax's max and
@@ -76,6 +108,65 @@ static std::optional<ReductionKind> combinableReduction(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// Whether `v` is the index of loop `loop` (through integer casts).
+static bool isLoopIndex(Value v, unsigned loop) {
+  while (
+      isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                      arith::ExtUIOp, arith::TruncIOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto index = v.getDefiningOp<linalg::IndexOp>();
+  return index && index.getDim() == loop;
+}
+
+/// The kind of an arg reduction over `loop`: one input, two results, the
+/// extreme of the input (result 0) and the index of loop `loop` where it
+/// first occurs (result 1), as torch-mlir and the builders write an argmax:
+/// `c = cmpf ogt, x, acc0; acc0' = maximumf(x, acc0) or select(c, x, acc0);
+/// acc1' = select(c, index, acc1)` (olt and minimumf for an argmin). Ranks
+/// then combine their extremes and, among the ranks that hold the overall
+/// one, the first index (the index is global once localized).
+std::optional<ReductionKind> mlir::tp::argReduction(linalg::LinalgOp op,
+                                                    unsigned loop) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 2 ||
+      op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray()[loop] != utils::IteratorType::reduction ||
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())) ||
+      !isa<IntegerType>(getElementTypeOrSelf(op->getResult(1).getType())))
+    return std::nullopt;
+  Block *body = op.getBlock();
+  Value in = body->getArgument(0), acc = body->getArgument(1),
+        accIndex = body->getArgument(2);
+  Operation *yield = body->getTerminator();
+  auto select = yield->getOperand(1).getDefiningOp<arith::SelectOp>();
+  if (!select || select.getFalseValue() != accIndex ||
+      !isLoopIndex(select.getTrueValue(), loop))
+    return std::nullopt;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getLhs() != in || cmp.getRhs() != acc)
+    return std::nullopt;
+  std::optional<ReductionKind> kind;
+  if (cmp.getPredicate() == arith::CmpFPredicate::OGT)
+    kind = ReductionKind::Max;
+  else if (cmp.getPredicate() == arith::CmpFPredicate::OLT)
+    kind = ReductionKind::Min;
+  else
+    return std::nullopt;
+  Operation *extreme = yield->getOperand(0).getDefiningOp();
+  if (!extreme || !llvm::is_contained(extreme->getOperands(), in) ||
+      !llvm::is_contained(extreme->getOperands(), acc))
+    return std::nullopt;
+  if (auto value = dyn_cast<arith::SelectOp>(extreme))
+    return value.getCondition() == cmp.getResult() && value.getTrueValue() == in
+               ? kind
+               : std::nullopt;
+  bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(extreme);
+  bool isMin = isa<arith::MinimumFOp, arith::MinNumFOp>(extreme);
+  if ((*kind == ReductionKind::Max && isMax) ||
+      (*kind == ReductionKind::Min && isMin))
+    return kind;
+  return std::nullopt;
+}
+
 static LogicalResult propagateLinalg(linalg::LinalgOp op,
                                      CutPropagation &state) {
   // Indexing maps are rebuilt on each query for some ops; fetch them once.
@@ -92,6 +183,9 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
     return success();
   DimCut loopCut = **loop;
   unsigned l = loopCut.dim;
+
+  if (std::optional<ReductionKind> kind = argReduction(op, l))
+    return propagateArgReduction(op, loopCut, *kind, maps, state);
 
   bool usesIndex = false;
   op.getBlock()->walk(
@@ -192,11 +286,43 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
 
 namespace {
 
+/// An arg reduction over a cut loop reads the loop's index as a position
+/// in the full input: each rank's part starts at rank * its extent.
+static void localizeArgReduction(linalg::LinalgOp op, const CutMap &cuts) {
+  Value input = op.getDpsInputOperand(0)->get();
+  auto it = cuts.find(input);
+  if (it == cuts.end())
+    return;
+  auto loop = dyn_cast<AffineDimExpr>(
+      op.getMatchingIndexingMap(op.getDpsInputOperand(0))
+          .getResult(it->second.dim));
+  if (!loop || !argReduction(op, loop.getPosition()))
+    return;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  int64_t extent =
+      cast<RankedTensorType>(input.getType()).getDimSize(it->second.dim);
+  Value first =
+      arith::MulIOp::create(b, loc, RankOp::create(b, loc),
+                            arith::ConstantIndexOp::create(b, loc, extent));
+  op.getBlock()->walk([&](linalg::IndexOp index) {
+    if (index.getDim() != loop.getPosition())
+      return;
+    b.setInsertionPointAfter(index);
+    auto global = arith::AddIOp::create(b, loc, index, first);
+    index.getResult().replaceAllUsesExcept(global, global);
+  });
+}
+
 template <typename OpTy>
 struct StructuredCutRule
     : CutRuleOpInterface::ExternalModel<StructuredCutRule<OpTy>, OpTy> {
   LogicalResult propagateCuts(Operation *op, CutPropagation &state) const {
     return propagateLinalg(cast<linalg::LinalgOp>(op), state);
+  }
+
+  void localizeShapes(Operation *op, const CutMap &cuts, int64_t) const {
+    localizeArgReduction(cast<linalg::LinalgOp>(op), cuts);
   }
 };
 
