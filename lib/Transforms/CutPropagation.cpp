@@ -201,6 +201,7 @@ LogicalResult mlir::tp::propagateSameCut(Operation *op, CutPropagation &state) {
 
 void mlir::tp::registerCutRuleExternalModels(DialectRegistry &registry) {
   registerArithCutRules(registry);
+  registerFuncCutRules(registry);
   registerLinalgCutRules(registry);
   registerTensorCutRules(registry);
 }

@@ -237,12 +237,16 @@ static void insertAllGather(OpBuilder &builder, OpOperand &use, DimCut cut,
       builder, loc, localTy.clone(fullShape), gathered, groups));
 }
 
-/// Applies one region. The shard attributes of the weight arguments it cuts
-/// go to `argShards`: setting them one by one would rebuild the function's
-/// argument attribute array once per argument.
+/// The shard attributes of a function's arguments and results, by number:
+/// setting them one by one would rebuild the attribute arrays once each.
+struct SignatureShards {
+  DenseMap<unsigned, ShardAttr> args, results;
+};
+
+/// Applies one region; the shards of the arguments it cuts and of the
+/// results it leaves cut go to `shards`.
 static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
-                        int64_t tpSize,
-                        DenseMap<unsigned, ShardAttr> &argShards) {
+                        int64_t tpSize, SignatureShards &shards) {
   MLIRContext *ctx = func->getContext();
   OpBuilder builder(ctx);
   // Gathers read the local value, so they go in once types are local.
@@ -250,7 +254,7 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
     value.setType(localType(value.getType(), cut, tpSize));
     if (auto arg = dyn_cast<BlockArgument>(value))
       if (arg.getOwner()->getParentOp() == func.getOperation())
-        argShards[arg.getArgNumber()] =
+        shards.args[arg.getArgNumber()] =
             ShardAttr::get(ctx, cut.dim, cut.outer, cut.replicas);
   }
   // The ops that define or read a cut value, except those that read it
@@ -287,6 +291,14 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
       break;
     }
   }
+  // Returned values not gathered above stay cut (the state a function
+  // updates and returns, see FuncCutRules.cpp).
+  func->walk([&](func::ReturnOp ret) {
+    for (OpOperand &use : ret->getOpOperands())
+      if (auto it = region.cuts.find(use.get()); it != region.cuts.end())
+        shards.results[use.getOperandNumber()] = ShardAttr::get(
+            ctx, it->second.dim, it->second.outer, it->second.replicas);
+  });
 }
 
 /// Emits one warning for `weights` (a model has hundreds), at the first and
@@ -411,21 +423,35 @@ static LogicalResult checkImported(FunctionOpInterface func) {
   return failure(walk.wasInterrupted());
 }
 
-/// Gives `func` its local argument types and the shard attributes.
+/// Gives `func` its local argument and result types and the shard
+/// attributes.
 static void updateSignature(FunctionOpInterface func,
-                            const DenseMap<unsigned, ShardAttr> &argShards) {
+                            const SignatureShards &shards) {
   MLIRContext *ctx = func->getContext();
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   for (BlockArgument arg : func.getArguments()) {
     argTypes.push_back(arg.getType());
     NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
-    if (ShardAttr shard = argShards.lookup(arg.getArgNumber()))
+    if (ShardAttr shard = shards.args.lookup(arg.getArgNumber()))
       attrs.set(TPDialect::getShardAttrName(), shard);
     argAttrs.push_back(attrs.getDictionary(ctx));
   }
-  func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+  SmallVector<Type> resultTypes(func.getResultTypes());
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned i = 0, e = resultTypes.size(); i < e; ++i) {
+    NamedAttrList attrs(func.getResultAttrDict(i));
+    if (ShardAttr shard = shards.results.lookup(i)) {
+      attrs.set(TPDialect::getShardAttrName(), shard);
+      func->walk([&](func::ReturnOp ret) {
+        resultTypes[i] = ret.getOperand(i).getType();
+      });
+    }
+    resultAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  func.setType(FunctionType::get(ctx, argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(resultAttrs);
 }
 
 namespace {
@@ -459,10 +485,10 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
       privatizeInitTensors(func);
       FailureOr<ShardPlan> plan = planFor(func);
       if (succeeded(plan)) {
-        DenseMap<unsigned, ShardAttr> argShards;
+        SignatureShards shards;
         for (const ShardRegion &region : plan->regions)
-          applyRegion(func, region, tpSize, argShards);
-        updateSignature(func, argShards);
+          applyRegion(func, region, tpSize, shards);
+        updateSignature(func, shards);
         if (explain)
           explainPlan(func, *plan, llvm::errs());
       }

@@ -73,6 +73,34 @@ static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
                                          groups);
 }
 
+/// The full tensor of type `full` from the ranks' `parts`, as `shard`
+/// describes them: the inverse of cutForRank.
+static Value joinRanks(OpBuilder &b, Location loc, ArrayRef<Value> parts,
+                       ShardAttr shard, RankedTensorType full) {
+  int64_t dim = shard.getDim(), outer = shard.getOuter();
+  auto local = cast<RankedTensorType>(parts.front().getType());
+  // View each part's dim as [outer, block], concatenate the blocks of one
+  // rank per distinct part (every `replicas`-th), and merge again.
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> blocked;
+  for (int64_t d = 0; d < local.getRank(); ++d) {
+    int64_t at = blocked.size();
+    if (d == dim) {
+      groups.push_back({at, at + 1});
+      blocked.append({outer, local.getDimSize(d) / outer});
+    } else {
+      groups.push_back({at});
+      blocked.push_back(local.getDimSize(d));
+    }
+  }
+  SmallVector<Value> views;
+  for (size_t r = 0; r < parts.size(); r += shard.getReplicas())
+    views.push_back(tensor::ExpandShapeOp::create(b, loc, local.clone(blocked),
+                                                  parts[r], groups));
+  Value joined = tensor::ConcatOp::create(b, loc, dim + 1, views);
+  return tensor::CollapseShapeOp::create(b, loc, full, joined, groups);
+}
+
 /// The elementwise `kind` reduction of `values`.
 static Value reduceValues(OpBuilder &b, Location loc, ReductionKind kind,
                           ArrayRef<Value> values) {
@@ -122,8 +150,17 @@ static func::FuncOp emulate(OpBuilder &b, func::FuncOp original,
           ranks, [&](IRMapping &m) { return m.lookup(op.getOperand(i)); });
     };
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      SmallVector<Value> results = llvm::map_to_vector(
-          ret.getOperands(), [&](Value v) { return ranks[0].lookup(v); });
+      // A result left cut (a state the function updates) is joined from
+      // the ranks' parts; any other is whole on every rank.
+      SmallVector<Value> results;
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        auto shard = sharded.getResultAttrOfType<ShardAttr>(
+            i, TPDialect::getShardAttrName());
+        results.push_back(shard ? joinRanks(b, loc, operands(i), shard,
+                                            cast<RankedTensorType>(
+                                                original.getResultTypes()[i]))
+                                : ranks[0].lookup(v));
+      }
       func::ReturnOp::create(b, loc, results);
       continue;
     }

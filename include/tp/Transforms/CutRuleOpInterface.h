@@ -178,6 +178,7 @@ LogicalResult propagateSameCut(Operation *op, CutPropagation &state);
 /// Attaches the rules of lib/Transforms/CutRules/ to the ops they cover.
 void registerCutRuleExternalModels(DialectRegistry &registry);
 void registerArithCutRules(DialectRegistry &registry);
+void registerFuncCutRules(DialectRegistry &registry);
 void registerLinalgCutRules(DialectRegistry &registry);
 void registerTensorCutRules(DialectRegistry &registry);
 
