@@ -181,12 +181,16 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
   }
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
     auto type = dyn_cast<RankedTensorType>(t);
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    std::optional<StringRef> dtype =
+        type ? dtypeName(type.getElementType(), backend) : std::nullopt;
+    if (!type || !type.hasStaticShape() || !dtype)
       return fn.emitError("result ")
-             << i << " must be a static f32 tensor, got " << t;
+             << i << " must be a static tensor of "
+             << (backend == "cpu" ? "f32, i64, i32 or i1" : "f32") << ", got "
+             << t;
     results.push_back(
         llvm::json::Object{{"name", ("result" + Twine(i)).str()},
-                           {"dtype", "f32"},
+                           {"dtype", *dtype},
                            {"shape", shapeJson(type.getShape())}});
   }
   return llvm::json::Object{{"abi_version", int64_t(TPRT_ABI_VERSION)},

@@ -159,10 +159,11 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
                        formatShape(arg.shape));
   }
   for (const ManifestResult &result : manifest.results)
-    if (result.dtype != "f32")
+    if (result.dtype != "f32" && (bf16 || !npyElementSize(result.dtype)))
       errors.push_back("'" + model + "': result '" + result.name +
                        "' has dtype '" + result.dtype + "'; the " + name +
-                       " runtime takes f32");
+                       " runtime takes " +
+                       (bf16 ? "f32" : "f32, i64, i32, i1"));
   return errors;
 }
 
@@ -537,7 +538,8 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
   }
   out.firstResult = out.buffers.size();
   for (const ManifestResult &result : manifest_.results) {
-    AlignedBuffer buffer(size_t(numElements(result.localShape)) * sizeof(float),
+    AlignedBuffer buffer(size_t(numElements(result.localShape)) *
+                             npyElementSize(result.dtype).value_or(4),
                          /*zero=*/true);
     out.descriptors.push_back(makeDescriptor(buffer.data(), result.localShape));
     out.buffers.push_back(std::move(buffer));
@@ -594,8 +596,8 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
   for (size_t j = 0; !files.output.empty() && j < manifest.results.size();
        ++j) {
     Status written =
-        writeNpy(resultPath(files.output, j), arguments.result(j).as<float>(),
-                 manifest.results[j].localShape);
+        writeNpy(resultPath(files.output, j), arguments.result(j).data(),
+                 manifest.results[j].localShape, manifest.results[j].dtype);
     if (!written)
       errors.push_back(written.message());
   }

@@ -112,6 +112,13 @@ constexpr NpyType kNpyTypes[] = {
 
 } // namespace
 
+std::optional<size_t> npyElementSize(const std::string &dtype) {
+  for (const NpyType &type : kNpyTypes)
+    if (dtype == type.dtype)
+      return type.size;
+  return std::nullopt;
+}
+
 std::string npyDescr(const std::string &dtype) {
   for (const NpyType &type : kNpyTypes)
     if (dtype == type.dtype)
@@ -198,9 +205,14 @@ Expected<NpyArray> readNpy(const std::string &path) {
   return array;
 }
 
-Status writeNpy(const std::string &path, const float *data,
-                const std::vector<int64_t> &shape) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+Status writeNpy(const std::string &path, const void *data,
+                const std::vector<int64_t> &shape, const std::string &dtype) {
+  std::optional<size_t> elementSize = npyElementSize(dtype);
+  if (!elementSize)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "'" + path + "': no .npy type for dtype '" + dtype + "'");
+  std::string dict =
+      "{'descr': '" + npyDescr(dtype) + "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i)
     dict += (i ? ", " : "") + std::to_string(shape[i]);
   dict += shape.size() == 1 ? ",), }" : "), }";
@@ -232,7 +244,7 @@ Status writeNpy(const std::string &path, const float *data,
   bool ok =
       std::fwrite(prefix, 1, sizeof(prefix), file.get()) == sizeof(prefix) &&
       std::fwrite(dict.data(), 1, dict.size(), file.get()) == dict.size() &&
-      std::fwrite(data, sizeof(float), count, file.get()) == count;
+      std::fwrite(data, *elementSize, count, file.get()) == count;
   if (!ok || std::fclose(file.release()) != 0)
     return Status(TPRT_ERR_IO,
                   "cannot write '" + path + "': " + std::strerror(errno));

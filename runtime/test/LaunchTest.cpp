@@ -208,7 +208,12 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
   EXPECT_EQ(errors[1], "'m.so': argument 2 ('w2') has dtype 'f64'; the cpu "
                        "runtime takes f32, i64, i32, i1");
   EXPECT_EQ(errors[2], "'m.so': result 'result0' has dtype 'f16'; the cpu "
-                       "runtime takes f32");
+                       "runtime takes f32, i64, i32, i1");
+
+  // Integer results (next token ids) on the cpu backend.
+  m = smallManifest();
+  m.results[0].dtype = "i64";
+  EXPECT_TRUE(tprt::checkManifest(m, "m.so", cpu, 2).empty());
 }
 
 /// A checkpoint of F32 tensors {name, shape}, each filled with `fill`.

@@ -24,6 +24,20 @@ TEST(Npy, RoundTrips) {
   }
 }
 
+TEST(Npy, RoundTripsIntegers) {
+  std::vector<int64_t> ids = {3, -1, 1 << 30, 7};
+  std::string path = tempPath("ids.npy");
+  tprt::Status written = tprt::writeNpy(path, ids.data(), {2, 2}, "i64");
+  ASSERT_TRUE(written) << written.message();
+  auto array = tprt::readNpy(path);
+  ASSERT_TRUE(array) << array.status().message();
+  EXPECT_EQ(array->dtype, "i64");
+  EXPECT_EQ(array->shape, (std::vector<int64_t>{2, 2}));
+  const int64_t *read = array->buffer.as<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(read, read + 4), ids);
+  EXPECT_FALSE(tprt::writeNpy(path, ids.data(), {4}, "f16"));
+}
+
 TEST(Npy, WritesTheHeaderNumpyWrites) {
   std::vector<float> values = iota(6);
   std::string path = tempPath("header.npy");

@@ -62,3 +62,13 @@ func.func @lm(%pos: tensor<1x4xi64> {tp.name = "pos"}, %ids: tensor<1x4xi64> {tp
   %s = linalg.add ins(%p, %w : tensor<1x4x16xf32>, tensor<1x4x16xf32>) outs(%e : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
   return %s : tensor<1x4x16xf32>
 }
+
+// -----
+
+// Integer results (the next token ids of a greedy argmax), recorded with
+// their dtype.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: \22results\22:[{\22dtype\22:\22i64\22,\22name\22:\22result0\22,\22shape\22:[1,1]},{\22dtype\22:\22f32\22,
+func.func @next_ids(%ids: tensor<1x1xi64> {tp.name = "ids"}, %w: tensor<4xf32> {tp.name = "w"}) -> (tensor<1x1xi64>, tensor<4xf32>) {
+  return %ids, %w : tensor<1x1xi64>, tensor<4xf32>
+}

@@ -207,9 +207,15 @@ Expected<NpyArray> readNpy(const std::string &path);
 /// "?" for another.
 std::string npyDescr(const std::string &dtype);
 
-/// Writes `data` (C order) as a version 1.0 .npy file of dtype '<f4'.
-Status writeNpy(const std::string &path, const float *data,
-                const std::vector<int64_t> &shape);
+/// Bytes per element of a manifest dtype readNpy reads ("i64" -> 8), none
+/// for another.
+std::optional<size_t> npyElementSize(const std::string &dtype);
+
+/// Writes `data` (C order) as a version 1.0 .npy file of the manifest dtype
+/// `dtype` ("f32" -> '<f4', "i64" -> '<i8', ...).
+Status writeNpy(const std::string &path, const void *data,
+                const std::vector<int64_t> &shape,
+                const std::string &dtype = "f32");
 
 } // namespace tprt
 

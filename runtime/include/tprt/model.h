@@ -32,7 +32,8 @@
  * argument, "input" for argument 0 and "weight" for the others, which bind
  * by position: the k-th takes the checkpoint's k-th tensor in file order
  * (with several checkpoints: the files in the order tp-run was given them).
- * A dtype is "f32", "i64", "i32" or "i1" (integer tensors: cpu models only;
+ * A dtype (of an argument or a result) is "f32", "i64", "i32" or "i1"
+ * (integer tensors: cpu models only;
  * i1 is one byte per element), or, for the weights of a cuda model built
  * with `tp-compile --dtype bf16` that only GEMMs read, "bf16", which the
  * launcher converts from the checkpoint's f32 before the first call.

@@ -5,7 +5,7 @@
 // one must win, across ranks too. Used by equivalence.test.
 #io = affine_map<(d0, d1) -> (d0, d1)>
 #o = affine_map<(d0, d1) -> (d0)>
-func.func @lm_argmax(%x: tensor<4x16xf32>, %head: tensor<16x512xf32>) -> (tensor<4xi64>, tensor<4xf32>, tensor<4xi32>) {
+func.func @lm_argmax(%x: tensor<4x16xf32>, %head: tensor<16x512xf32> {tp.name = "lm_head.weight"}) -> (tensor<4xi64>, tensor<4xf32>, tensor<4xi32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x512xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x512xf32>) -> tensor<4x512xf32>
