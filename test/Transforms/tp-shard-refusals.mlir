@@ -598,3 +598,20 @@ func.func @table_read_at_index(%x: tensor<4x16xf32>, %table: tensor<1024x16xf32>
   %logits = linalg.matmul ins(%x, %head : tensor<4x16xf32>, tensor<16x1024xf32>) outs(%linit : tensor<4x1024xf32>) -> tensor<4x1024xf32>
   return %logits, %rows : tensor<4x1024xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// A classifier of one label after a block: its output dimension is smaller
+// than the tp size, so no tp size cuts it, and it is left whole on every
+// rank rather than refused (unlike a dimension the tp size does not
+// divide, tp-shard-invalid.mlir).
+
+func.func @narrower_than_tp_size(%x: tensor<4x8xf32>, %w: tensor<8x1xf32>) -> tensor<4x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  // expected-remark @+2 {{left whole on every rank: no tensor-parallel cut of output dimension 1 of 'tensor<4x1xf32>' keeps the values after it local; each cut tried fails (see notes)}}
+  // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x1xf32> into 2 equal parts}}
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x1xf32>) outs(%init : tensor<4x1xf32>) -> tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+}
