@@ -1,7 +1,9 @@
 """Random arguments for a compiled corpus graph, and an independent reference.
 
     corpus_e2e.py arguments MODEL.so PREFIX [--ids-below N] [--arange NAME]
-        Reads MODEL.so's manifest and writes random values for its arguments:
+                            [--weight-scale S]
+        Reads MODEL.so's manifest and writes random values for its arguments
+        (f32: normal, standard deviation S, default 0.1):
         PREFIX.safetensors (the weights: named f32 arguments, NAME given with
         --arange, and the unnamed arguments of role weight, in order, as
         argI), PREFIX.NAME.npy for each input and their names in
@@ -70,7 +72,8 @@ def arguments(args):
         if a["name"] in args.arange:
             value = np.broadcast_to(np.arange(shape[-1]), shape).astype(dtype)
         elif dtype == np.float32:
-            value = (0.1 * rng.standard_normal(shape)).astype(dtype)
+            value = (args.weight_scale *
+                     rng.standard_normal(shape)).astype(dtype)
         elif dtype == np.bool_:
             value = np.ones(shape, dtype)
         else:
@@ -229,6 +232,7 @@ def main():
     a.add_argument("prefix")
     a.add_argument("--ids-below", type=int, default=100)
     a.add_argument("--arange", action="append", default=[])
+    a.add_argument("--weight-scale", type=float, default=0.1)
     r = sub.add_parser("reference")
     r.add_argument("ref")
     r.add_argument("producer")
