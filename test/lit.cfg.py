@@ -94,6 +94,11 @@ if os.path.isdir(external):
     config.available_features.add("external-corpus")
     config.substitutions.append(("%external", external))
 
+# Tests of many minutes (the large corpus graphs end to end) run only when
+# asked: lit --param long-tests=1 ...
+if lit_config.params.get("long-tests", "0") not in ("", "0"):
+    config.available_features.add("long-tests")
+
 # A compiler-only build (-DTP_ENABLE_RUNTIME=OFF) has no runtime to test.
 if not config.tp_enable_runtime:
     config.excludes.append("Runtime")

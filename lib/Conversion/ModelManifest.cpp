@@ -55,13 +55,11 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 }
 
 /// The manifest's name of a tensor element type the runtime can pass (f32,
-/// and for the cpu backend the integer types front-ends give token ids,
-/// positions and masks), or none.
-static std::optional<StringRef> dtypeName(Type type, StringRef backend) {
+/// and the integer types front-ends give token ids, positions and masks),
+/// or none.
+static std::optional<StringRef> dtypeName(Type type) {
   if (type.isF32())
     return StringRef("f32");
-  if (backend != "cpu")
-    return std::nullopt;
   if (type.isSignlessInteger(64))
     return StringRef("i64");
   if (type.isSignlessInteger(32))
@@ -130,17 +128,11 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
     unsigned i = arg.getArgNumber();
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     std::optional<StringRef> dtype =
-        type ? dtypeName(type.getElementType(), backend) : std::nullopt;
-    if (!type || !type.hasStaticShape() || !dtype) {
-      InFlightDiagnostic diag =
-          fn.emitError("argument ")
-          << i << " must be a static tensor of "
-          << (backend == "cpu" ? "f32, i64, i32 or i1" : "f32") << ", got "
-          << arg.getType();
-      if (backend != "cpu" && type && type.getElementType().isInteger())
-        diag.attachNote() << "integer inputs run on the cpu backend only";
-      return diag;
-    }
+        type ? dtypeName(type.getElementType()) : std::nullopt;
+    if (!type || !type.hasStaticShape() || !dtype)
+      return fn.emitError("argument ")
+             << i << " must be a static tensor of f32, i64, i32 or i1, got "
+             << arg.getType();
     auto name =
         fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
     auto shard =

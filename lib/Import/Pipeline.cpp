@@ -16,6 +16,9 @@ using namespace mlir;
 void mlir::tp::buildImportPipeline(OpPassManager &pm,
                                    const ImportOptions &options) {
   pm.addPass(createTPStripShardAnnotations());
+  // Timing calls buddy-mlir puts around each operator: the compiled model
+  // would need its runtime wherever it is loaded.
+  pm.addPass(createTPStripInstrumentation());
   // Private symbols nothing uses: torch-mlir's TorchScript modules carry an
   // `ml_program.global @global_seed` the LLVM translation cannot take.
   pm.addPass(createSymbolDCEPass());

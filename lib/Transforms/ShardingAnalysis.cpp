@@ -566,9 +566,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       // A seed no cut of any size keeps local (an op after it reads the
       // index of the cut loop, say) is computed whole on every rank, as is
       // one whose result reaches a broadcast before any other seed (see
-      // below). Any other failure is the tp size's and is reported now:
-      // later seeds would only report its consequences.
-      bool indivisible = tpSizeFails(seed, failures, tpSize);
+      // below), and one whose dimension is smaller than the tp size, which
+      // no larger tp size cuts either (a classifier of two labels). Any
+      // other failure is the tp size's and is reported now: later seeds
+      // would only report its consequences.
+      int64_t extent = cast<ShapedType>(seed.op->getResult(0).getType())
+                           .getDimSize(seed.dim);
+      bool indivisible =
+          tpSizeFails(seed, failures, tpSize) && extent >= tpSize;
       if (indivisible && !reachesBroadcast(seed.op, seedOps)) {
         reportNoCut(seed, tpSize, failures);
         return failure();

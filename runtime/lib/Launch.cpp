@@ -139,16 +139,15 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
     const ManifestArg &arg = manifest.args[i];
     std::string where = "'" + model + "': argument " + std::to_string(i) +
                         " ('" + arg.name + "')";
-    // Integer buffers are read by the CPU lowering only; the cuda host
-    // path uploads f32 and bf16.
+    // Integer buffers (token ids, positions, masks) are passed as they
+    // are, on a device backend uploaded like the others.
     bool integer =
         arg.dtype == "i64" || arg.dtype == "i32" || arg.dtype == "i1";
-    if (arg.dtype != "f32" &&
-        !(bf16 && arg.role != "input" && arg.dtype == "bf16") &&
-        !(!bf16 && integer))
+    if (arg.dtype != "f32" && !integer &&
+        !(bf16 && arg.role != "input" && arg.dtype == "bf16"))
       errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
-                       " runtime takes " +
-                       (bf16 ? "f32 (and bf16 weights)" : "f32, i64, i32, i1"));
+                       " runtime takes f32, i64, i32, i1" +
+                       (bf16 ? " (and bf16 weights)" : ""));
     Expected<std::vector<int64_t>> local =
         shardShape(arg.shape, arg.shard, manifest.tpSize);
     if (!local)

@@ -34,8 +34,8 @@ func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
-// Integer types are for the cpu backend only (model-manifest-integers.mlir).
-// expected-error @+1 {{argument 0 must be a static tensor of f32}}
+// Arguments are f32 or integers (model-manifest-integers.mlir), not f16.
+// expected-error @+1 {{argument 0 must be a static tensor of f32, i64, i32 or i1, got 'tensor<1x12xf16>'}}
 func.func @half(%x: tensor<1x12xf16>) -> tensor<1x12xf32> {
   %e = tensor.empty() : tensor<1x12xf32>
   return %e : tensor<1x12xf32>

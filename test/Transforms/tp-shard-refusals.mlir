@@ -631,3 +631,20 @@ func.func @argmax_too_wide(%x: tensor<1x4xf32>, %head: tensor<4x16777218xf32>) -
   } -> (tensor<1xf32>, tensor<1xi64>)
   return %r#1 : tensor<1xi64>
 }
+
+// -----
+
+// A classifier of one label after a block: its output dimension is smaller
+// than the tp size, so no tp size cuts it, and it is left whole on every
+// rank rather than refused (unlike a dimension the tp size does not
+// divide, tp-shard-invalid.mlir).
+
+func.func @narrower_than_tp_size(%x: tensor<4x8xf32>, %w: tensor<8x1xf32>) -> tensor<4x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  // expected-remark @+2 {{left whole on every rank: no tensor-parallel cut of output dimension 1 of 'tensor<4x1xf32>' keeps the values after it local; each cut tried fails (see notes)}}
+  // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x1xf32> into 2 equal parts}}
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x1xf32>) outs(%init : tensor<4x1xf32>) -> tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+}

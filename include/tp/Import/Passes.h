@@ -31,7 +31,8 @@ struct ImportOptions : public PassPipelineOptions<ImportOptions> {
 
 /// Brings a graph from another front-end to what tp-shard takes (func,
 /// arith, math, tensor, linalg, its weights as arguments): the upstream
-/// shard annotations are stripped, TOSA is converted with the upstream
+/// shard annotations and the front-end's timing calls are stripped, TOSA is
+/// converted with the upstream
 /// TOSA-to-linalg, -arith and -tensor passes, the shapes TOSA leaves behind
 /// are dropped, and so are the private symbols nothing uses (symbol-dce);
 /// last, tp-externalize-weights makes the weight constants arguments.

@@ -32,4 +32,37 @@ def TPDropDeadTosaShapes : Pass<"tp-drop-dead-tosa-shapes"> {
   }];
 }
 
+def TPStripInstrumentation : Pass<"tp-strip-instrumentation", "ModuleOp"> {
+  let summary = "Remove a front-end's timing instrumentation from the graph";
+  let description = [{
+    Some front-ends time the model from inside it: buddy-mlir's graphs call
+    `rtclock()` (MLIR's runner utils) around each operator and pass the
+    difference, with the operator's name as an `llvm.mlir.global` string,
+    to `record_timing`. The compiled model would then need those functions
+    defined where it is loaded. This pass removes such calls when both
+
+    * the callee is known instrumentation: a function declared without a
+      body, named `rtclock` or `record_timing` (or in the `functions`
+      option), whose signature holds no tensor or memref, so it cannot read
+      or write the model's data; and
+    * every result of the call feeds, through ops without side effects
+      (the `arith.subf` of two clock readings), only other calls this pass
+      removes: nothing the model computes depends on it.
+
+    The side-effect-free ops that only fed the removed calls (the
+    subtraction, `llvm.mlir.addressof` of the name) go with them, and so do
+    the module-local symbols nothing refers to any more (the private
+    declarations, the name strings: LLVM globals of private linkage, which
+    `symbol-dce` keeps since their symbol visibility is public). Each function that held such calls gets one remark
+    counting them. A call of a known instrumentation function whose result
+    the model reads is kept, with a warning at the call and a note at the
+    op that reads it.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "more names of instrumentation functions (declarations "
+               "without a body, no tensor or memref in their signature)">,
+  ];
+}
+
 #endif // TP_IMPORT_PASSES_TD

@@ -1,7 +1,9 @@
 """Random arguments for a compiled corpus graph, and an independent reference.
 
     corpus_e2e.py arguments MODEL.so PREFIX [--ids-below N] [--arange NAME]
-        Reads MODEL.so's manifest and writes random values for its arguments:
+                            [--weight-scale S]
+        Reads MODEL.so's manifest and writes random values for its arguments
+        (f32: normal, standard deviation S, default 0.1):
         PREFIX.safetensors (the weights: named f32 arguments, NAME given with
         --arange, and the unnamed arguments of role weight, in order, as
         argI), PREFIX.NAME.npy for each input and their names in
@@ -17,11 +19,9 @@
         result. tp-import names a weight it took from a constant `const_L<n>`:
         the SSA name at line n of PRODUCER.mlir is the .tp.mlir's name. A
         .tp.mlir argument with no value there is a splat constant the import
-        left in place (a bias): its value is read from PRODUCER.mlir.
-
-    corpus_e2e.py shared-object SRC.c OUT.so
-        Compiles C functions a graph calls (its producer's runtime) with the
-        clang of the same LLVM, for LD_PRELOAD.
+        left in place (a bias): its value is read from PRODUCER.mlir. A
+        function of several results writes them as tp-run does: OUT.npy,
+        OUT.1.npy, ...
 
 The LLVM tools are those of $TPMLIR_LLVM_PREFIX (default /usr/lib/llvm-22).
 """
@@ -72,7 +72,8 @@ def arguments(args):
         if a["name"] in args.arange:
             value = np.broadcast_to(np.arange(shape[-1]), shape).astype(dtype)
         elif dtype == np.float32:
-            value = (0.1 * rng.standard_normal(shape)).astype(dtype)
+            value = (args.weight_scale *
+                     rng.standard_normal(shape)).astype(dtype)
         elif dtype == np.bool_:
             value = np.ones(shape, dtype)
         else:
@@ -113,10 +114,12 @@ class Descriptor:
 
 
 def signature(text):
-    """The public function with a body: its name and (name, shape, dtype)
-    per argument, argI for one without a tp.name."""
+    """The public function with a body: its name, (name, shape, dtype) per
+    argument (argI for one without a tp.name) and the shape of each
+    result."""
     m = re.search(r"func\.func (?:public )?@([\w$.-]+)\((.*?)\)\s*->\s*"
-                  r"\(?([^{]*?)\)?\s*(?:attributes.*?)?\{", text, re.S)
+                  r"(.*?)\s*(?:attributes\s*\{[^{}]*\}\s*)?\{\s*$", text,
+                  re.S | re.M)
     aliases = dict(re.findall(r"^(![\w.]+)\s*=\s*(tensor<[^>]*>)", text, re.M))
     params = []
     for i, p in enumerate(re.finditer(
@@ -128,9 +131,13 @@ def signature(text):
         name = re.search(r'tp\.name = "([^"]+)"', p.group(2) or "")
         params.append((name.group(1) if name else f"arg{i}",
                        tuple(int(d) for d in dims.split("x") if d), et))
-    result = re.match(r"tensor<([0-9x]*?)x?(f32)>",
-                      aliases.get(m.group(3).strip(), m.group(3).strip()))
-    return m.group(1), params, tuple(int(d) for d in result.group(1).split("x") if d)
+    # The result types, their attribute dictionaries left out.
+    results = []
+    for ty in re.findall(r"tensor<[^>]*>|![\w.]+",
+                         re.sub(r"\{[^{}]*\}", "", m.group(3))):
+        dims = re.match(r"tensor<([0-9x]*?)x?f32>", aliases.get(ty, ty))
+        results.append(tuple(int(d) for d in dims.group(1).split("x") if d))
+    return m.group(1), params, results
 
 
 def splat_constant(producer, name, shape, dtype):
@@ -160,8 +167,13 @@ def lower(text, work):
     subprocess.run([find_tool("mlir-translate"),
                     "--mlir-to-llvmir", llvm_dialect, "-o", ll], check=True)
     so = os.path.join(work, "ref.so")
+    # A memref.copy between strided views becomes a call of memrefCopy,
+    # which upstream's runner utilities define.
+    lib = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.realpath(mlir_opt))), "lib")
     subprocess.run([find_tool("clang"), "-O2", "-shared",
-                    "-fPIC", "-Wno-override-module", ll, "-o", so, "-lm"],
+                    "-fPIC", "-Wno-override-module", ll, "-o", so, "-lm",
+                    f"-L{lib}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{lib}"],
                    check=True)
     return so
 
@@ -178,7 +190,7 @@ def reference(args):
         if line:
             ssa = re.match(r"\s*%([\w$.-]+) =", lines[int(line.group(1)) - 1])
             values.setdefault(ssa.group(1), values[name])
-    fn, params, result_shape = signature(text)
+    fn, params, result_shapes = signature(text)
     arrays = []
     for name, shape, dtype in params:
         value = values.get(name)
@@ -189,19 +201,27 @@ def reference(args):
         arrays.append(np.ascontiguousarray(value, DTYPES[dtype]))
     with tempfile.TemporaryDirectory() as work:
         lib = ctypes.CDLL(lower(text, work))
-        out = Descriptor(len(result_shape)).type()
+        # The C wrapper returns the results as one struct of descriptors.
+        outs = type("Results", (ctypes.Structure,), {"_fields_": [
+            (f"r{i}", Descriptor(len(shape)).type)
+            for i, shape in enumerate(result_shapes)]})()
         descs = [Descriptor(a.ndim).of(a) for a in arrays]
         getattr(lib, f"_mlir_ciface_{fn}")(
-            ctypes.byref(out), *[ctypes.byref(d) for d in descs])
-        n = int(np.prod(result_shape))
-        buf = (ctypes.c_float * n).from_address(out.aligned + 4 * out.offset)
-        y = np.frombuffer(buf, np.float32).reshape(result_shape).copy()
-    np.save(args.out, y)
+            ctypes.byref(outs), *[ctypes.byref(d) for d in descs])
+        for i, shape in enumerate(result_shapes):
+            out = getattr(outs, f"r{i}")
+            n = int(np.prod(shape))
+            buf = (ctypes.c_float * n).from_address(out.aligned + 4 * out.offset)
+            y = np.frombuffer(buf, np.float32).reshape(shape).copy()
+            np.save(result_path(args.out, i), y)
 
 
-def shared_object(args):
-    subprocess.run([find_tool("clang"), "-O1", "-shared",
-                    "-fPIC", args.source, "-o", args.out], check=True)
+def result_path(out, i):
+    """tp-run's name of result i: OUT.npy, then OUT.1.npy, OUT.2.npy..."""
+    if i == 0:
+        return out
+    stem, npy = (out[:-4], ".npy") if out.endswith(".npy") else (out, "")
+    return f"{stem}.{i}{npy}"
 
 
 def main():
@@ -212,17 +232,14 @@ def main():
     a.add_argument("prefix")
     a.add_argument("--ids-below", type=int, default=100)
     a.add_argument("--arange", action="append", default=[])
+    a.add_argument("--weight-scale", type=float, default=0.1)
     r = sub.add_parser("reference")
     r.add_argument("ref")
     r.add_argument("producer")
     r.add_argument("prefix")
     r.add_argument("out")
-    c = sub.add_parser("shared-object")
-    c.add_argument("source")
-    c.add_argument("out")
     args = ap.parse_args()
-    {"arguments": arguments, "reference": reference,
-     "shared-object": shared_object}[args.command](args)
+    {"arguments": arguments, "reference": reference}[args.command](args)
 
 
 if __name__ == "__main__":
