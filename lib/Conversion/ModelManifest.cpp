@@ -174,11 +174,10 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
     auto type = dyn_cast<RankedTensorType>(t);
     std::optional<StringRef> dtype =
-        type ? dtypeName(type.getElementType(), backend) : std::nullopt;
+        type ? dtypeName(type.getElementType()) : std::nullopt;
     if (!type || !type.hasStaticShape() || !dtype)
       return fn.emitError("result ")
-             << i << " must be a static tensor of "
-             << (backend == "cpu" ? "f32, i64, i32 or i1" : "f32") << ", got "
+             << i << " must be a static tensor of f32, i64, i32 or i1, got "
              << t;
     results.push_back(
         llvm::json::Object{{"name", ("result" + Twine(i)).str()},

@@ -157,12 +157,12 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
                        " is not the shard " + formatShape(*local) + " of " +
                        formatShape(arg.shape));
   }
+  // Results (next token ids among them) are fetched as bytes.
   for (const ManifestResult &result : manifest.results)
-    if (result.dtype != "f32" && (bf16 || !npyElementSize(result.dtype)))
+    if (!npyElementSize(result.dtype))
       errors.push_back("'" + model + "': result '" + result.name +
                        "' has dtype '" + result.dtype + "'; the " + name +
-                       " runtime takes " +
-                       (bf16 ? "f32" : "f32, i64, i32, i1"));
+                       " runtime takes f32, i64, i32, i1");
   return errors;
 }
 
