@@ -94,6 +94,13 @@ static cl::opt<bool> foldBroadcastIntoMatmul(
              "keeps the broadcast copy, to measure what it costs"),
     cl::init(true), cl::cat(category));
 
+static cl::opt<bool> outlineRepeatedBlocks(
+    "outline-blocks",
+    cl::desc("compile each repeated block (a transformer layer) once, as a "
+             "function every layer calls; false keeps the forward pass one "
+             "straight-line function, to compare against"),
+    cl::init(true), cl::cat(category));
+
 static cl::OptionCategory cudaCategory("tp-compile options for --backend cuda");
 static cl::opt<std::string> cudaChip("cuda-chip", cl::desc("GPU architecture"),
                                      cl::init("sm_90"), cl::cat(cudaCategory));
@@ -120,6 +127,7 @@ static LogicalResult fail(const Twine &message) {
 static void addLowering(PassManager &pm) {
   tp::TensorSimplificationOptions tensor;
   tensor.foldBroadcastIntoMatmul = foldBroadcastIntoMatmul;
+  tensor.outlineRepeatedBlocks = outlineRepeatedBlocks;
   if (backend != "cuda")
     return tp::buildCpuLoweringPipeline(pm, tensor);
   tp::CudaLoweringOptions cuda;
