@@ -147,13 +147,14 @@ static void addLowering(PassManager &pm) {
 }
 
 /// LLVM IR, an object or the shared object of a lowered module.
-static LogicalResult writeArtifact(ModuleOp module) {
+static LogicalResult writeArtifact(ModuleOp module, TimingScope &timing) {
   tp::ModelLinkOptions link;
   link.runtimeDir = runtimeDir;
   link.runtimeLibrary = backend == "cuda" ? "tprt_cuda" : "tprt";
   // (CUDA was not found at build time, say.)
   link.requireRuntime = backend == "cuda";
   link.optLevel = optLevel;
+  link.timing = &timing;
   tp::ModelArtifact artifact = emit == Emit::LLVMIR ? tp::ModelArtifact::LLVMIR
                                : emit == Emit::Object
                                    ? tp::ModelArtifact::Object
@@ -161,7 +162,7 @@ static LogicalResult writeArtifact(ModuleOp module) {
   return tp::writeModel(module, artifact, outputFile, link);
 }
 
-static LogicalResult compile(MLIRContext &context) {
+static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   if (tpSize < 1)
     return fail("--tp-size must be at least 1, got " + Twine(tpSize));
   if (backend != "cpu" && backend != "cuda")
@@ -176,8 +177,10 @@ static LogicalResult compile(MLIRContext &context) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  TimingScope parseTimer = timing.nest("parse");
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  parseTimer.stop();
   if (!module)
     return fail("cannot parse " + inputFile);
   auto writeModule = [&]() -> LogicalResult {
@@ -191,9 +194,11 @@ static LogicalResult compile(MLIRContext &context) {
   };
 
   if (from == From::Lowered)
-    return writeArtifact(*module);
+    return writeArtifact(*module, timing);
 
   PassManager shard(&context);
+  TimingScope shardTimer = timing.nest("sharding");
+  shard.enableTiming(shardTimer);
   // What front-ends write (TOSA, shard annotations, weights as constants)
   // to linalg first. Without --weights-out the weights whose values the
   // model holds are compiled into it; those it lacks (elided resources)
@@ -205,22 +210,28 @@ static LogicalResult compile(MLIRContext &context) {
   shard.addPass(tp::createTPShard({tpSize, allowFallback}));
   if (failed(shard.run(*module)))
     return fail("sharding failed on " + inputFile);
+  shardTimer.stop();
   if (emit == Emit::Sharded)
     return writeModule();
 
   PassManager lower(&context);
+  TimingScope lowerTimer = timing.nest("lowering");
+  lower.enableTiming(lowerTimer);
   lower.addPass(tp::createTPModelManifest({backend}));
   addLowering(lower);
   lower.addPass(tp::createTPModelInterface());
   if (failed(lower.run(*module)))
     return fail("lowering failed on " + inputFile);
+  lowerTimer.stop();
   if (emit == Emit::Lowered)
     return writeModule();
-  return writeArtifact(*module);
+  return writeArtifact(*module, timing);
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-timing: each step's wall time (bench/compile/tp_compile_time.sh).
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions({&category, &cudaCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -233,5 +244,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(printOpOnDiagnostic);
-  return failed(compile(context)) ? 1 : 0;
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  return failed(compile(context, timing)) ? 1 : 0;
 }

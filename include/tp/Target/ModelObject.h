@@ -12,6 +12,7 @@
 #define TP_TARGET_MODELOBJECT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include <string>
 
 namespace mlir {
@@ -33,6 +34,9 @@ struct ModelLinkOptions {
   /// LLVM's optimisation and code generation level, 0 to 3. 2: half the
   /// compile time of 3 for the same forward pass (docs/bench-opt-level.md).
   unsigned optLevel = 2;
+  /// Where to time the steps (translation, LLVM optimisation, object,
+  /// link), as tp-compile --mlir-timing reports them; none by default.
+  TimingScope *timing = nullptr;
 };
 
 /// Translates `module` (LLVM dialect) for the host, optimises it at
