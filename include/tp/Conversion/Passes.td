@@ -211,7 +211,9 @@ def TPModelInterface : Pass<"tp-model-interface", "ModuleOp"> {
     adds `tp_model_manifest()`, returning the manifest text, and
     `tp_model_forward(void **buffers)`, which passes one memref descriptor
     per argument, then per result, to `_mlir_ciface_<entry>`
-    (runtime/include/tprt/model.h). Arguments the cuda lowering stored as
+    (runtime/include/tprt/model.h); the entry's body moves into that C
+    interface, so that no function takes every descriptor field as an
+    argument. Arguments the cuda lowering stored as
     bf16 (`tpcompile.bf16_args`) are marked so in the manifest. Both module
     attributes are removed.
   }];
