@@ -147,8 +147,14 @@ LogicalResult mlir::tp::writeModel(ModuleOp module, ModelArtifact artifact,
   if (options.optLevel > 3)
     return module.emitError() << "optimisation level " << options.optLevel
                               << " is not one of 0, 1, 2, 3";
+  int codegenLevel = options.codegenOptLevel < 0
+                         ? std::min<int>(options.optLevel, 1)
+                         : options.codegenOptLevel;
+  if (codegenLevel > 3)
+    return module.emitError() << "code generation level " << codegenLevel
+                              << " is not one of 0, 1, 2, 3";
   std::unique_ptr<llvm::TargetMachine> machine =
-      hostMachine(module, options.optLevel);
+      hostMachine(module, codegenLevel);
   if (!machine)
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());

@@ -4,8 +4,9 @@
 //
 // In one process: tp-import, tp-shard, the manifest (tp-model-manifest), the
 // CPU or cuda lowering, the model interface (tp-model-interface), then LLVM IR,
-// -O2 (-O), an object file and an lld link (tp/Target/ModelObject.h) into the
-// shared object of runtime/include/tprt/model.h.
+// -O2 (-O; code generation at level 1, --codegen-opt), an object file and an
+// lld link (tp/Target/ModelObject.h) into the shared object of
+// runtime/include/tprt/model.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,12 @@ static cl::opt<std::string>
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimisation level of the model, 0 to 3"),
              cl::Prefix, cl::init(2), cl::cat(category));
+static cl::opt<int> codegenOptLevel(
+    "codegen-opt",
+    cl::desc("LLVM code generation level of the model (instruction "
+             "selection, scheduling, register allocation), 0 to 3; -1 "
+             "(default): -O's, at most 1"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<bool> printOpOnDiagnostic(
     "print-op-on-diagnostic",
     cl::desc("print the op a diagnostic is about (off: a model's function "
@@ -154,6 +161,7 @@ static LogicalResult writeArtifact(ModuleOp module, TimingScope &timing) {
   // (CUDA was not found at build time, say.)
   link.requireRuntime = backend == "cuda";
   link.optLevel = optLevel;
+  link.codegenOptLevel = codegenOptLevel;
   link.timing = &timing;
   tp::ModelArtifact artifact = emit == Emit::LLVMIR ? tp::ModelArtifact::LLVMIR
                                : emit == Emit::Object
