@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# LLVM's optimisation level for the model (tp-compile -O): what each costs
-# in compile time and gives in forward-pass time.
+# LLVM's optimisation level for the model (tp-compile -O), and outlining the
+# layers (tp-compile --outline-blocks): what each costs in compile time and
+# gives in forward-pass time.
 #
 #   bench/compile/opt_level.sh [LAYERS ...]        default LAYERS: 2 12
 #
 # For each LAYERS, GPT-2-small shapes (python -m tpmlir.build --preset
 # gpt2_small --layers LAYERS --seq 128, random weights), then REPS times,
-# the levels in turn (the order flips on every rep):
-#   tp-compile m.mlir --tp-size 1 -O<level>       whole process, wall (time)
+# the configurations in turn (the order flips on every rep):
+#   tp-compile m.mlir --tp-size 1 FLAGS           whole process, wall (time)
 #   mpirun -np 1 tp-run m.so --warmup 2 --iters ITERS    its median forward
-# Prints a markdown table of medians over the reps, with each level's ratio
-# to -O3 taken in the same run, and writes it with the command line, date,
-# nproc and versions to docs/bench-opt-level.md (DOC=- skips it).
+# Prints a markdown table of medians over the reps, with each configuration's
+# ratio to the first (the reference) taken in the same run, and writes it
+# with the command line, date, nproc and versions to docs/bench-opt-level.md
+# (DOC=- skips it).
 #
-# Environment: LEVELS (default "2 3"), REPS (default 3), ITERS (default 10),
-# BUILD (default build), PYTHON (default /usr/bin/python3), DOC, KEEP (a
-# directory to keep the models in).
+# Environment: CONFIGS (tp-compile flag sets separated by ';', default
+# "--outline-blocks=false -O2;-O1;-O2;-O3", the table calling
+# --outline-blocks=false "inline"), REPS
+# (default 3), ITERS (default 10), BUILD (default build), PYTHON (default
+# /usr/bin/python3), DOC, KEEP (a directory to keep the models in).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
-LEVELS=(${LEVELS:-2 3})
+if [[ -n ${CONFIGS:-} ]]; then
+  IFS=';' read -r -a CONFIGS <<<"$CONFIGS"
+else
+  CONFIGS=("--outline-blocks=false -O2" "-O1" "-O2" "-O3")
+fi
+label() { sed 's/--outline-blocks=false/inline/' <<<"$1"; }
 REPS=${REPS:-3}
 ITERS=${ITERS:-10}
 DOC=${DOC:-docs/bench-opt-level.md}
@@ -45,41 +54,42 @@ for n in "${SIZES[@]}"; do
   PYTHONPATH="$ROOT/python" "$PYTHON" -m tpmlir.build --preset gpt2_small --layers "$n" \
     --seq 128 -o "$m.mlir" --weights "$m.safetensors" --input "$m.x.npy" >/dev/null
   for ((r = 0; r < REPS; ++r)); do
-    order=("${LEVELS[@]}")
-    ((r % 2)) && order=($(printf '%s\n' "${LEVELS[@]}" | tac))
-    for o in "${order[@]}"; do
+    order=("${!CONFIGS[@]}")
+    ((r % 2)) && order=($(printf '%s\n' "${!CONFIGS[@]}" | tac))
+    for i in "${order[@]}"; do
       start=$(date +%s.%N)
-      "$BUILD/bin/tp-compile" "$m.mlir" --tp-size 1 "-O$o" -o "$m.O$o.so"
+      "$BUILD/bin/tp-compile" "$m.mlir" --tp-size 1 ${CONFIGS[$i]} -o "$m.$i.so"
       end=$(date +%s.%N)
-      awk -v a="$start" -v b="$end" 'BEGIN {print b - a}' >>"$WORK/compile.$n.O$o"
-      mpirun -np 1 --allow-run-as-root "$BUILD/bin/tp-run" "$m.O$o.so" \
+      awk -v a="$start" -v b="$end" 'BEGIN {print b - a}' >>"$WORK/compile.$n.$i"
+      mpirun -np 1 --allow-run-as-root "$BUILD/bin/tp-run" "$m.$i.so" \
         --weights "$m.safetensors" --input "$m.x.npy" --warmup 2 --iters "$ITERS" 2>&1 |
-        sed -n 's/.*forward .*median \([0-9.]*\) ms.*/\1/p' | head -1 >>"$WORK/forward.$n.O$o"
+        sed -n 's/.*forward .*median \([0-9.]*\) ms.*/\1/p' | head -1 >>"$WORK/forward.$n.$i"
     done
   done
-  c3=$(median <"$WORK/compile.$n.O3") f3=$(median <"$WORK/forward.$n.O3")
-  for o in "${LEVELS[@]}"; do
-    c=$(median <"$WORK/compile.$n.O$o") f=$(median <"$WORK/forward.$n.O$o")
-    rows+=("$(awk -v n="$n" -v o="$o" -v c="$c" -v c3="$c3" -v f="$f" -v f3="$f3" \
-      'BEGIN {printf "| %s | -O%s | %.2f s | %.2f | %.1f ms | %.2f |", n, o, c, c / c3, f, f / f3}')")
+  c0=$(median <"$WORK/compile.$n.0") f0=$(median <"$WORK/forward.$n.0")
+  for i in "${!CONFIGS[@]}"; do
+    c=$(median <"$WORK/compile.$n.$i") f=$(median <"$WORK/forward.$n.$i")
+    rows+=("$(awk -v n="$n" -v o="$(label "${CONFIGS[$i]}")" -v c="$c" -v c0="$c0" -v f="$f" -v f0="$f0" \
+      'BEGIN {printf "| %s | %s | %.2f s | %.2f | %.1f ms | %.2f |", n, o, c, c / c0, f, f / f0}')")
   done
 done
 
 report() {
-  echo "| layers | level | compile (tp-compile, whole process) | vs -O3 | forward (tp-run median, tp 1) | vs -O3 |"
+  echo "| layers | tp-compile flags | compile (tp-compile, whole process) | vs first | forward (tp-run median, tp 1) | vs first |"
   echo "|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
 }
 report
 if [[ $DOC != - ]]; then
   {
-    echo "# The model's LLVM optimisation level: compile time against forward time"
+    echo "# The model's LLVM optimisation level and outlined layers: compile time against forward time"
     echo
-    echo "Generated by \`bench/compile/opt_level.sh ${SIZES[*]}\` (LEVELS=\"${LEVELS[*]}\", REPS=$REPS,"
+    echo "Generated by \`bench/compile/opt_level.sh ${SIZES[*]}\` (CONFIGS: $(for c in "${CONFIGS[@]}"; do printf '`%s`; ' "$c"; done)REPS=$REPS,"
     echo "ITERS=$ITERS) on $(date -u +%Y-%m-%d), $(nproc) cores, $("$BUILD/bin/tp-compile" --version 2>&1 | grep -m1 -o 'LLVM version [0-9.]*'),"
     echo "tp-mlir $(git rev-parse --short HEAD). GPT-2-small shapes (d 768, 12 heads, ffn 3072),"
-    echo "128 tokens, tp 1; medians over the reps, the levels alternating; the ratios are to -O3"
-    echo "in the same run."
+    echo "128 tokens, tp 1; medians over the reps, the configurations alternating; the ratios are to"
+    echo "the first configuration in the same run. \"inline\" is \`--outline-blocks=false\` (the forward"
+    echo "pass as one function); the others outline the layers (tp-outline-repeated-blocks)."
     echo
     report
   } >"$DOC"

@@ -38,6 +38,40 @@ static LogicalResult markBf16(ModuleOp module, llvm::json::Object &manifest) {
   return success();
 }
 
+/// Launchers call the entry through its C interface only, which unpacks
+/// the descriptors and calls the expanded form: every descriptor field an
+/// argument, thousands for a deep model, on which LLVM's interprocedural
+/// passes cost more than linearly in the depth. The expanded body moves into
+/// the C interface instead (its entry block, with those arguments, is
+/// branched to); where the C interface does more than one call (results to
+/// store), the expanded form becomes internal, for LLVM to inline.
+static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
+                                LLVM::LLVMFuncOp expanded) {
+  if (expanded.isExternal())
+    return;
+  Region &body = cInterface.getBody();
+  auto ret = body.hasOneBlock()
+                 ? dyn_cast<LLVM::ReturnOp>(body.front().getTerminator())
+                 : nullptr;
+  auto call =
+      ret ? dyn_cast_or_null<LLVM::CallOp>(ret->getPrevNode()) : nullptr;
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(expanded, module);
+  if (!call || call.getCallee() != expanded.getName() ||
+      call.getNumResults() != 0 || ret.getNumOperands() != 0 || !uses ||
+      !llvm::hasSingleElement(*uses)) {
+    expanded.setLinkage(LLVM::Linkage::Internal);
+    return;
+  }
+  Block *entry = &expanded.getBody().front();
+  OpBuilder b(call);
+  LLVM::BrOp::create(b, call.getLoc(), call.getArgOperands(), entry);
+  ret.erase();
+  call.erase();
+  body.getBlocks().splice(body.end(), expanded.getBody().getBlocks());
+  expanded.erase();
+}
+
 /// `tp_model_manifest()`: the address of the manifest text.
 static void addManifestFunction(OpBuilder &b, Location loc, StringRef text) {
   MLIRContext *ctx = b.getContext();
@@ -113,6 +147,8 @@ struct TPModelInterfacePass
                             "llvm.emit_c_interface";
       return signalPassFailure();
     }
+    if (auto expanded = module.lookupSymbol<LLVM::LLVMFuncOp>(*entry))
+      mergeIntoCInterface(module, callee, expanded);
     unsigned numBuffers = args->size() + results->size();
     if (failed(markBf16(module, *manifest)))
       return signalPassFailure();

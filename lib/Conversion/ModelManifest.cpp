@@ -25,11 +25,12 @@ namespace mlir::tp {
 using namespace mlir;
 using namespace mlir::tp;
 
-/// The one function with a body: the model's forward pass.
+/// The one public function with a body: the model's forward pass (private
+/// ones are its helpers, the blocks tp-outline-repeated-blocks outlines).
 static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   func::FuncOp entry;
   for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
-    if (fn.isExternal())
+    if (fn.isExternal() || fn.isPrivate())
       continue;
     if (entry)
       return fn.emitError("a model has one function with a body; also "

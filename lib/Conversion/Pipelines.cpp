@@ -34,6 +34,11 @@ void mlir::tp::addTensorSimplifications(
   pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());
   pm.addPass(createTPUnfoldStridedSlices());
+  // Last on tensors, so that the passes before see the whole forward pass
+  // as before, and everything after (bufferization, the loops, LLVM) works
+  // on each distinct layer once.
+  if (options.outlineRepeatedBlocks)
+    pm.addPass(createTPOutlineRepeatedBlocks());
 }
 
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {

@@ -135,21 +135,33 @@ LogicalResult mlir::tp::writeModel(ModuleOp module, ModelArtifact artifact,
       return module.emitError()
              << "no @" << symbol
              << ": not a model (tp-model-interface adds the model interface)";
+  TimingScope noTiming;
+  TimingScope &timing = options.timing ? *options.timing : noTiming;
   llvm::LLVMContext llvmContext;
+  TimingScope translateTimer = timing.nest("translate to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "tp-model");
+  translateTimer.stop();
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
   if (options.optLevel > 3)
     return module.emitError() << "optimisation level " << options.optLevel
                               << " is not one of 0, 1, 2, 3";
+  int codegenLevel = options.codegenOptLevel < 0
+                         ? std::min<int>(options.optLevel, 1)
+                         : options.codegenOptLevel;
+  if (codegenLevel > 3)
+    return module.emitError() << "code generation level " << codegenLevel
+                              << " is not one of 0, 1, 2, 3";
   std::unique_ptr<llvm::TargetMachine> machine =
-      hostMachine(module, options.optLevel);
+      hostMachine(module, codegenLevel);
   if (!machine)
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
+  TimingScope optimizeTimer = timing.nest("LLVM optimisation");
   optimize(*llvmModule, *machine, options.optLevel);
+  optimizeTimer.stop();
 
   switch (artifact) {
   case ModelArtifact::LLVMIR: {
@@ -161,15 +173,20 @@ LogicalResult mlir::tp::writeModel(ModuleOp module, ModelArtifact artifact,
     llvmModule->print(os, nullptr);
     return success();
   }
-  case ModelArtifact::Object:
+  case ModelArtifact::Object: {
+    TimingScope objectTimer = timing.nest("object");
     return writeObject(module, *llvmModule, *machine, path);
+  }
   case ModelArtifact::SharedObject: {
     SmallString<128> object;
     if (llvm::sys::fs::createTemporaryFile("tp-model", "o", object))
       return module.emitError("cannot create a temporary object file");
     llvm::FileRemover removeObject(object);
+    TimingScope objectTimer = timing.nest("object");
     if (failed(writeObject(module, *llvmModule, *machine, object)))
       return failure();
+    objectTimer.stop();
+    TimingScope linkTimer = timing.nest("link");
     return linkShared(module, object, path, options);
   }
   }

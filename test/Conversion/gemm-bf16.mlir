@@ -90,3 +90,69 @@ module @outer {
     }
   }
 }
+
+// -----
+
+// Outlined layers (tp-outline-repeated-blocks): the layer's weight argument
+// only feeds a GEMM, and every call passes a weight there, so the weights
+// and that argument are bf16; the layer's input is rounded per call.
+// CHECK: module attributes {tpcompile.bf16_args = array<i64: 1, 2>}
+// CHECK-LABEL: func.func @layers(
+// CHECK-SAME: %[[X:[^:]*]]: memref<4x8xf32>, %[[W0:[^:]*]]: memref<8x8xbf16>, %[[W1:[^:]*]]: memref<8x8xbf16>,
+// CHECK: call @layers_block0(%[[X]], %[[W0]], %{{.*}}) : (memref<4x8xf32>, memref<8x8xbf16>, memref<4x8xf32>) -> ()
+// CHECK: call @layers_block0(%{{.*}}, %[[W1]], %{{.*}}) : (memref<4x8xf32>, memref<8x8xbf16>, memref<4x8xf32>) -> ()
+// CHECK-LABEL: func.func private @layers_block0(
+// CHECK-SAME: %{{.*}}: memref<4x8xf32>, %[[BW:[^:]*]]: memref<8x8xbf16>, %{{.*}}: memref<4x8xf32>)
+// CHECK: %[[BW16:.*]] = memref.cast %[[BW]] : memref<8x8xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
+// CHECK: call @tprt_matmul_bf16(%{{.*}}, %[[BW16]],
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @layers(%x: memref<4x8xf32>, %w0: memref<8x8xf32>, %w1: memref<8x8xf32>, %out: memref<4x8xf32>)
+      attributes {llvm.emit_c_interface} {
+    %h = memref.alloc() : memref<4x8xf32>
+    call @layers_block0(%x, %w0, %h) : (memref<4x8xf32>, memref<8x8xf32>, memref<4x8xf32>) -> ()
+    call @layers_block0(%h, %w1, %out) : (memref<4x8xf32>, memref<8x8xf32>, memref<4x8xf32>) -> ()
+    memref.dealloc %h : memref<4x8xf32>
+    return
+  }
+  func.func private @layers_block0(%x: memref<4x8xf32>, %w: memref<8x8xf32>, %out: memref<4x8xf32>) {
+    %f = arith.constant 0 : i64
+    %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %out : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// One call passes an activation where the other passes a weight: that
+// argument of the layer stays f32, and so does the weight passed there
+// (rounded per call); the other weight is bf16 on both sides.
+// CHECK: module attributes {tpcompile.bf16_args = array<i64: 2>}
+// CHECK-LABEL: func.func @mixed(
+// CHECK-SAME: %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x8xf32>, %{{.*}}: memref<8x8xbf16>,
+// CHECK-LABEL: func.func private @mixed_block0(
+// CHECK-SAME: %[[BX:[^:]*]]: memref<8x8xf32>, %{{.*}}: memref<8x8xbf16>, %{{.*}}: memref<8x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[BX]] : memref<8x8xf32>)
+// CHECK: call @tprt_matmul_bf16(
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @mixed(%x: memref<4x8xf32>, %w0: memref<8x8xf32>, %w1: memref<8x8xf32>, %out: memref<8x8xf32>)
+      attributes {llvm.emit_c_interface} {
+    %h = memref.alloc() : memref<8x8xf32>
+    call @mixed_block0(%w0, %w1, %h) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    call @mixed_block0(%h, %w1, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    memref.dealloc %h : memref<8x8xf32>
+    return
+  }
+  func.func private @mixed_block0(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    %f = arith.constant 0 : i64
+    %a = memref.cast %x : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %out : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%b, %a, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}

@@ -25,6 +25,36 @@ module attributes {tp.manifest = "{\22function\22:\22forward\22,\22args\22:[{\22
 
 // -----
 
+// The entry's expanded form (one argument per descriptor field) moves into
+// its C interface, which branches to it with the unpacked fields; no
+// function takes them all as arguments any more.
+
+// CHECK-LABEL: module {
+// CHECK-NOT: llvm.func @forward(
+// CHECK: llvm.func @_mlir_ciface_forward(%[[P:.*]]: !llvm.ptr) {
+// CHECK:   %[[D:.*]] = llvm.load %[[P]]
+// CHECK:   %[[F:.*]] = llvm.extractvalue %[[D]][1]
+// CHECK:   llvm.br ^[[BODY:.*]](%[[F]] : !llvm.ptr)
+// CHECK: ^[[BODY]](%[[A:.*]]: !llvm.ptr):
+// CHECK:   llvm.store %{{.*}}, %[[A]]
+// CHECK:   llvm.return
+// CHECK-NOT: llvm.func @forward(
+module attributes {tp.manifest = "{\22function\22:\22forward\22,\22args\22:[{\22dtype\22:\22f32\22}],\22results\22:[]}"} {
+  llvm.func @forward(%a: !llvm.ptr) {
+    %c = llvm.mlir.constant(1.0 : f32) : f32
+    llvm.store %c, %a : f32, !llvm.ptr
+    llvm.return
+  }
+  llvm.func @_mlir_ciface_forward(%p: !llvm.ptr) {
+    %d = llvm.load %p : !llvm.ptr -> !llvm.struct<(ptr, ptr, i64)>
+    %f = llvm.extractvalue %d[1] : !llvm.struct<(ptr, ptr, i64)>
+    llvm.call @forward(%f) : (!llvm.ptr) -> ()
+    llvm.return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{no 'tp.manifest': run tp-model-manifest before the lowering}}
 module {
   llvm.func @_mlir_ciface_forward(!llvm.ptr)

@@ -4,8 +4,9 @@
 //
 // In one process: tp-import, tp-shard, the manifest (tp-model-manifest), the
 // CPU or cuda lowering, the model interface (tp-model-interface), then LLVM IR,
-// -O2 (-O), an object file and an lld link (tp/Target/ModelObject.h) into the
-// shared object of runtime/include/tprt/model.h.
+// -O2 (-O; code generation at level 1, --codegen-opt), an object file and an
+// lld link (tp/Target/ModelObject.h) into the shared object of
+// runtime/include/tprt/model.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,12 @@ static cl::opt<std::string>
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimisation level of the model, 0 to 3"),
              cl::Prefix, cl::init(2), cl::cat(category));
+static cl::opt<int> codegenOptLevel(
+    "codegen-opt",
+    cl::desc("LLVM code generation level of the model (instruction "
+             "selection, scheduling, register allocation), 0 to 3; -1 "
+             "(default): -O's, at most 1"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<bool> printOpOnDiagnostic(
     "print-op-on-diagnostic",
     cl::desc("print the op a diagnostic is about (off: a model's function "
@@ -92,6 +99,13 @@ static cl::opt<bool> foldBroadcastIntoMatmul(
     cl::desc("run a batched GEMM by a weight broadcast over the batch "
              "(torch-mlir's linear layers) as one GEMM on the weight; false "
              "keeps the broadcast copy, to measure what it costs"),
+    cl::init(true), cl::cat(category));
+
+static cl::opt<bool> outlineRepeatedBlocks(
+    "outline-blocks",
+    cl::desc("compile each repeated block (a transformer layer) once, as a "
+             "function every layer calls; false keeps the forward pass one "
+             "straight-line function, to compare against"),
     cl::init(true), cl::cat(category));
 
 static cl::OptionCategory cudaCategory("tp-compile options for --backend cuda");
@@ -120,6 +134,7 @@ static LogicalResult fail(const Twine &message) {
 static void addLowering(PassManager &pm) {
   tp::TensorSimplificationOptions tensor;
   tensor.foldBroadcastIntoMatmul = foldBroadcastIntoMatmul;
+  tensor.outlineRepeatedBlocks = outlineRepeatedBlocks;
   if (backend != "cuda")
     return tp::buildCpuLoweringPipeline(pm, tensor);
   tp::CudaLoweringOptions cuda;
@@ -139,13 +154,15 @@ static void addLowering(PassManager &pm) {
 }
 
 /// LLVM IR, an object or the shared object of a lowered module.
-static LogicalResult writeArtifact(ModuleOp module) {
+static LogicalResult writeArtifact(ModuleOp module, TimingScope &timing) {
   tp::ModelLinkOptions link;
   link.runtimeDir = runtimeDir;
   link.runtimeLibrary = backend == "cuda" ? "tprt_cuda" : "tprt";
   // (CUDA was not found at build time, say.)
   link.requireRuntime = backend == "cuda";
   link.optLevel = optLevel;
+  link.codegenOptLevel = codegenOptLevel;
+  link.timing = &timing;
   tp::ModelArtifact artifact = emit == Emit::LLVMIR ? tp::ModelArtifact::LLVMIR
                                : emit == Emit::Object
                                    ? tp::ModelArtifact::Object
@@ -153,7 +170,7 @@ static LogicalResult writeArtifact(ModuleOp module) {
   return tp::writeModel(module, artifact, outputFile, link);
 }
 
-static LogicalResult compile(MLIRContext &context) {
+static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   if (tpSize < 1)
     return fail("--tp-size must be at least 1, got " + Twine(tpSize));
   if (backend != "cpu" && backend != "cuda")
@@ -168,8 +185,10 @@ static LogicalResult compile(MLIRContext &context) {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  TimingScope parseTimer = timing.nest("parse");
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  parseTimer.stop();
   if (!module)
     return fail("cannot parse " + inputFile);
   auto writeModule = [&]() -> LogicalResult {
@@ -183,9 +202,11 @@ static LogicalResult compile(MLIRContext &context) {
   };
 
   if (from == From::Lowered)
-    return writeArtifact(*module);
+    return writeArtifact(*module, timing);
 
   PassManager shard(&context);
+  TimingScope shardTimer = timing.nest("sharding");
+  shard.enableTiming(shardTimer);
   // What front-ends write (TOSA, shard annotations, weights as constants)
   // to linalg first. Without --weights-out the weights whose values the
   // model holds are compiled into it; those it lacks (elided resources)
@@ -197,22 +218,28 @@ static LogicalResult compile(MLIRContext &context) {
   shard.addPass(tp::createTPShard({tpSize, allowFallback}));
   if (failed(shard.run(*module)))
     return fail("sharding failed on " + inputFile);
+  shardTimer.stop();
   if (emit == Emit::Sharded)
     return writeModule();
 
   PassManager lower(&context);
+  TimingScope lowerTimer = timing.nest("lowering");
+  lower.enableTiming(lowerTimer);
   lower.addPass(tp::createTPModelManifest({backend}));
   addLowering(lower);
   lower.addPass(tp::createTPModelInterface());
   if (failed(lower.run(*module)))
     return fail("lowering failed on " + inputFile);
+  lowerTimer.stop();
   if (emit == Emit::Lowered)
     return writeModule();
-  return writeArtifact(*module);
+  return writeArtifact(*module, timing);
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-timing: each step's wall time (bench/compile/tp_compile_time.sh).
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions({&category, &cudaCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -225,5 +252,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(printOpOnDiagnostic);
-  return failed(compile(context)) ? 1 : 0;
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  return failed(compile(context, timing)) ? 1 : 0;
 }

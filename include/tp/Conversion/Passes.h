@@ -31,13 +31,17 @@ struct TensorSimplificationOptions {
   /// tp-fold-broadcast-into-matmul; off only to measure what it saves
   /// (bench/cpu/bert_linears.sh).
   bool foldBroadcastIntoMatmul = true;
+  /// tp-outline-repeated-blocks; off only to compare against the inline
+  /// forward pass.
+  bool outlineRepeatedBlocks = true;
 };
 
 /// Stages the CPU and cuda lowerings share. First, on tensors: aggregates
 /// decomposed, elementwise ops on whole tensors as generics, batched GEMMs
 /// by a broadcast weight as one GEMM, transposed GEMM operands read through
 /// the GEMM's maps, pointwise chains fused, f32 math approximated, strided
-/// rank-reducing slices unfolded.
+/// rank-reducing slices unfolded; last, each repeated block (a layer)
+/// outlined into one function that every instance calls.
 void addTensorSimplifications(OpPassManager &pm,
                               const TensorSimplificationOptions &options = {});
 /// Then: collectives as runtime calls, one-shot bufferization with results

@@ -86,6 +86,41 @@ def TPFusePointwise : Pass<"tp-fuse-pointwise"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TPOutlineRepeatedBlocks
+    : Pass<"tp-outline-repeated-blocks", "ModuleOp"> {
+  let summary = "Outline each repeated block of the entry function (a "
+                "transformer layer) into one function that every instance "
+                "calls";
+  let description = [{
+    A forward pass is one straight-line function with N copies of the same
+    transformer block, and LLVM's optimisation and code generation cost
+    more than linearly in the size of one function. On tensors, after
+    sharding and before bufferization, each public function's body is
+    searched for a repeated block: every op gets a token of its structure
+    (name, attributes, types, regions, the values of constant operands, but
+    not where other operands come from); the period with the most ops in
+    whole repetitions wins, smaller first among equals, and a block must hold
+    a contraction. Its boundary is the phase that keeps the most whole
+    instances, then the fewest values live across it (the residual stream).
+    Each instance is then checked op for op against a reference: the same
+    ops reading their own instance's values where the reference does, equal
+    constants, and outside values (weights, the previous layer's output) in
+    the same pattern; those that differ stay inline.
+
+    The reference is cloned into a private function (constants cloned in;
+    outside values, in the order of first use, as arguments; the results any
+    instance uses afterwards, in the order of definition, as results) with
+    internal linkage and `passthrough = ["noinline"]`, so that LLVM keeps one
+    body, and each instance becomes a `func.call` of it. Repeats for up to
+    `max-blocks` distinct blocks.
+  }];
+  let options = [
+    Option<"maxBlocks", "max-blocks", "unsigned", /*default=*/"4",
+           "the most distinct blocks outlined per function">,
+  ];
+  let dependentDialects = ["func::FuncDialect", "LLVM::LLVMDialect"];
+}
+
 def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
   let summary = "Turn f32 linalg.matmul / batch_matmul on buffers into "
                 "calls of the runtime's GEMM";
@@ -149,8 +184,8 @@ def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
   let summary = "Record the model manifest of a per-rank program and hand "
                 "its entry function to the lowering";
   let description = [{
-    On the sharded module, before the lowering: the one function with a body
-    is the model's entry. Its arguments (weights and inputs with `tp.name`,
+    On the sharded module, before the lowering: the one public function
+    with a body is the model's entry. Its arguments (weights and inputs with `tp.name`,
     weights with `tp.shard`) and results become the manifest that the
     runtime reads (runtime/include/tprt/model.h: ABI version, backend,
     `tp.size`, each tensor's name, dtype, full and local shape and cut),
@@ -160,7 +195,7 @@ def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
     argument is not a static tensor of f32 (or, for the cpu backend, i64,
     i32 or i1: token ids, positions, masks), a result not a static f32
     tensor, when two arguments share a name but not a full shape, or when
-    there is not exactly one function with a body.
+    there is not exactly one public function with a body.
   }];
   let options = [
     Option<"backend", "backend", "std::string", /*default=*/"\"cpu\"",
@@ -176,7 +211,9 @@ def TPModelInterface : Pass<"tp-model-interface", "ModuleOp"> {
     adds `tp_model_manifest()`, returning the manifest text, and
     `tp_model_forward(void **buffers)`, which passes one memref descriptor
     per argument, then per result, to `_mlir_ciface_<entry>`
-    (runtime/include/tprt/model.h). Arguments the cuda lowering stored as
+    (runtime/include/tprt/model.h); the entry's body moves into that C
+    interface, so that no function takes every descriptor field as an
+    argument. Arguments the cuda lowering stored as
     bf16 (`tpcompile.bf16_args`) are marked so in the manifest. Both module
     attributes are removed.
   }];

@@ -12,6 +12,7 @@
 #define TP_TARGET_MODELOBJECT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include <string>
 
 namespace mlir {
@@ -30,9 +31,18 @@ struct ModelLinkOptions {
   std::string runtimeLibrary = "tprt";
   /// Fail when the runtime library is missing rather than link without it.
   bool requireRuntime = false;
-  /// LLVM's optimisation and code generation level, 0 to 3. 2: half the
-  /// compile time of 3 for the same forward pass (docs/bench-opt-level.md).
+  /// LLVM's optimisation level, 0 to 3. 2: less compile time than 3 for the
+  /// same forward pass (docs/bench-opt-level.md).
   unsigned optLevel = 2;
+  /// Code generation's level (instruction selection, scheduling, register
+  /// allocation), 0 to 3; -1: optLevel, at most 1. Level 2 adds the post-RA
+  /// list scheduler, whose time grows with the square of a basic block's
+  /// length (the entry of a deep model is one block), for no measurable
+  /// gain in the forward pass (docs/bench-opt-level.md).
+  int codegenOptLevel = -1;
+  /// Where to time the steps (translation, LLVM optimisation, object,
+  /// link), as tp-compile --mlir-timing reports them; none by default.
+  TimingScope *timing = nullptr;
 };
 
 /// Translates `module` (LLVM dialect) for the host, optimises it at

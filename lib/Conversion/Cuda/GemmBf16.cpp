@@ -12,7 +12,10 @@
 // argument numbers are left in the module attribute tpcompile.bf16_args for
 // tp-compile). Rounding such a weight in every forward pass would read 4 and
 // write 2 bytes per parameter before the GEMM reads 2; at 128 tokens that
-// traffic costs more than the GEMM itself. Any other operand (activations,
+// traffic costs more than the GEMM itself. A weight the entry passes to an
+// outlined layer (tp-outline-repeated-blocks) counts as read by GEMMs only
+// when the layer's argument is, and that argument becomes bf16 too when every
+// call passes a stored weight there. Any other operand (activations,
 // weights also read by other ops, views cuBLAS cannot take as they are) is
 // rounded into a fresh contiguous buffer by a linalg.generic (a kernel);
 // the deallocation passes that follow free it.
@@ -26,8 +29,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPGEMMBF16
@@ -67,14 +72,29 @@ bool blasLayout(MemRefType type) {
          (inner == 1 || outer == 1);
 }
 
+/// For each private function with a body (a block tp-outline-repeated-blocks
+/// outlined), the arguments that only GEMMs read: what a caller passes there
+/// may be stored in bf16.
+using GemmOnlyArgs = DenseMap<Operation *, llvm::SmallDenseSet<unsigned>>;
+
 /// Whether every use of `value`, through view-like ops, is the a or b of an
-/// fp32 GEMM call in a layout cuBLAS takes; collects the views in `views`
-/// (defs before uses).
-bool onlyGemmOperands(Value value, SmallVectorImpl<Operation *> &views) {
+/// fp32 GEMM call in a layout cuBLAS takes, or an argument of a function
+/// that `callees` says only GEMMs read; collects the views in `views` (defs
+/// before uses).
+bool onlyGemmOperands(Value value, SmallVectorImpl<Operation *> &views,
+                      const GemmOnlyArgs &callees) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (auto call = dyn_cast<func::CallOp>(user)) {
-      if (!isF32Gemm(call) || use.getOperandNumber() > 1)
+      if (!isF32Gemm(call)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        auto it = callee ? callees.find(callee) : callees.end();
+        if (it == callees.end() || !it->second.contains(use.getOperandNumber()))
+          return false;
+        continue;
+      }
+      if (use.getOperandNumber() > 1)
         return false;
       // tp-linalg-to-runtime casts each operand to a fully dynamic layout:
       // the layout is in the type before that cast.
@@ -88,7 +108,7 @@ bool onlyGemmOperands(Value value, SmallVectorImpl<Operation *> &views) {
     if (viewSource(user) != value || user->getNumResults() != 1)
       return false;
     views.push_back(user);
-    if (!onlyGemmOperands(user->getResult(0), views))
+    if (!onlyGemmOperands(user->getResult(0), views, callees))
       return false;
   }
   return true;
@@ -98,29 +118,105 @@ MemRefType withElement(Type type, Type element) {
   return MemRefType::Builder(cast<MemRefType>(type)).setElementType(element);
 }
 
-/// The weights only GEMMs read: retyped to bf16 with their views. Returns
-/// their argument numbers.
-SmallVector<int64_t> storeWeightsInBf16(func::FuncOp fn) {
-  Type bf16 = BFloat16Type::get(fn.getContext());
-  SmallVector<int64_t> stored;
-  SmallVector<Type> argTypes(fn.getArgumentTypes());
-  // Argument 0 is the input, which the launcher passes as it is.
-  for (BlockArgument arg : fn.getArguments().drop_front()) {
+/// The arguments of `fn` (after the first, the input, for the entry) that
+/// are f32 buffers only GEMMs read.
+SmallVector<unsigned> gemmOnlyArgs(func::FuncOp fn, bool isEntry,
+                                   const GemmOnlyArgs &callees) {
+  SmallVector<unsigned> found;
+  // Argument 0 of the entry is the input, which the launcher passes as it
+  // is.
+  for (BlockArgument arg : fn.getArguments().drop_front(isEntry ? 1 : 0)) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     SmallVector<Operation *> views;
-    if (!type || !type.getElementType().isF32() || arg.use_empty() ||
-        !onlyGemmOperands(arg, views))
-      continue;
-    arg.setType(withElement(type, bf16));
-    argTypes[arg.getArgNumber()] = arg.getType();
+    if (type && type.getElementType().isF32() && !arg.use_empty() &&
+        onlyGemmOperands(arg, views, callees))
+      found.push_back(arg.getArgNumber());
+  }
+  return found;
+}
+
+/// Retypes arguments `args` of `fn` to bf16, with their views.
+void storeInBf16(func::FuncOp fn, ArrayRef<unsigned> args,
+                 const GemmOnlyArgs &callees) {
+  Type bf16 = BFloat16Type::get(fn.getContext());
+  SmallVector<Type> argTypes(fn.getArgumentTypes());
+  for (unsigned i : args) {
+    BlockArgument arg = fn.getArgument(i);
+    SmallVector<Operation *> views;
+    (void)onlyGemmOperands(arg, views, callees);
+    arg.setType(withElement(arg.getType(), bf16));
+    argTypes[i] = arg.getType();
     for (Operation *view : views)
       view->getResult(0).setType(
           withElement(view->getResult(0).getType(), bf16));
-    stored.push_back(arg.getArgNumber());
   }
   fn.setFunctionType(
       FunctionType::get(fn.getContext(), argTypes, fn.getResultTypes()));
-  return stored;
+}
+
+/// The argument of `fn` that `v` is a view of, if any.
+BlockArgument viewedArgument(Value v, func::FuncOp fn) {
+  while (Operation *def = v.getDefiningOp()) {
+    Value source = viewSource(def);
+    if (!source)
+      return nullptr;
+    v = source;
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->getParentOp() == fn ? arg : nullptr;
+}
+
+/// The weights only GEMMs read, retyped to bf16 with their views, also
+/// where the entry passes them to an outlined block whose argument only
+/// GEMMs read (that argument is retyped too, if every call passes a stored
+/// weight there). Returns the entry's argument numbers.
+SmallVector<int64_t> storeWeightsInBf16(ModuleOp module, func::FuncOp entry) {
+  GemmOnlyArgs callees;
+  SmallVector<func::FuncOp> blocks;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPrivate() && !fn.isExternal()) {
+      blocks.push_back(fn);
+      for (unsigned i : gemmOnlyArgs(fn, /*isEntry=*/false, GemmOnlyArgs()))
+        callees[fn].insert(i);
+    }
+  SmallVector<func::CallOp> calls;
+  module.walk([&](func::CallOp call) {
+    if (call->getParentOfType<func::FuncOp>() == entry) {
+      calls.push_back(call);
+      return;
+    }
+    // A block another function calls keeps its types.
+    if (auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr()))
+      callees.erase(callee);
+  });
+  // A block argument stays f32 when a call passes it anything but a stored
+  // weight; the weights passed there then stay f32 too: until nothing
+  // changes.
+  SmallVector<unsigned> stored;
+  for (bool changed = true; changed;) {
+    changed = false;
+    stored = gemmOnlyArgs(entry, /*isEntry=*/true, callees);
+    llvm::SmallDenseSet<unsigned> storedSet(stored.begin(), stored.end());
+    for (func::CallOp call : calls) {
+      auto it = callees.find(SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr()));
+      if (it == callees.end())
+        continue;
+      for (unsigned i : llvm::to_vector(it->second)) {
+        BlockArgument arg = viewedArgument(call.getOperand(i), entry);
+        if (!arg || !storedSet.contains(arg.getArgNumber())) {
+          it->second.erase(i);
+          changed = true;
+        }
+      }
+    }
+  }
+  for (func::FuncOp fn : blocks)
+    if (auto it = callees.find(fn); it != callees.end() && !it->second.empty())
+      storeInBf16(fn, llvm::to_vector(it->second), GemmOnlyArgs());
+  storeInBf16(entry, stored, callees);
+  return SmallVector<int64_t>(stored.begin(), stored.end());
 }
 
 /// `v` rounded to bf16 into a fresh contiguous buffer, by a linalg.generic.
@@ -155,7 +251,7 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
     SmallVector<int64_t> stored;
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && fn->hasAttr("llvm.emit_c_interface"))
-        llvm::append_range(stored, storeWeightsInBf16(fn));
+        llvm::append_range(stored, storeWeightsInBf16(module, fn));
     if (!stored.empty())
       module->setAttr(tp::kBf16ArgsAttrName,
                       DenseI64ArrayAttr::get(&getContext(), stored));

@@ -1,0 +1,232 @@
+// RUN: tp-opt %s --split-input-file --tp-outline-repeated-blocks | FileCheck %s --enable-var-scope
+
+// Three layers of h = x + relu(x @ w), then a projection that starts like a
+// layer: one function, called by each layer with its own weight. The run of
+// repeated ops reaches into the projection, but the boundary that keeps three
+// whole layers and passes only the residual stream wins; the projection
+// stays inline. The constant is cloned into the callee.
+
+// CHECK-LABEL: func.func @three_layers(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>, %[[W0:[^:]*]]: tensor<8x8xf32>, %[[W1:[^:]*]]: tensor<8x8xf32>, %[[W2:[^:]*]]: tensor<8x8xf32>, %[[W3:[^:]*]]: tensor<8x8xf32>)
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[H0:.*]] = call @three_layers_block0(%[[X]], %[[W0]]) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[H1:.*]] = call @three_layers_block0(%[[H0]], %[[W1]])
+// CHECK-NEXT: %[[H2:.*]] = call @three_layers_block0(%[[H1]], %[[W2]])
+// CHECK-NEXT: tensor.empty
+// CHECK-NEXT: linalg.fill ins(%[[ZERO]]
+// CHECK-NEXT: %[[P:.*]] = linalg.matmul ins(%[[H2]], %[[W3]]
+// CHECK-NEXT: return %[[P]]
+
+// CHECK-LABEL: func.func private @three_layers_block0(
+// CHECK-SAME: %[[BX:[^:]*]]: tensor<4x8xf32>, %[[BW:[^:]*]]: tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK-NEXT: %[[BZERO:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[E:.*]] = tensor.empty
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[BZERO]] : f32) outs(%[[E]]
+// CHECK-NEXT: %[[M:.*]] = linalg.matmul ins(%[[BX]], %[[BW]] : {{.*}}) outs(%[[F]]
+// CHECK-NEXT: %[[H:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[BX]] : {{.*}}) outs(%[[E]]
+// CHECK: arith.maximumf %{{.*}}, %[[BZERO]]
+// CHECK: return %[[H]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @three_layers(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>, %w3: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %h0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m2 = linalg.matmul ins(%h1, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m2, %h1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e3 = tensor.empty() : tensor<4x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p = linalg.matmul ins(%h2, %w3 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f3 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}
+
+// -----
+
+// The middle layer has the same ops, but its residual add reads the GEMM
+// twice instead of the layer's input: it stays inline, the other two call
+// the block.
+
+// CHECK-LABEL: func.func @miswired(
+// CHECK: %[[H0:.*]] = call @miswired_block0(%{{.*}}, %{{.*}})
+// CHECK: %[[M1:.*]] = linalg.matmul ins(%[[H0]],
+// CHECK: %[[H1:.*]] = linalg.generic {{.*}} ins(%[[M1]], %[[M1]] :
+// CHECK: %[[H2:.*]] = call @miswired_block0(%[[H1]], %{{.*}})
+// CHECK: return %[[H2]]
+// CHECK-LABEL: func.func private @miswired_block0(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @miswired(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %m1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m2 = linalg.matmul ins(%h1, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m2, %h1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h2 : tensor<4x8xf32>
+}
+
+// -----
+
+// The last layer's ReLU clamps at another constant: two calls, and the last
+// layer inline.
+
+// CHECK-LABEL: func.func @other_constant(
+// CHECK: %[[H0:.*]] = call @other_constant_block0(
+// CHECK: %[[H1:.*]] = call @other_constant_block0(%[[H0]],
+// CHECK: linalg.matmul ins(%[[H1]],
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: call
+// CHECK: return
+// CHECK-LABEL: func.func private @other_constant_block0(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @other_constant(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %h0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m2 = linalg.matmul ins(%h1, %w2 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m2, %h1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %one : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h2 : tensor<4x8xf32>
+}
+
+// -----
+
+// One layer: nothing repeats, nothing changes.
+
+// CHECK-LABEL: func.func @one_layer(
+// CHECK-NOT: call
+// CHECK: linalg.matmul
+// CHECK-NOT: func.func private
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @one_layer(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Weights compiled into the model as constant tensors: each layer's are its
+// own, passed like arguments (only scalars, splats and small tables are
+// cloned into the callee).
+
+// CHECK-LABEL: func.func @constant_weights(
+// CHECK-DAG: %[[W0:.*]] = arith.constant dense<{{\[\[}}0.0
+// CHECK-DAG: %[[W1:.*]] = arith.constant dense<{{\[\[}}3.0
+// CHECK: %[[H0:.*]] = call @constant_weights_block0(%{{.*}}, %[[W0]])
+// CHECK: call @constant_weights_block0(%[[H0]], %[[W1]])
+// CHECK-LABEL: func.func private @constant_weights_block0(
+// CHECK-NOT: dense<
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @constant_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0 = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 1.0], [2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 1.0, 2.0], [3.0, 4.0, 5.0, 6.0, 0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0]]> : tensor<8x8xf32>
+  %w1 = arith.constant dense<[[3.0, 4.0, 5.0, 6.0, 0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 1.0], [2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 1.0, 2.0], [3.0, 4.0, 5.0, 6.0, 0.0, 1.0, 2.0, 3.0]]> : tensor<8x8xf32>
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %h0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h1 : tensor<4x8xf32>
+}
