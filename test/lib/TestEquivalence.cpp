@@ -37,26 +37,36 @@ using namespace mlir::tp;
 
 namespace {
 
+/// `type` with the shard's dimension read as [outer, block]: the shape and
+/// the reassociation that merges it back.
+struct BlockedView {
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+};
+static BlockedView blockedView(RankedTensorType type, ShardAttr shard) {
+  BlockedView view;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t at = view.shape.size();
+    if (d == shard.getDim()) {
+      view.groups.push_back({at, at + 1});
+      view.shape.append(
+          {shard.getOuter(), type.getDimSize(d) / shard.getOuter()});
+    } else {
+      view.groups.push_back({at});
+      view.shape.push_back(type.getDimSize(d));
+    }
+  }
+  return view;
+}
+
 /// Rank `rank`'s part of the full tensor `full`, as `shard` describes it.
 static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
                         int64_t rank, int64_t numRanks) {
   auto type = cast<RankedTensorType>(full.getType());
-  int64_t dim = shard.getDim(), outer = shard.getOuter();
+  int64_t dim = shard.getDim();
   int64_t parts = numRanks / shard.getReplicas();
-  // View the dim as [outer, block] and take part `rank / replicas` of
-  // `parts` of every block.
-  SmallVector<ReassociationIndices> groups;
-  SmallVector<int64_t> blocked;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    int64_t at = blocked.size();
-    if (d == dim) {
-      groups.push_back({at, at + 1});
-      blocked.append({outer, type.getDimSize(d) / outer});
-    } else {
-      groups.push_back({at});
-      blocked.push_back(type.getDimSize(d));
-    }
-  }
+  // Take part `rank / replicas` of `parts` of every block.
+  auto [blocked, groups] = blockedView(type, shard);
   Value view =
       tensor::ExpandShapeOp::create(b, loc, type.clone(blocked), full, groups);
   SmallVector<int64_t> offsets(blocked.size(), 0), sizes(blocked);
@@ -77,27 +87,15 @@ static Value cutForRank(OpBuilder &b, Location loc, Value full, ShardAttr shard,
 /// describes them: the inverse of cutForRank.
 static Value joinRanks(OpBuilder &b, Location loc, ArrayRef<Value> parts,
                        ShardAttr shard, RankedTensorType full) {
-  int64_t dim = shard.getDim(), outer = shard.getOuter();
   auto local = cast<RankedTensorType>(parts.front().getType());
-  // View each part's dim as [outer, block], concatenate the blocks of one
-  // rank per distinct part (every `replicas`-th), and merge again.
-  SmallVector<ReassociationIndices> groups;
-  SmallVector<int64_t> blocked;
-  for (int64_t d = 0; d < local.getRank(); ++d) {
-    int64_t at = blocked.size();
-    if (d == dim) {
-      groups.push_back({at, at + 1});
-      blocked.append({outer, local.getDimSize(d) / outer});
-    } else {
-      groups.push_back({at});
-      blocked.push_back(local.getDimSize(d));
-    }
-  }
+  // Concatenate the blocks of one rank per distinct part (every
+  // `replicas`-th), and merge again.
+  auto [blocked, groups] = blockedView(local, shard);
   SmallVector<Value> views;
   for (size_t r = 0; r < parts.size(); r += shard.getReplicas())
     views.push_back(tensor::ExpandShapeOp::create(b, loc, local.clone(blocked),
                                                   parts[r], groups));
-  Value joined = tensor::ConcatOp::create(b, loc, dim + 1, views);
+  Value joined = tensor::ConcatOp::create(b, loc, shard.getDim() + 1, views);
   return tensor::CollapseShapeOp::create(b, loc, full, joined, groups);
 }
 
