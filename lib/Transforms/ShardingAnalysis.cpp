@@ -110,14 +110,18 @@ bool mlir::tp::isBroadcast(linalg::LinalgOp op) {
          yield.getOperand(0) == generic.getBody()->getArgument(0);
 }
 
+Value mlir::tp::stripIntegerCasts(Value value) {
+  while (
+      isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                      arith::ExtUIOp, arith::TruncIOp>(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
 bool mlir::tp::isReadFromInput(Value index, linalg::GenericOp generic) {
-  while (Operation *def = index.getDefiningOp()) {
-    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-             arith::ExtUIOp, arith::TruncIOp>(def))
-      return false;
-    index = def->getOperand(0);
-  }
-  auto arg = cast<BlockArgument>(index);
+  auto arg = dyn_cast<BlockArgument>(stripIntegerCasts(index));
+  if (!arg)
+    return false;
   return arg.getOwner() == generic.getBody() &&
          arg.getArgNumber() < generic.getNumDpsInputs();
 }

@@ -67,6 +67,10 @@ bool isBroadcast(linalg::LinalgOp op);
 /// first occurs (result 1), an argmax; nothing for any other op.
 std::optional<ReductionKind> argReduction(linalg::LinalgOp op, unsigned loop);
 
+/// `value` before the integer casts it went through (index_cast, extsi,
+/// extui, trunci).
+Value stripIntegerCasts(Value value);
+
 /// Whether `index` is read from an input element of `generic` (through
 /// integer casts): a position the data decides, as a token id, not a loop
 /// index or a constant.

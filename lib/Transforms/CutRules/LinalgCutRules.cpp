@@ -110,11 +110,7 @@ static std::optional<ReductionKind> combinableReduction(linalg::LinalgOp op) {
 
 /// Whether `v` is the index of loop `loop` (through integer casts).
 static bool isLoopIndex(Value v, unsigned loop) {
-  while (
-      isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-                      arith::ExtUIOp, arith::TruncIOp>(v.getDefiningOp()))
-    v = v.getDefiningOp()->getOperand(0);
-  auto index = v.getDefiningOp<linalg::IndexOp>();
+  auto index = stripIntegerCasts(v).getDefiningOp<linalg::IndexOp>();
   return index && index.getDim() == loop;
 }
 
