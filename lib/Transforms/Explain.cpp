@@ -63,6 +63,12 @@ static StringRef regionKind(const ShardRegion &region) {
     return "vocabulary-parallel lookup";
   if (has(PlannedCollective::Purpose::Pair))
     return "column -> row";
+  bool gathers =
+      llvm::any_of(region.collectives, [](const PlannedCollective &c) {
+        return c.kind == PlannedCollective::Kind::AllGather;
+      });
+  if (!gathers)
+    return "output-parallel, reduced across ranks";
   return "output-parallel, gathered before the return";
 }
 
