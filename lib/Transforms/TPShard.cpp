@@ -474,7 +474,8 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
       return signalPassFailure();
     bool anyFailed = false;
     module.walk([&](FunctionOpInterface func) {
-      if (func.isExternal())
+      // Functions of other type systems (llvm.func) hold no tensors.
+      if (func.isExternal() || !isa<FunctionType>(func.getFunctionType()))
         return;
       if (failed(checkImported(func)) || failed(checkTensorSemantics(func))) {
         anyFailed = true;

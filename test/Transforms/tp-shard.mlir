@@ -318,3 +318,17 @@ func.func @shared_init(%x: tensor<4x16xf32>, %up: tensor<16x16xf32>, %down: tens
   %y = linalg.matmul ins(%h, %down : tensor<4x16xf32>, tensor<16x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// An llvm.func (another type system, no tensors) is left as it is, not
+// crashed on (the fuzzer found it).
+
+// CHECK-LABEL: llvm.func @lowered(%{{.*}}: !llvm.ptr)
+// CHECK-NEXT: llvm.mlir.constant
+// CHECK-NEXT: llvm.store
+llvm.func @lowered(%a: !llvm.ptr) {
+  %c = llvm.mlir.constant(1.0 : f32) : f32
+  llvm.store %c, %a : f32, !llvm.ptr
+  llvm.return
+}
