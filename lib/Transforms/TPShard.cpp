@@ -240,7 +240,9 @@ static void insertAllGather(OpBuilder &builder, OpOperand &use, DimCut cut,
 /// The shard attributes of a function's arguments and results, by number:
 /// setting them one by one would rebuild the attribute arrays once each.
 struct SignatureShards {
-  DenseMap<unsigned, ShardAttr> args, results;
+  DenseMap<unsigned, ShardAttr> args;
+  /// A result left cut: its shard and its rank-local type.
+  DenseMap<unsigned, std::pair<ShardAttr, Type>> results;
 };
 
 /// Applies one region; the shards of the arguments it cuts and of the
@@ -296,8 +298,10 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
   func->walk([&](func::ReturnOp ret) {
     for (OpOperand &use : ret->getOpOperands())
       if (auto it = region.cuts.find(use.get()); it != region.cuts.end())
-        shards.results[use.getOperandNumber()] = ShardAttr::get(
-            ctx, it->second.dim, it->second.outer, it->second.replicas);
+        shards.results[use.getOperandNumber()] = {
+            ShardAttr::get(ctx, it->second.dim, it->second.outer,
+                           it->second.replicas),
+            use.get().getType()};
   });
 }
 
@@ -441,11 +445,9 @@ static void updateSignature(FunctionOpInterface func,
   SmallVector<DictionaryAttr> resultAttrs;
   for (unsigned i = 0, e = resultTypes.size(); i < e; ++i) {
     NamedAttrList attrs(func.getResultAttrDict(i));
-    if (ShardAttr shard = shards.results.lookup(i)) {
-      attrs.set(TPDialect::getShardAttrName(), shard);
-      func->walk([&](func::ReturnOp ret) {
-        resultTypes[i] = ret.getOperand(i).getType();
-      });
+    if (auto it = shards.results.find(i); it != shards.results.end()) {
+      attrs.set(TPDialect::getShardAttrName(), it->second.first);
+      resultTypes[i] = it->second.second;
     }
     resultAttrs.push_back(attrs.getDictionary(ctx));
   }
