@@ -2,8 +2,8 @@
 
 #include "tprt/generate.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace tprt {
@@ -49,8 +49,7 @@ static GenerationCall callOf(const ManifestFunction &function,
       call.position = i;
     } else if (arg.role == "input" || (arg.named && arg.role.empty() &&
                                        arg.name.rfind("cache.", 0) == 0)) {
-      errors.push_back(at + "argument " + std::to_string(i) + " ('" +
-                       arg.name +
+      errors.push_back(at + "argument " + std::to_string(i) + " ('" + arg.name +
                        "') is an input that generation does not fill");
     }
   }

@@ -1,4 +1,5 @@
-//===- generate.h - greedy generation with a compiled model ------*- C++ -*-===//
+//===- generate.h - greedy generation with a compiled model ------*- C++
+//-*-===//
 //
 // What tp-run --generate does on each rank (library tprt_loader): find the
 // roles of @prefill's and @decode's arguments and results (the generation
