@@ -15,6 +15,7 @@ static bool isInteger(const std::string &dtype) {
 /// The roles of `function`'s arguments and results; problems go to
 /// `errors`.
 static GenerationCall callOf(const ManifestFunction &function,
+                             const std::vector<size_t> &inputs,
                              bool takesPosition,
                              std::vector<std::string> &errors) {
   GenerationCall call;
@@ -47,10 +48,10 @@ static GenerationCall callOf(const ManifestFunction &function,
     } else if (takesPosition && !call.position && isInteger(arg.dtype) &&
                arg.shape.empty()) {
       call.position = i;
-    } else if (arg.role == "input" || (arg.named && arg.role.empty() &&
-                                       arg.name.rfind("cache.", 0) == 0)) {
+    } else if (std::find(inputs.begin(), inputs.end(), i) != inputs.end()) {
       errors.push_back(at + "argument " + std::to_string(i) + " ('" + arg.name +
-                       "') is an input that generation does not fill");
+                       "') is an input that generation does not " + "fill" +
+                       (arg.role.empty() ? " (no checkpoint holds it)" : ""));
     }
   }
   if (!tokens)
@@ -71,13 +72,13 @@ static GenerationCall callOf(const ManifestFunction &function,
   return call;
 }
 
-Expected<GenerationSignature>
-generationSignature(const ManifestFunction &prefill,
-                    const ManifestFunction &decode) {
+Expected<GenerationSignature> generationSignature(
+    const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
+    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs) {
   std::vector<std::string> errors;
   GenerationSignature s;
-  s.prefill = callOf(prefill, /*takesPosition=*/false, errors);
-  s.decode = callOf(decode, /*takesPosition=*/true, errors);
+  s.prefill = callOf(prefill, prefillInputs, /*takesPosition=*/false, errors);
+  s.decode = callOf(decode, decodeInputs, /*takesPosition=*/true, errors);
   if (errors.empty()) {
     const std::vector<int64_t> &ids = prefill.args[s.prefill.tokens].shape;
     const std::vector<int64_t> &step = decode.args[s.decode.tokens].shape;

@@ -420,9 +420,25 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
   if (std::optional<std::string> fatal =
           openCheckpoints(files.weights, checkpoints))
     return {*fatal};
+  // The functions share their weights: a problem with one is said once,
+  // under the argument number of the first function that takes it.
+  auto withoutArgument = [](std::string message) {
+    size_t at = message.find(" (argument ");
+    size_t end = at == std::string::npos ? at : message.find(')', at);
+    return end == std::string::npos ? message : message.erase(at, end + 1 - at);
+  };
+  std::vector<std::string> said;
   bindings = std::vector<WeightBinding>(selected.size());
-  for (size_t k = 0; k < selected.size(); ++k)
-    bindWeights(*selected[k], checkpoints, bindings[k], errors);
+  for (size_t k = 0; k < selected.size(); ++k) {
+    std::vector<std::string> found;
+    bindWeights(*selected[k], checkpoints, bindings[k], found);
+    for (std::string &error : found)
+      if (std::find(said.begin(), said.end(), withoutArgument(error)) ==
+          said.end()) {
+        said.push_back(withoutArgument(error));
+        errors.push_back(std::move(error));
+      }
+  }
   // One function runs on the --input files; generation makes its own.
   if (selected.size() == 1)
     readInputs(files, errors);

@@ -340,7 +340,8 @@ int launch(int argc, char **argv) {
   std::optional<tprt::Prompt> prompt;
   if (errors.empty() && options->generate) {
     Expected<tprt::GenerationSignature> found =
-        tprt::generationSignature(loaded.function(0), loaded.function(1));
+        tprt::generationSignature(loaded.function(0), loaded.inputs(0),
+                                  loaded.function(1), loaded.inputs(1));
     if (!found) {
       errors.push_back("'" + options->files.model + "' cannot generate:\n" +
                        found.status().message());

@@ -47,11 +47,14 @@ struct GenerationSignature {
 };
 
 /// The signature of `prefill` and `decode` (functions 0 and 1 of a loaded
-/// model), or every way they break the contract, one message each, naming
-/// the function and argument.
-Expected<GenerationSignature>
-generationSignature(const ManifestFunction &prefill,
-                    const ManifestFunction &decode);
+/// model) whose arguments `prefillInputs` and `decodeInputs` are inputs
+/// (the others are bound to checkpoint tensors), or every way they break
+/// the contract, one message each, naming the function and argument: an
+/// input other than the ids, the position and the caches among them (a
+/// weight no checkpoint holds).
+Expected<GenerationSignature> generationSignature(
+    const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
+    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs);
 
 /// A prompt read from an .npy file: ids [B, P], int64 or int32.
 struct Prompt {

@@ -259,8 +259,10 @@ public:
   const Manifest &manifest() const { return manifest_; }
   /// After load(): the selected functions, in the order asked for.
   const ManifestFunction &function(size_t k = 0) const { return *selected[k]; }
-  /// After load(): the arguments of the first function that are inputs.
-  const std::vector<size_t> &inputs() const { return bindings.front().inputs; }
+  /// After load(): the arguments of selected function `k` that are inputs.
+  const std::vector<size_t> &inputs(size_t k = 0) const {
+    return bindings[k].inputs;
+  }
 
 private:
   /// Matches `files` to the first function's inputs and reads them;
