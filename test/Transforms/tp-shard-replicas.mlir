@@ -148,3 +148,25 @@ func.func @decode_gqa(%x: tensor<1x8xf32>, %pos: index, %cache_k: tensor<1x2x4x2
   %o = linalg.matmul ins(%cf, %wo : tensor<1x8xf32>, tensor<8x8xf32>) outs(%z8 : tensor<1x8xf32>) -> tensor<1x8xf32>
   return %o, %kc, %vc : tensor<1x8xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>
 }
+
+// -----
+
+// The query heads unfolded as [kv heads, group] again, but normalised over
+// the group members, which the 2 ranks of a kv head split: a softmax needs
+// its whole row, and no all-gather assembles a value cut on two dimensions.
+// Nothing else cuts the 4 heads 4 ways: refused.
+
+func.func @softmax_over_group(%x: tensor<1x8xf32>, %wq: tensor<8x8xf32>, %wo: tensor<8x8xf32>) -> tensor<1x8xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e8 = tensor.empty() : tensor<1x8xf32>
+  %z8 = linalg.fill ins(%c0 : f32) outs(%e8 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  // expected-error @+1 {{no tensor-parallel cut for 4 ranks of output dimension 1 of 'tensor<1x8xf32>' keeps the values after it local; 2 heads of 2}}
+  %q = linalg.matmul ins(%x, %wq : tensor<1x8xf32>, tensor<8x8xf32>) outs(%z8 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %qg = tensor.expand_shape %q [[0], [1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<1x8xf32> into tensor<1x2x2x2xf32>
+  %ep = tensor.empty() : tensor<1x2x2x2xf32>
+  // expected-note @+1 {{'linalg.softmax' needs the whole of a value cut on dimensions 1 and 2: no all-gather assembles it}}
+  %p = linalg.softmax dimension(2) ins(%qg : tensor<1x2x2x2xf32>) outs(%ep : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %pf = tensor.collapse_shape %p [[0], [1, 2, 3]] : tensor<1x2x2x2xf32> into tensor<1x8xf32>
+  %o = linalg.matmul ins(%pf, %wo : tensor<1x8xf32>, tensor<8x8xf32>) outs(%z8 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  return %o : tensor<1x8xf32>
+}

@@ -397,7 +397,8 @@ struct SoftmaxCutRule
       cut = state.lookup(result);
     if (!cut)
       return success();
-    if (cut->dim != static_cast<int64_t>(softmax.getDimension()))
+    int64_t dim = softmax.getDimension();
+    if (cut->dim != dim && cut->subDim != dim)
       return propagateSameCut(op, state);
     if (state.lookup(result))
       return state.fail(op, "normalises over the cut dimension but its "
