@@ -272,11 +272,12 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
                                                 "loop {2}",
                                                 **at, pos, loop));
           *at = pos;
-        } else if (expr.isFunctionOfDim(loop))
+        } else if (expr.isFunctionOfDim(loop)) {
           return state.fail(op, llvm::formatv("indexes an operand by {0}, "
                                               "which mixes the cut loop with "
                                               "others",
                                               expr));
+        }
       }
     }
     if (!dim) {
