@@ -758,6 +758,16 @@ Status ModelArguments::read(size_t function, size_t result, void *data) {
   return Status::success();
 }
 
+/// Writes `text` to the report file `path`; the message if that fails.
+static std::optional<std::string> writeReport(const std::string &path,
+                                              const std::string &text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file)
+    return "cannot write the report '" + path + "'";
+  return std::nullopt;
+}
+
 std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const ManifestFunction &function,
                                       const ModelArguments &arguments,
@@ -771,12 +781,26 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
     if (!written)
       errors.push_back(written.message());
   }
-  if (!files.reportJson.empty()) {
-    std::ofstream file(files.reportJson);
-    file << reportJson(report);
-    if (!file)
-      errors.push_back("cannot write the report '" + files.reportJson + "'");
-  }
+  if (!files.reportJson.empty())
+    if (std::optional<std::string> error =
+            writeReport(files.reportJson, reportJson(report)))
+      errors.push_back(*error);
+  return errors;
+}
+
+std::vector<std::string> writeGeneration(const LaunchFiles &files,
+                                         const std::vector<int64_t> &ids,
+                                         const std::vector<int64_t> &shape,
+                                         const GenerationReport &report) {
+  std::vector<std::string> errors;
+  if (!files.output.empty())
+    if (Status written = writeNpy(files.output, ids.data(), shape, "i64");
+        !written)
+      errors.push_back(written.message());
+  if (!files.reportJson.empty())
+    if (std::optional<std::string> error =
+            writeReport(files.reportJson, reportJson(report)))
+      errors.push_back(*error);
   return errors;
 }
 

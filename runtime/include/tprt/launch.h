@@ -289,6 +289,13 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const ModelArguments &arguments,
                                       const RunReport &report);
 
+/// The same for a generation: the new ids (int64 of `shape`) to
+/// `files.output`, `report` to `files.reportJson`.
+std::vector<std::string> writeGeneration(const LaunchFiles &files,
+                                         const std::vector<int64_t> &ids,
+                                         const std::vector<int64_t> &shape,
+                                         const GenerationReport &report);
+
 } // namespace tprt
 
 #endif // TPRT_LAUNCH_H
