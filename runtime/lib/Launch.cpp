@@ -790,6 +790,7 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
 
 std::vector<std::string> writeGeneration(const LaunchFiles &files,
                                          const std::vector<int64_t> &ids,
+                                         const std::vector<float> &logits,
                                          const std::vector<int64_t> &shape,
                                          const GenerationReport &report) {
   std::vector<std::string> errors;
@@ -797,6 +798,15 @@ std::vector<std::string> writeGeneration(const LaunchFiles &files,
     if (Status written = writeNpy(files.output, ids.data(), shape, "i64");
         !written)
       errors.push_back(written.message());
+  if (!files.output.empty() && !logits.empty()) {
+    int64_t count = shape[0] * shape[1];
+    std::vector<int64_t> logitsShape = {shape[0], shape[1],
+                                        int64_t(logits.size()) / count};
+    if (Status written = writeNpy(resultPath(files.output, 1), logits.data(),
+                                  logitsShape, "f32");
+        !written)
+      errors.push_back(written.message());
+  }
   if (!files.reportJson.empty())
     if (std::optional<std::string> error =
             writeReport(files.reportJson, reportJson(report)))

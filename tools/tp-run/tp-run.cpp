@@ -309,7 +309,7 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
       std::tie(phases[0], phases[1], phases[2], phases[3], phases[4]);
 
   return finish(options, tprt::reportText(r), [&] {
-    return tprt::writeGeneration(options.files, last.ids,
+    return tprt::writeGeneration(options.files, last.ids, last.logits,
                                  {signature.batch, last.steps}, r);
   });
 }

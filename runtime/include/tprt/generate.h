@@ -31,8 +31,10 @@ struct GenerationCall {
   size_t tokens = 0;
   std::optional<size_t> position;
   std::vector<size_t> caches;
-  /// The result of the next ids, [B, 1].
+  /// The result of the next ids, [B, 1], and of their logits, [B, 1, V],
+  /// when the model returns them (tpmlir.build --keep-logits).
   size_t nextIds = 0;
+  std::optional<size_t> logits;
 };
 
 struct GenerationSignature {
@@ -74,6 +76,10 @@ struct GenerationResult {
   /// [B, T]: T <= the new tokens asked for; fewer when every sequence has
   /// given the end id, after which a sequence repeats it.
   std::vector<int64_t> ids;
+  /// [B, T, vocab]: the logits each id came from (the one it repeats after
+  /// its end id too); empty for a model that does not return them.
+  std::vector<float> logits;
+  int64_t vocab = 0;
   int64_t steps = 0;
   /// From the first call to the first new ids, and per decode step after.
   double firstTokenSeconds = 0;

@@ -289,10 +289,12 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const ModelArguments &arguments,
                                       const RunReport &report);
 
-/// The same for a generation: the new ids (int64 of `shape`) to
-/// `files.output`, `report` to `files.reportJson`.
+/// The same for a generation: the new ids (int64 of `shape`, [B, T]) to
+/// `files.output`, their logits (f32 [B, T, V]; none: not written) to its
+/// result 1 (y.1.npy), `report` to `files.reportJson`.
 std::vector<std::string> writeGeneration(const LaunchFiles &files,
                                          const std::vector<int64_t> &ids,
+                                         const std::vector<float> &logits,
                                          const std::vector<int64_t> &shape,
                                          const GenerationReport &report);
 
