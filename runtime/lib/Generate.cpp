@@ -35,7 +35,10 @@ static GenerationCall callOf(const ManifestFunction &function,
     else if (result.dtype == "f32" && result.localShape.size() == 3 &&
              result.localShape[1] == 1 && !cut && !call.logits)
       call.logits = j;
-    else if (result.name.rfind("cache.", 0) == 0)
+    else if (std::any_of(function.args.begin(), function.args.end(),
+                         [&](const ManifestArg &arg) {
+                           return arg.name == result.name;
+                         }))
       errors.push_back(at + "result " + std::to_string(j) + " ('" +
                        result.name +
                        "') is not updated in its argument's buffer: every "
@@ -44,16 +47,17 @@ static GenerationCall callOf(const ManifestFunction &function,
   }
   for (size_t i = 0; i < function.args.size(); ++i) {
     const ManifestArg &arg = function.args[i];
+    bool input = std::find(inputs.begin(), inputs.end(), i) != inputs.end();
     if (arg.tokens) {
       tokens = i;
     } else if (updated[i]) {
       call.caches.push_back(i);
-    } else if (takesPosition && !call.position && isInteger(arg.dtype) &&
-               arg.shape.empty()) {
+    } else if (input && takesPosition && !call.position &&
+               isInteger(arg.dtype) && arg.shape.empty()) {
       call.position = i;
-    } else if (std::find(inputs.begin(), inputs.end(), i) != inputs.end()) {
+    } else if (input) {
       errors.push_back(at + "argument " + std::to_string(i) + " ('" + arg.name +
-                       "') is an input that generation does not " + "fill" +
+                       "') is an input that generation does not fill" +
                        (arg.role.empty() ? " (no checkpoint holds it)" : ""));
     }
   }
@@ -91,12 +95,10 @@ Expected<GenerationSignature> generationSignature(
       errors.push_back("@decode takes token ids " + formatShape(step) +
                        ", not [" + std::to_string(s.batch) +
                        ", 1] (@prefill's batch, one token)");
-    // The caches must be the same tensors in both functions: the buffers
-    // are shared by name.
-    std::vector<std::string> names;
+    // The caches must be the same tensors in both functions: the launcher
+    // gives them one buffer (sameTensor).
     for (size_t i : s.decode.caches) {
       const ManifestArg &cache = decode.args[i];
-      names.push_back(cache.name);
       if (cache.shape.size() != 4 || cache.shape[0] != s.batch) {
         errors.push_back("@decode: cache '" + cache.name + "' " +
                          formatShape(cache.shape) +
@@ -109,10 +111,13 @@ Expected<GenerationSignature> generationSignature(
                       npyElementSize(cache.dtype).value_or(4);
     }
     for (size_t i : s.prefill.caches)
-      if (std::find(names.begin(), names.end(), prefill.args[i].name) ==
-          names.end())
+      if (std::none_of(s.decode.caches.begin(), s.decode.caches.end(),
+                       [&](size_t j) {
+                         return sameTensor(prefill.args[i], decode.args[j]);
+                       }))
         errors.push_back("@prefill's cache '" + prefill.args[i].name +
-                         "' is not a cache of @decode");
+                         "' is not a cache of @decode of the same shape and "
+                         "cut");
     if (s.prefill.caches.size() != s.decode.caches.size() && errors.empty())
       errors.push_back("@prefill and @decode update different caches");
     s.vocab = prefill.args[s.prefill.tokens].vocab;

@@ -579,16 +579,6 @@ void LoadedModel::readInputs(const LaunchFiles &files,
   }
 }
 
-/// `a` and `b` are the same tensor cut the same way.
-static bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
-  auto cut = [](const std::optional<Shard> &s) {
-    return s ? std::make_tuple(s->dim, s->outer, s->replicas)
-             : std::make_tuple(int64_t(-1), int64_t(0), int64_t(0));
-  };
-  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
-         a.localShape == b.localShape && cut(a.shard) == cut(b.shard);
-}
-
 Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
   ModelArguments out;
   std::vector<std::string> errors;

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tuple>
+
 namespace tprt {
 namespace {
 
@@ -209,6 +211,15 @@ Expected<ManifestFunction> parseFunction(const json &entry,
 }
 
 } // namespace
+
+bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
+  auto cut = [](const std::optional<Shard> &s) {
+    return s ? std::make_tuple(s->dim, s->outer, s->replicas)
+             : std::make_tuple(int64_t(-1), int64_t(0), int64_t(0));
+  };
+  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
+         a.localShape == b.localShape && cut(a.shard) == cut(b.shard);
+}
 
 const ManifestFunction *Manifest::find(const std::string &name) const {
   for (const ManifestFunction &function : functions)

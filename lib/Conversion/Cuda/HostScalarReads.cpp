@@ -28,16 +28,14 @@ constexpr llvm::StringLiteral kReadScalar = "tprt_read_scalar";
 Value addressOf(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value bytes = arith::ConstantIndexOp::create(
-      b, loc, type.getElementTypeBitWidth() / 8);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value bytes =
+      arith::ConstantIndexOp::create(b, loc, type.getElementTypeBitWidth() / 8);
   Value offset = arith::MulIOp::create(b, loc, metadata.getOffset(), bytes);
   Value address = arith::AddIOp::create(b, loc, base, offset);
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(
-                                              b.getContext()),
-                                  i64);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
 }
 
 struct HostScalarReadsPass
@@ -70,10 +68,10 @@ struct HostScalarReadsPass
           b, loc, MemRefType::get({}, type.getElementType()));
       Value bytes = arith::ConstantIntOp::create(
           b, loc, b.getI64Type(), type.getElementTypeBitWidth() / 8);
-      func::CallOp::create(
-          b, loc, kReadScalar, TypeRange{},
-          ValueRange{addressOf(b, loc, host),
-                     addressOf(b, loc, load.getMemRef()), bytes});
+      func::CallOp::create(b, loc, kReadScalar, TypeRange{},
+                           ValueRange{addressOf(b, loc, host),
+                                      addressOf(b, loc, load.getMemRef()),
+                                      bytes});
       load->setOperand(0, host);
     }
   }

@@ -68,6 +68,11 @@ struct Manifest {
   const ManifestFunction *find(const std::string &name) const;
 };
 
+/// `a` and `b` (arguments of two functions) are the same tensor cut the
+/// same way: name, dtype, full and local shape, shard. A launcher gives
+/// them one buffer (the weights, and the caches of @prefill and @decode).
+bool sameTensor(const ManifestArg &a, const ManifestArg &b);
+
 /// Parses `json`; errors say "manifest: <where>: <what>". Of a manifest of
 /// another ABI version, only the version, backend and tp size are read.
 Expected<Manifest> parseManifest(const std::string &json);

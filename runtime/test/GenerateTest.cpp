@@ -1,0 +1,133 @@
+//===- GenerateTest.cpp - the generation contract of a manifest -----------===//
+
+#include "tprt/generate.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace {
+
+/// @prefill(ids [2, 4], cache.0.k, w) and @decode(ids [2, 1], pos,
+/// cache.0.k, w) at tp 2, the cache cut by kv heads and updated in place,
+/// as tp-compile writes a generating model.
+tprt::ManifestFunction function(const std::string &name) {
+  bool decode = name == "decode";
+  tprt::ManifestFunction f;
+  f.name = name;
+  f.symbol = "tp_model_" + name;
+  tprt::ManifestArg ids{"ids", "", "i64", {2, decode ? 1 : 4},
+                        {2, decode ? 1 : 4}, std::nullopt};
+  ids.tokens = true;
+  ids.vocab = 96;
+  f.args.push_back(ids);
+  if (decode)
+    f.args.push_back({"pos", "", "i64", {}, {}, std::nullopt});
+  f.args.push_back(
+      {"cache.0.k", "", "f32", {2, 2, 16, 8}, {2, 1, 16, 8}, tprt::Shard{1, 1}});
+  f.args.push_back({"w", "", "f32", {8, 8}, {8, 8}, std::nullopt});
+  f.results.push_back({"next_ids", "i64", {2, 1}, {2, 1}});
+  tprt::ManifestResult cache{"cache.0.k", "f32", {2, 2, 16, 8}, {2, 1, 16, 8}};
+  cache.shard = tprt::Shard{1, 1};
+  cache.inPlace = decode ? 2 : 1;
+  f.results.push_back(cache);
+  return f;
+}
+
+/// The inputs of `f` when a checkpoint holds w: all but the last argument.
+std::vector<size_t> inputs(const tprt::ManifestFunction &f) {
+  std::vector<size_t> in;
+  for (size_t i = 0; i + 1 < f.args.size(); ++i)
+    in.push_back(i);
+  return in;
+}
+
+std::string problems(const tprt::ManifestFunction &prefill,
+                     const tprt::ManifestFunction &decode) {
+  auto found = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                         inputs(decode));
+  return found ? "" : found.status().message();
+}
+
+TEST(Generate, FindsTheRolesOfAGeneratingModel) {
+  tprt::ManifestFunction prefill = function("prefill");
+  tprt::ManifestFunction decode = function("decode");
+  auto s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                     inputs(decode));
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->batch, 2);
+  EXPECT_EQ(s->prefillLength, 4);
+  EXPECT_EQ(s->cacheLength, 16);
+  EXPECT_EQ(s->vocab, 96);
+  EXPECT_EQ(s->cacheBytes, 2u * 1 * 16 * 8 * 4);
+  EXPECT_EQ(s->prefill.tokens, 0u);
+  EXPECT_EQ(s->prefill.caches, std::vector<size_t>{1});
+  EXPECT_EQ(s->decode.position, 1u);
+  EXPECT_EQ(s->decode.caches, std::vector<size_t>{2});
+  EXPECT_EQ(s->decode.nextIds, 0u);
+  EXPECT_FALSE(s->decode.logits);
+}
+
+TEST(Generate, RefusesWhatBreaksTheContract) {
+  tprt::ManifestFunction prefill = function("prefill");
+  tprt::ManifestFunction decode = function("decode");
+  // A cache copied out rather than updated in place.
+  decode.results[1].inPlace.reset();
+  std::string message = problems(prefill, decode);
+  EXPECT_NE(message.find("@decode: result 1 ('cache.0.k') is not updated in "
+                         "its argument's buffer"),
+            std::string::npos)
+      << message;
+
+  // The caches of the two functions cut differently: no shared buffer.
+  decode = function("decode");
+  decode.args[2].shard = tprt::Shard{1, 1, 2};
+  decode.results[1].shard = tprt::Shard{1, 1, 2};
+  EXPECT_EQ(problems(prefill, decode),
+            "@prefill's cache 'cache.0.k' is not a cache of @decode of the "
+            "same shape and cut");
+
+  // No position; a weight no checkpoint holds (an input).
+  decode = function("decode");
+  decode.args.erase(decode.args.begin() + 1);
+  decode.results[1].inPlace = 1;
+  tprt::ManifestFunction weightless = function("prefill");
+  auto found = tprt::generationSignature(weightless, {0, 1, 2}, decode,
+                                         inputs(decode));
+  ASSERT_FALSE(found);
+  EXPECT_EQ(found.status().message(),
+            "@prefill: argument 2 ('w') is an input that generation does not "
+            "fill (no checkpoint holds it)\n"
+            "@decode: no position argument (a rank-0 integer input)");
+}
+
+TEST(Generate, ChecksThePrompt) {
+  tprt::ManifestFunction prefill = function("prefill");
+  tprt::ManifestFunction decode = function("decode");
+  auto s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                     inputs(decode));
+  ASSERT_TRUE(s);
+  std::string path = testing::TempDir() + "prompt.npy";
+  std::vector<int64_t> ids = {1, 2, 3, 4, 5, 6, 7, 96, 9, 10};
+  ASSERT_TRUE(tprt::writeNpy(path, ids.data(), {2, 5}, "i64").ok());
+  std::vector<std::string> errors;
+  // 5 prompt tokens and 13 new ones need 17 positions; the caches hold 16.
+  std::optional<tprt::Prompt> prompt = tprt::readPrompt(path, *s, 13, errors);
+  ASSERT_TRUE(prompt);
+  EXPECT_EQ(prompt->length, 5);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], "prompt '" + path +
+                           "' has 5 tokens; with 13 new ones that is 17 "
+                           "positions, and the caches hold 16");
+  EXPECT_EQ(errors[1], "prompt '" + path +
+                           "': id 96 at [1, 2] is outside the vocabulary [0, "
+                           "96)");
+  errors.clear();
+  ids[7] = 8;
+  ASSERT_TRUE(tprt::writeNpy(path, ids.data(), {2, 5}, "i64").ok());
+  EXPECT_TRUE(tprt::readPrompt(path, *s, 12, errors));
+  EXPECT_TRUE(errors.empty()) << errors[0];
+  std::remove(path.c_str());
+}
+
+} // namespace
