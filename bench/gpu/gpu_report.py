@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+import numpy as np
+
 
 def _load(path):
     try:
@@ -85,12 +87,22 @@ def _gen_config(bundle: str):
         return None
 
 
-def _read_bytes(run: dict, cfg) -> float:
-    """Bytes of the weights a decode step reads: the rank's weights (bf16 ones
-    at 2 bytes) but an untied embedding table, of which one row is looked up
-    (fp32: only GEMM operands are stored in bf16)."""
-    untied = cfg is not None and cfg.vocab and not cfg.tie_embeddings
-    return run["weights_mib_per_rank"] * 2**20 - (cfg.vocab * cfg.d_model * 4 if untied else 0)
+def _read_bytes(cfg, dtype: str) -> float:
+    """Bytes of the weights a decode step reads (tp 1), from the model's
+    shapes: every weight once, bf16 (2 bytes) where tp-compile --dtype bf16
+    stores it so (the matrices only GEMMs read), else fp32, but the tables of
+    which one row is looked up (an untied embedding, learned positions).
+    Not tp-run's weights_mib_per_rank, which counts the resident buffers: the
+    LM head twice when @prefill keeps it whole and @decode cuts it."""
+    from tpmlir.params import param_specs
+    total = 0
+    for name, shape in param_specs(cfg):
+        if (name == "wte.weight" and not cfg.tie_embeddings) or name == "wpe.weight" \
+                or name.startswith("rope."):
+            continue
+        bf16 = dtype == "bf16" and len(shape) == 2 and name != "wte.weight"
+        total += int(np.prod(shape)) * (2 if bf16 else 4)
+    return float(total)
 
 
 def gen_rows(work: str, bundle: str, hbm) -> tuple[list[str], str]:
@@ -114,15 +126,17 @@ def gen_rows(work: str, bundle: str, hbm) -> tuple[list[str], str]:
         shape = (f"Batch {run['batch']}, prompt {run['prompt_tokens']} tokens, {run['new_tokens']} "
                  f"new tokens")
         tps = run["decode_tokens_per_s"]
-        read = _read_bytes(run, cfg)
-        bound = measured * 1e9 / read if measured else None
-        nominal = NOMINAL_GBS * 1e9 / read
+        read = _read_bytes(cfg, dtype) if cfg else None
+        bound = measured * 1e9 / read if measured and read else None
+        nominal = NOMINAL_GBS * 1e9 / read if read else None
         vs_torch = f"{tps / torch_run['decode_tokens_per_s']:.2f}x" if torch_run else "n/a"
         out.append(f"| {label} | {dtype} | {run['ttft_s'] * 1e3:.2f} | {run['decode_step_s'] * 1e3:.3f} | "
-                   f"{tps:.0f} | {read / 2**20:.1f} (+{run['cache_mib_per_rank']:.1f} cache) | "
+                   f"{tps:.0f} | {f'{read / 2**20:.1f}' if read else 'n/a'} "
+                   f"(+{run['cache_mib_per_rank']:.1f} cache; {run['weights_mib_per_rank']:.1f} resident) | "
                    f"{f'{bound:.0f}' if bound else 'n/a'} | "
-                   f"{f'{tps / bound * 100:.0f}%' if bound else 'n/a'} | {nominal:.0f} | "
-                   f"{tps / nominal * 100:.0f}% | {torch_cells} | {vs_torch} | {ids} |")
+                   f"{f'{tps / bound * 100:.0f}%' if bound else 'n/a'} | "
+                   f"{f'{nominal:.0f}' if nominal else 'n/a'} | "
+                   f"{f'{tps / nominal * 100:.0f}%' if nominal else 'n/a'} | {torch_cells} | {vs_torch} | {ids} |")
     if not out:
         return [], ""
     bw = (f"{measured:.0f} GB/s measured on this GPU (bench/gpu/hbm_bandwidth.py: device-to-device "
@@ -198,9 +212,12 @@ Model (random weights made on the GPU machine):
 - tp-run-cuda: medians over {_read(os.path.join(work, "gen_iters.txt"), "the timed")} generations after
   one; first token: the prefill and its id on the host; decode step: every step after it, each a
   launch per kernel (no CUDA graph yet) and the next id copied to the host.
-- Weights read per step: the rank's weights as stored (bf16: the GEMM-only weights at 2 bytes) but
-  the embedding table, of which one row is looked up; the bound is those bytes over the bandwidth.
-  The cache is read whole every step (masked positions too): listed apart, not in the bound.
+- Weights read per step: every weight once as stored (bf16: the matrices only GEMMs read, at 2
+  bytes; norms and the embedding fp32) but the embedding table, of which one row is looked up,
+  computed from the shapes; the bound is those bytes over the bandwidth. The cache is read whole
+  every step (masked positions too): listed apart, not in the bound. Resident: tp-run-cuda's
+  weights_mib_per_rank, which counts the LM head twice when @prefill keeps it whole and @decode
+  cuts it (two buffers: the functions share a weight only when its cut agrees).
 - PyTorch eager: python/tpmlir/torch_reference.py's Llama (written from Hugging Face's, its cache
   grown by concatenation) on the GPU by bench/gpu/torch_generate_gpu.py, TF32 off; bf16: weights
   and activations in bf16. Each new id copied to the host, as tp-run-cuda does.
