@@ -228,6 +228,7 @@ same_ids() { "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$@"; }
 for name in gen_gpt2 gen_llama; do
   d="$BUNDLE/models/$name"
   rm -f "$WORK/$name.ids.npy" "$WORK/compare-$name.txt"
+  [ -f "$d/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; continue; }
   log "$name: tp-run-cuda --generate $(cat "$d/steps")"
   if "${MPIRUN_GEN[@]}" -np 1 "$TP_RUN_CUDA" "$d/m.cuda.so" --weights "$d/hf/model.safetensors" \
        --prompt "$d/prompt.npy" --generate "$(cat "$d/steps")" --output "$WORK/$name.ids.npy" \
@@ -347,8 +348,10 @@ if [ "$HAVE_TORCH" = 1 ] && (( $(date +%s) - T0 < DEADLINE )); then
 fi
 gen_bench() {  # gen_bench NAME DTYPE: the bundle's gen_llama7b
   local name=$1 dtype=$2 m="$BUNDLE/models/gen_llama7b" data="$WORK/gen_llama7b.data"
-  local dir="$WORK/$1" steps; steps=$(cat "$m/steps")
+  local dir="$WORK/$1" steps
   rm -rf "$dir" && mkdir -p "$dir"
+  [ -f "$m/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; return 0; }
+  steps=$(cat "$m/steps")
   if (( $(date +%s) - T0 >= DEADLINE )); then
     failed "$name: not run, past DEADLINE (${DEADLINE} s)"; return 0
   fi
