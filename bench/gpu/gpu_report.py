@@ -155,9 +155,11 @@ def main(argv: list[str]) -> int:
     memcheck = (f"compute-sanitizer memcheck of {', '.join(memchecked)} (one forward pass each"
                 + ("; gen_llama: a generation of 4 ids" if "gen_llama" in memchecked else "") + "), "
                 if memchecked else "")
-    tiny_gen = [_read(os.path.join(work, f"compare-{n}.txt"), "") for n in ("gen_gpt2", "gen_llama")]
-    tiny_gen = ("tiny GPT-2 and Llama generating the numpy reference's ids with tp-run-cuda --generate "
-                f"({tiny_gen[0].replace('same ids: ', '')} each), " if all(tiny_gen) else "")
+    tiny_gen = [_read(os.path.join(work, f"compare-{n}.txt"), "")
+                for n in ("gen_gpt2", "gen_llama", "gen_llama1k")]
+    tiny_gen = ("tiny GPT-2 and Llama (vocabulary 96, and 1024) generating the numpy reference's ids "
+                f"with tp-run-cuda --generate ({tiny_gen[0].replace('same ids: ', '')} each), "
+                if all(tiny_gen) else "")
     gen_lines, gen_note = gen_rows(work, bundle, _load(os.path.join(work, "hbm.json")))
     checks = ("Every check passed: the runtime's GPU unit tests, tiny GPT-2 and Llama vs numpy and vs "
               "the CPU backend's output (Llama also in bf16 and with its weights inline), the tp-2 "

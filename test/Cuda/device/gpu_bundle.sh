@@ -24,9 +24,9 @@
 #             gpt2_small, llama7b: cuda .so files (m.f32.so, m.bf16.so), their
 #             compile times and tpmlir.build arguments (build_args: their
 #             weights are GBs, made there);
-#             gen_gpt2, gen_llama: generating models (@prefill, @decode, KV
-#             caches; docs/generation.md), cuda .so at tp 1, a Hugging Face
-#             directory with random weights (hf/), a prompt and the numpy
+#             gen_gpt2, gen_llama, gen_llama1k: generating models (@prefill,
+#             @decode, KV caches; docs/generation.md), cuda .so at tp 1, their
+#             random weights (hf/model.safetensors), a prompt and the numpy
 #             reference's new ids (prompt.npy, ids.npy, steps);
 #             gen_llama7b: a generating Llama-7B-shaped model (m.f32.so,
 #             m.bf16.so), its build_args and steps (weights made there)
@@ -37,9 +37,9 @@
 # arguments of the benchmark models; defaults: GPT-2-small with 12 layers, 2
 # Llama-7B-shaped layers, 128 tokens), GEN_ARGS and GEN_STEPS (the generation
 # benchmark: tpmlir.build arguments and new tokens; default 2 Llama-7B-shaped
-# layers, vocabulary 32000, prompt 128, caches of 256, 128 new tokens), MAX_MB (default 56: the device tool
-# carries at most 64 MiB with the working tree), PYTHON (default
-# /usr/bin/python3).
+# layers, vocabulary 32000, prompt 128, caches of 256, 128 new tokens),
+# MAX_MB (default 56: the device tool carries at most 64 MiB with the working
+# tree), PYTHON (default /usr/bin/python3).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -126,22 +126,31 @@ bench_model gpt2_small f32 "${GPT2_ARGS[@]}"
 bench_model llama7b "f32 bf16" "${LLAMA_ARGS[@]}"
 
 # --- generation ----------------------------------------------------------------------
-# Correctness: Hugging Face directories with random weights (GPT-2 with its
-# head tied to an embedding scaled by 0.1, so that the ids vary; Llama with
-# GQA and RoPE; 2 layers, vocabulary 96), batch 2, prompt 8, caches of 32,
-# and the numpy reference's 16 new ids.
-gen_tiny() {  # gen_tiny NAME FAMILY
-  local d="$BUNDLE/models/$1"
-  mkdir -p "$d"
-  "$PYTHON" "$ROOT/test/Integration/Inputs/hf_generation.py" model "$d/hf" "$2" 32
-  "$PYTHON" -m tpmlir.build --hf-config "$d/hf/config.json" --generate 32 --seq 8 --batch 2 \
-    -o "$d/m.mlir" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
+# Correctness: batch 2, prompt 8, caches of 32, the numpy reference's 16 new
+# ids. Hugging Face directories with random weights (hf_generation.py; 2
+# layers, vocabulary 96): GPT-2 with its head tied to an embedding scaled by
+# 0.1, so that the ids vary; Llama with GQA and RoPE. And a Llama with a
+# vocabulary of 1024, whose argmax is a split reduction (from 512 elements),
+# as the benchmark's 32000 is.
+gen_tiny() {  # gen_tiny NAME FAMILY|-- TPMLIR_BUILD_ARGS...
+  local d="$BUNDLE/models/$1"; shift
+  mkdir -p "$d/hf"
+  if [ "$1" = -- ]; then
+    shift
+    "$PYTHON" -m tpmlir.build "$@" --generate 32 --seq 8 --batch 2 -o "$d/m.mlir" \
+      --weights "$d/hf/model.safetensors" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
+  else
+    "$PYTHON" "$ROOT/test/Integration/Inputs/hf_generation.py" model "$d/hf" "$1" 32
+    "$PYTHON" -m tpmlir.build --hf-config "$d/hf/config.json" --generate 32 --seq 8 --batch 2 \
+      -o "$d/m.mlir" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
+  fi
   echo 16 > "$d/steps"
   compile "$d/m.mlir" --backend cuda --tp-size 1 -o "$d/m.cuda.so"
 }
 log "generating models"
 gen_tiny gen_gpt2 gpt2
 gen_tiny gen_llama llama
+gen_tiny gen_llama1k -- --preset tiny_llama --layers 2 --vocab 1024 --names hf_llama
 # The benchmark: GEN_STEPS new tokens after a prompt of --seq (weights and
 # prompt made there).
 bench_model gen_llama7b "f32 bf16" "${GEN_ARGS[@]}"

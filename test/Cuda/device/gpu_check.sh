@@ -21,9 +21,9 @@
 #     tp 2 refused by a one-GPU world; tiny GPT-2 and Llama under
 #     compute-sanitizer's memcheck (3c), where it can check the device;
 #  3b. generation (tp-run-cuda --generate): tiny GPT-2 (tied head) and Llama
-#     (GQA, RoPE) from Hugging Face directories, batch 2, prompt 8, 16 new
-#     ids equal to the numpy reference's; tiny Llama's generation under
-#     memcheck too;
+#     (GQA, RoPE) from Hugging Face directories, and a Llama with a
+#     vocabulary of 1024 (a split argmax), batch 2, prompt 8, 16 new ids equal
+#     to the numpy reference's; tiny Llama's generation under memcheck too;
 #  4. benchmarks at tp 1, batch 1, 128 tokens (weights, input and numpy
 #     reference made here by tpmlir.build with the bundle's arguments):
 #       GPT-2-small, 12 layers, fp32 (TF32 off);
@@ -225,7 +225,7 @@ grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
 
 # --- 3b. generation: tp-run-cuda --generate vs the numpy reference -----------------------
 same_ids() { "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$@"; }
-for name in gen_gpt2 gen_llama; do
+for name in gen_gpt2 gen_llama gen_llama1k; do
   d="$BUNDLE/models/$name"
   rm -f "$WORK/$name.ids.npy" "$WORK/compare-$name.txt"
   [ -f "$d/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; continue; }
