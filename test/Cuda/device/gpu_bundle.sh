@@ -23,15 +23,23 @@
 #             reference and the CPU backend's output computed here;
 #             gpt2_small, llama7b: cuda .so files (m.f32.so, m.bf16.so), their
 #             compile times and tpmlir.build arguments (build_args: their
-#             weights are GBs, made there)
+#             weights are GBs, made there);
+#             gen_gpt2, gen_llama, gen_llama1k: generating models (@prefill,
+#             @decode, KV caches; docs/generation.md), cuda .so at tp 1, their
+#             random weights (hf/model.safetensors), a prompt and the numpy
+#             reference's new ids (prompt.npy, ids.npy, steps);
+#             gen_llama7b: a generating Llama-7B-shaped model (m.f32.so,
+#             m.bf16.so), its build_args and steps (weights made there)
 #   BUNDLE.txt  the commit, the date and the sizes
 #
 # Environment: BUILD (default build), SKIP_BUILD=1 (use $BUILD as it is),
 # BUNDLE (default gpu-bundle), GPT2_ARGS and LLAMA_ARGS (tpmlir.build
 # arguments of the benchmark models; defaults: GPT-2-small with 12 layers, 2
-# Llama-7B-shaped layers, 128 tokens), MAX_MB (default 56: the device tool
-# carries at most 64 MiB with the working tree), PYTHON (default
-# /usr/bin/python3).
+# Llama-7B-shaped layers, 128 tokens), GEN_ARGS and GEN_STEPS (the generation
+# benchmark: tpmlir.build arguments and new tokens; default 2 Llama-7B-shaped
+# layers, vocabulary 32000, prompt 128, caches of 256, 128 new tokens),
+# MAX_MB (default 56: the device tool carries at most 64 MiB with the working
+# tree), PYTHON (default /usr/bin/python3).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,6 +48,8 @@ BUILD="${BUILD:-$ROOT/build}"
 BUNDLE="${BUNDLE:-$ROOT/gpu-bundle}"
 read -r -a GPT2_ARGS <<<"${GPT2_ARGS:---preset gpt2_small --layers 12 --seq 128}"
 read -r -a LLAMA_ARGS <<<"${LLAMA_ARGS:---preset llama_like --layers 2 --seq 128 --d-model 4096 --heads 32 --kv-heads 32 --ffn 11008}"
+read -r -a GEN_ARGS <<<"${GEN_ARGS:---preset llama_like --layers 2 --d-model 4096 --heads 32 --kv-heads 32 --ffn 11008 --vocab 32000 --seq 128 --generate 256 --names hf_llama}"
+GEN_STEPS="${GEN_STEPS:-128}"
 MAX_MB="${MAX_MB:-56}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 MPIRUN=(timeout 300 mpirun --allow-run-as-root --oversubscribe)
@@ -114,6 +124,37 @@ bench_model() {  # bench_model NAME DTYPES BUILD_ARGS...: the .so files and the 
 }
 bench_model gpt2_small f32 "${GPT2_ARGS[@]}"
 bench_model llama7b "f32 bf16" "${LLAMA_ARGS[@]}"
+
+# --- generation ----------------------------------------------------------------------
+# Correctness: batch 2, prompt 8, caches of 32, the numpy reference's 16 new
+# ids. Hugging Face directories with random weights (hf_generation.py; 2
+# layers, vocabulary 96): GPT-2 with its head tied to an embedding scaled by
+# 0.1, so that the ids vary; Llama with GQA and RoPE. And a Llama with a
+# vocabulary of 1024, whose argmax is a split reduction (from 512 elements),
+# as the benchmark's 32000 is.
+gen_tiny() {  # gen_tiny NAME FAMILY|-- TPMLIR_BUILD_ARGS...
+  local d="$BUNDLE/models/$1"; shift
+  mkdir -p "$d/hf"
+  if [ "$1" = -- ]; then
+    shift
+    "$PYTHON" -m tpmlir.build "$@" --generate 32 --seq 8 --batch 2 -o "$d/m.mlir" \
+      --weights "$d/hf/model.safetensors" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
+  else
+    "$PYTHON" "$ROOT/test/Integration/Inputs/hf_generation.py" model "$d/hf" "$1" 32
+    "$PYTHON" -m tpmlir.build --hf-config "$d/hf/config.json" --generate 32 --seq 8 --batch 2 \
+      -o "$d/m.mlir" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
+  fi
+  echo 16 > "$d/steps"
+  compile "$d/m.mlir" --backend cuda --tp-size 1 -o "$d/m.cuda.so"
+}
+log "generating models"
+gen_tiny gen_gpt2 gpt2
+gen_tiny gen_llama llama
+gen_tiny gen_llama1k -- --preset tiny_llama --layers 2 --vocab 1024 --names hf_llama
+# The benchmark: GEN_STEPS new tokens after a prompt of --seq (weights and
+# prompt made there).
+bench_model gen_llama7b "f32 bf16" "${GEN_ARGS[@]}"
+echo "$GEN_STEPS" > "$BUNDLE/models/gen_llama7b/steps"
 
 # --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------
 log "shared libraries"

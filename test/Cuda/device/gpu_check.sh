@@ -19,7 +19,11 @@
 #     numpy and not within 1e-4 (the bf16 path was taken); Llama with its
 #     weights inline (constants the runtime uploads); a model compiled for
 #     tp 2 refused by a one-GPU world; tiny GPT-2 and Llama under
-#     compute-sanitizer's memcheck, where it can check the device;
+#     compute-sanitizer's memcheck (3c), where it can check the device;
+#  3b. generation (tp-run-cuda --generate): tiny GPT-2 (tied head) and Llama
+#     (GQA, RoPE) from Hugging Face directories, and a Llama with a
+#     vocabulary of 1024 (a split argmax), batch 2, prompt 8, 16 new ids equal
+#     to the numpy reference's; tiny Llama's generation under memcheck too;
 #  4. benchmarks at tp 1, batch 1, 128 tokens (weights, input and numpy
 #     reference made here by tpmlir.build with the bundle's arguments):
 #       GPT-2-small, 12 layers, fp32 (TF32 off);
@@ -30,6 +34,15 @@
 #     3e-2); one pass with TPRT_GEMM_LOG records its cuBLAS calls, which
 #     gemm_peak replays alone for the best rate on these shapes; PyTorch
 #     eager on the GPU (bench/gpu/torch_forward_gpu.py) when torch sees the GPU;
+#  4b. generation benchmark, when time is left before DEADLINE: a
+#     Llama-7B-shaped model (the bundle's GEN_ARGS: 2 layers, vocabulary
+#     32000), prompt 128, 128 new tokens, batch 1, fp32 and bf16 GEMMs: time
+#     to first token and decode tokens/s (tp-run-cuda --generate, --warmup 1
+#     --iters GEN_ITERS), against the HBM bound (the bytes of the weights a
+#     decode step reads over the bandwidth bench/gpu/hbm_bandwidth.py measures
+#     with device-to-device copies, and over the nominal 4.8 TB/s) and
+#     PyTorch eager with a KV cache (bench/gpu/torch_generate_gpu.py, whose
+#     fp32 ids must equal tp-run-cuda's);
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
 # Stops at once when step 0 or 1 fails; a failed check after that is
 # recorded and the run goes on (one device run then shows every failure and
@@ -40,10 +53,14 @@
 #
 # Environment: BUNDLE (default gpu-bundle), WORK (default /tmp/tp-gpu-check),
 # DOC (default docs/bench-gpu.md), PYTHON (default: the first of python3,
-# /usr/bin/python3 that has numpy), ITERS (default 20), STEP_TIMEOUT
+# /usr/bin/python3 that has numpy), ITERS (default 20), GEN_ITERS (default 3
+# generations timed, after one), STEP_TIMEOUT
 # (default 240 s for each command on the GPU), DEADLINE (default 420 s: no
 # benchmark starts later, so the run ends inside the device call's 480 s),
-# TPRT_COMM_TIMEOUT_S.
+# TPRT_COMM_TIMEOUT_S, GEN_TIMEOUT (default 120 s for each generation
+# command), TORCH_GEN_DEVICE (default cuda; cpu runs the PyTorch generation on
+# the host: test/Cuda/device-script.test), COMPUTE_SANITIZER (default: the one
+# on PATH or in /usr/local/cuda), MEMCHECK=0 (skip memcheck).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -53,6 +70,13 @@ BUNDLE="$(cd "${BUNDLE:-$ROOT/gpu-bundle}" 2>/dev/null && pwd)" \
 WORK="${WORK:-/tmp/tp-gpu-check}"
 DOC="${DOC:-$ROOT/docs/bench-gpu.md}"
 ITERS="${ITERS:-20}"
+GEN_ITERS="${GEN_ITERS:-3}"
+# Where torch_generate_gpu.py runs: cuda when torch sees the GPU (cpu: the
+# script's test, without a GPU).
+TORCH_GEN_DEVICE="${TORCH_GEN_DEVICE:-cuda}"
+# Each generation command takes seconds: a hang there must not eat the
+# benchmarks' time.
+GEN_TIMEOUT="${GEN_TIMEOUT:-120}"
 STEP_TIMEOUT="${STEP_TIMEOUT:-240}"
 DEADLINE="${DEADLINE:-420}"
 B="$BUNDLE/bin"
@@ -128,6 +152,7 @@ missing="$(for f in "$B"/* "$BUNDLE"/lib/* "$BUNDLE"/models/*/*.so; do
 [ -z "$missing" ] || die "libraries missing on this machine:
 $missing"
 MPIRUN=(timeout "$STEP_TIMEOUT" "$B/mpirun" --oversubscribe)
+MPIRUN_GEN=(timeout "$GEN_TIMEOUT" "$B/mpirun" --oversubscribe)
 TP_RUN_CUDA="$B/tp-run-cuda"
 
 # --- 1. a GPU ------------------------------------------------------------------------
@@ -198,27 +223,54 @@ fi
 grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
   || failed "the tp-2 refusal's message: $(cat "$WORK/refused.txt")"
 
-# --- 3b. the generated kernels under compute-sanitizer's memcheck -------------------------
+# --- 3b. generation: tp-run-cuda --generate vs the numpy reference -----------------------
+same_ids() { "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$@"; }
+for name in gen_gpt2 gen_llama gen_llama1k; do
+  d="$BUNDLE/models/$name"
+  rm -f "$WORK/$name.ids.npy" "$WORK/compare-$name.txt"
+  [ -f "$d/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; continue; }
+  log "$name: tp-run-cuda --generate $(cat "$d/steps")"
+  if "${MPIRUN_GEN[@]}" -np 1 "$TP_RUN_CUDA" "$d/m.cuda.so" --weights "$d/hf/model.safetensors" \
+       --prompt "$d/prompt.npy" --generate "$(cat "$d/steps")" --output "$WORK/$name.ids.npy" \
+       --report-json "$WORK/$name.json"; then
+    same_ids "$d/ids.npy" "$WORK/$name.ids.npy" | tee "$WORK/compare-$name.txt" \
+      || failed "$name: the generated ids differ from numpy's"
+  else
+    failed "$name: tp-run-cuda --generate"
+  fi
+done
+
+# --- 3c. the generated kernels under compute-sanitizer's memcheck -------------------------
 # Out-of-bounds and misaligned accesses of our kernels (API errors are cuBLAS's own
 # probing and not reported). Skipped where the sanitizer is missing or cannot
 # check the device (MEMCHECK=0 skips it too).
-CS="$(command -v compute-sanitizer || true)"
+CS="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || true)}"
 [ -z "$CS" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && CS=/usr/local/cuda/bin/compute-sanitizer
 if [ "${MEMCHECK:-1}" = 0 ] || [ -z "$CS" ]; then
   log "memcheck skipped (MEMCHECK=${MEMCHECK:-1}, compute-sanitizer: ${CS:-none})"
 else
-  for name in tiny_gpt2 tiny_llama; do
+  memcheck() {  # memcheck NAME TP-RUN-CUDA ARGS...; 1 when the sanitizer cannot check the device
+    local name=$1 out="$WORK/memcheck-$1.txt"; shift
     log "$name under compute-sanitizer memcheck"
-    d="$BUNDLE/models/$name" out="$WORK/memcheck-$name.txt"
     "${MPIRUN[@]}" -np 1 "$CS" --tool memcheck --report-api-errors no --print-limit 10 \
-      "$TP_RUN_CUDA" "$d/m.cuda.so" --weights "$d/w.safetensors" --input "$d/x.npy" \
-      --warmup 0 --iters 1 --quiet > "$out" 2>&1 || true
+      "$TP_RUN_CUDA" "$@" --quiet > "$out" 2>&1 || true
     grep -E "^========= (Invalid|ERROR SUMMARY|Error)" "$out" | head -12 || true
     if grep -qE "Device not supported|Failed to initialize|No CUDA-capable" "$out"; then
-      log "compute-sanitizer cannot check this device: memcheck skipped"; rm -f "$out"; break
+      log "compute-sanitizer cannot check this device: memcheck skipped"; rm -f "$out"; return 1
     fi
     grep -q "ERROR SUMMARY: 0 errors" "$out" || failed "$name: compute-sanitizer memcheck"
+  }
+  can=1
+  for name in tiny_gpt2 tiny_llama; do
+    d="$BUNDLE/models/$name"
+    memcheck "$name" "$d/m.cuda.so" --weights "$d/w.safetensors" --input "$d/x.npy" \
+      --warmup 0 --iters 1 || { can=0; break; }
   done
+  d="$BUNDLE/models/gen_llama"
+  if [ "$can" = 1 ]; then
+    memcheck gen_llama "$d/m.cuda.so" --weights "$d/hf/model.safetensors" \
+      --prompt "$d/prompt.npy" --generate 4 || true
+  fi
 fi
 
 # --- 4. benchmarks -----------------------------------------------------------------------
@@ -273,6 +325,76 @@ bench_model() {  # bench_model NAME MODEL DTYPE
 bench_model gpt2_small gpt2_small f32
 bench_model llama7b llama7b f32
 bench_model llama7b_bf16 llama7b bf16
+
+# --- 4b. generation benchmark ----------------------------------------------------------
+ids_agree() {  # ids_agree A.npy B.npy: how many new ids agree; exit 1 when any differs
+  "$PYTHON" - "$1" "$2" <<'PY'
+import sys
+import numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+if a.shape != b.shape:
+    sys.exit(f"ids {list(a.shape)} and {list(b.shape)}")
+differ = np.nonzero((a != b).any(axis=0))[0]
+if len(differ):
+    sys.exit(f"the first {differ[0]} of {a.shape[1]} new ids agree")
+print(f"all {a.shape[1]} new ids agree ({len(np.unique(a))} distinct)")
+PY
+}
+rm -f "$WORK/hbm.json"
+if [ "$HAVE_TORCH" = 1 ] && (( $(date +%s) - T0 < DEADLINE )); then
+  log "HBM bandwidth (device-to-device copies, PyTorch)"
+  timeout "$GEN_TIMEOUT" "$PYTHON" "$ROOT/bench/gpu/hbm_bandwidth.py" --json "$WORK/hbm.json" \
+    || failed "hbm_bandwidth.py"
+fi
+gen_bench() {  # gen_bench NAME DTYPE: the bundle's gen_llama7b
+  local name=$1 dtype=$2 m="$BUNDLE/models/gen_llama7b" data="$WORK/gen_llama7b.data"
+  local dir="$WORK/$1" steps
+  rm -rf "$dir" && mkdir -p "$dir"
+  [ -f "$m/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; return 0; }
+  steps=$(cat "$m/steps")
+  if (( $(date +%s) - T0 >= DEADLINE )); then
+    failed "$name: not run, past DEADLINE (${DEADLINE} s)"; return 0
+  fi
+  local args; mapfile -t args < "$m/build_args" || { failed "$name: $m/build_args"; return 0; }
+  if [ ! -f "$data/done" ]; then
+    log "gen_llama7b: weights and prompt"
+    mkdir -p "$data"
+    timeout "$STEP_TIMEOUT" "$PYTHON" -m tpmlir.build "${args[@]}" -o "$data/m.mlir" \
+      --weights "$data/w.safetensors" --input "$data/prompt.npy" \
+      || { failed "$name: weights and prompt (tpmlir.build)"; return 0; }
+    touch "$data/done"
+  fi
+  cp "$m/compile_s.$dtype" "$dir/compile_s.txt" || true
+  echo "$dtype" > "$dir/dtype.txt"
+  log "$name: tp-run-cuda --generate $steps"
+  if ! "${MPIRUN_GEN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
+       --prompt "$data/prompt.npy" --generate "$steps" --warmup 1 --iters "$GEN_ITERS" \
+       --output "$dir/ids.npy" --report-json "$dir/report.json" | tee "$dir/report.txt"; then
+    rm -f "$dir/report.json" "$dir/ids.npy"
+    failed "$name: tp-run-cuda --generate"
+  fi
+  if { [ "$HAVE_TORCH" = 1 ] || [ "$TORCH_GEN_DEVICE" = cpu ]; } \
+     && (( $(date +%s) - T0 < DEADLINE )); then
+    log "$name: PyTorch eager with a KV cache ($dtype, $TORCH_GEN_DEVICE)"
+    timeout "$GEN_TIMEOUT" "$PYTHON" "$ROOT/bench/gpu/torch_generate_gpu.py" --device "$TORCH_GEN_DEVICE" \
+      --weights "$data/w.safetensors" --prompt "$data/prompt.npy" --steps "$steps" \
+      --dtype "$dtype" --iters "$GEN_ITERS" --json "$dir/torch.json" --ids "$dir/torch_ids.npy" \
+      -- "${args[@]}" || failed "$name: torch_generate_gpu.py ($dtype)"
+  fi
+  # fp32: the same ids as PyTorch's, token for token; bf16 only says how far they agree.
+  if [ -f "$dir/ids.npy" ] && [ -f "$dir/torch_ids.npy" ]; then
+    local agree
+    if agree=$(ids_agree "$dir/torch_ids.npy" "$dir/ids.npy" 2>&1); then
+      echo "ids vs PyTorch's: $agree" | tee "$dir/ids.txt"
+    else
+      echo "ids vs PyTorch's: $agree" | tee "$dir/ids.txt"
+      [ "$dtype" = bf16 ] || failed "$name: ids differ from PyTorch's ($agree)"
+    fi
+  fi
+}
+echo "$GEN_ITERS" > "$WORK/gen_iters.txt"
+gen_bench gen_llama7b f32
+gen_bench gen_llama7b_bf16 bf16
 
 # --- 5. report -------------------------------------------------------------------------
 log "report"
