@@ -11,6 +11,7 @@
 #include "tp/IR/TPDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::tp {
@@ -42,9 +43,9 @@ static LogicalResult markBf16(ModuleOp module, llvm::json::Object &manifest) {
 /// the descriptors and calls the expanded form: every descriptor field an
 /// argument, thousands for a deep model, on which LLVM's interprocedural
 /// passes cost more than linearly in the depth. The expanded body moves into
-/// the C interface instead (its entry block, with those arguments, is
-/// branched to); where the C interface does more than one call (results to
-/// store), the expanded form becomes internal, for LLVM to inline.
+/// the C interface instead (its entry block's arguments replaced by the
+/// unpacked fields); where the C interface does more than one call (results
+/// to store), the expanded form becomes internal, for LLVM to inline.
 static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
                                 LLVM::LLVMFuncOp expanded) {
   if (expanded.isExternal())
@@ -63,13 +64,84 @@ static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
     expanded.setLinkage(LLVM::Linkage::Internal);
     return;
   }
+  // No branch: a block argument per descriptor field would be a phi for
+  // LLVM to fold, thousands of them.
   Block *entry = &expanded.getBody().front();
-  OpBuilder b(call);
-  LLVM::BrOp::create(b, call.getLoc(), call.getArgOperands(), entry);
+  for (auto [arg, field] :
+       llvm::zip(entry->getArguments(), call.getArgOperands()))
+    arg.replaceAllUsesWith(field);
   ret.erase();
   call.erase();
+  body.front().getOperations().splice(body.front().end(),
+                                      entry->getOperations());
+  entry->erase();
   body.getBlocks().splice(body.end(), expanded.getBody().getBlocks());
   expanded.erase();
+}
+
+/// Where a value used by `users` is best defined: before the first of them
+/// when they are all in `block`, else at `fallback`. A load placed so lives
+/// only across the layer that reads it, not across the whole forward pass.
+static Operation *firstUserIn(Block *block, ValueRange values,
+                              Operation *fallback) {
+  Operation *first = nullptr;
+  for (Value value : values)
+    for (Operation *user : value.getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor)
+        return fallback;
+      if (!first || ancestor->isBeforeInBlock(first))
+        first = ancestor;
+    }
+  return first ? first : fallback;
+}
+
+/// Loads of a whole descriptor whose fields are only extracted become loads
+/// of those fields, each next to what reads it. The C interface loads every
+/// descriptor on entry: for a deep model hundreds of values live across the
+/// whole body, which LLVM's code generation pays for more than linearly.
+/// Descriptors are the launcher's and stay unchanged during the call, so a
+/// field may be read any time.
+static void sinkDescriptorLoads(LLVM::LLVMFuncOp fn) {
+  MLIRContext *ctx = fn.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<LLVM::LoadOp> loads;
+  fn.walk([&](LLVM::LoadOp load) {
+    if (isa<LLVM::LLVMStructType>(load.getType()) &&
+        llvm::all_of(load->getUsers(), [](Operation *user) {
+          return isa<LLVM::ExtractValueOp>(user);
+        }))
+      loads.push_back(load);
+  });
+  for (LLVM::LoadOp load : loads) {
+    for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+      auto extract = cast<LLVM::ExtractValueOp>(user);
+      if (extract.use_empty()) {
+        extract.erase();
+        continue;
+      }
+      OpBuilder b(
+          firstUserIn(extract->getBlock(), extract.getResult(), extract));
+      SmallVector<LLVM::GEPArg> indices{0};
+      for (int64_t i : extract.getPosition())
+        indices.push_back(int32_t(i));
+      Value field = LLVM::GEPOp::create(
+          b, extract.getLoc(), ptr, load.getType(), load.getAddr(), indices);
+      extract.getResult().replaceAllUsesWith(
+          LLVM::LoadOp::create(b, extract.getLoc(), extract.getType(), field));
+      extract.erase();
+    }
+    load.erase();
+  }
+}
+
+/// Folds the descriptors the expanded entry rebuilt from the unpacked
+/// fields (insertvalue chains) back to the fields, and drops what is then
+/// unused: most of the C interface's body for a deep model.
+static LogicalResult foldDescriptorRoundTrips(LLVM::LLVMFuncOp fn) {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return applyPatternsGreedily(fn.getBody(), FrozenRewritePatternSet(), config);
 }
 
 /// `tp_model_manifest()`: the address of the manifest text.
@@ -90,8 +162,12 @@ static void addManifestFunction(OpBuilder &b, Location loc, StringRef text) {
   LLVM::ReturnOp::create(b, loc, address);
 }
 
-/// `tp_model_forward(void **buffers)`: loads one descriptor pointer per
-/// buffer and calls the C interface of the entry.
+/// `tp_model_forward(void **buffers)`: the C interface's body, each
+/// descriptor pointer loaded from `buffers` next to what reads it, when the
+/// C interface has one (the entry's C interface, with as many arguments as
+/// buffers, is then gone: on x86-64 all but six of them are on the stack,
+/// and code generation costs more than linearly in how many are read);
+/// otherwise a call of it with every descriptor pointer loaded.
 static void addForwardFunction(OpBuilder &b, Location loc,
                                LLVM::LLVMFuncOp callee, unsigned numBuffers) {
   MLIRContext *ctx = b.getContext();
@@ -100,14 +176,33 @@ static void addForwardFunction(OpBuilder &b, Location loc,
       b, loc, "tp_model_forward",
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
   OpBuilder::InsertionGuard guard(b);
+  auto loadBuffer = [&](OpBuilder &b, Value buffers, unsigned i) -> Value {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, buffers,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    return LLVM::LoadOp::create(b, loc, ptr, slot);
+  };
+  bool inlineBody =
+      !callee.isExternal() && callee.getNumArguments() == numBuffers &&
+      llvm::all_of(callee.getArgumentTypes(), [&](Type t) { return t == ptr; });
+  if (inlineBody) {
+    Region &body = fn.getBody();
+    body.takeBody(callee.getBody());
+    Block *entry = &body.front();
+    Value buffers = entry->insertArgument(0u, ptr, loc);
+    for (unsigned i = 0; i < numBuffers; ++i) {
+      BlockArgument arg = entry->getArgument(1);
+      OpBuilder at(firstUserIn(entry, arg, &entry->front()));
+      arg.replaceAllUsesWith(loadBuffer(at, buffers, i));
+      entry->eraseArgument(1);
+    }
+    callee.erase();
+    return;
+  }
   Block *body = fn.addEntryBlock(b);
   b.setInsertionPointToStart(body);
   SmallVector<Value> descriptors;
-  for (unsigned i = 0; i < numBuffers; ++i) {
-    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
-                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
-    descriptors.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
-  }
+  for (unsigned i = 0; i < numBuffers; ++i)
+    descriptors.push_back(loadBuffer(b, body->getArgument(0), i));
   LLVM::CallOp::create(b, loc, callee, descriptors);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
 }
@@ -149,6 +244,11 @@ struct TPModelInterfacePass
     }
     if (auto expanded = module.lookupSymbol<LLVM::LLVMFuncOp>(*entry))
       mergeIntoCInterface(module, callee, expanded);
+    if (!callee.isExternal()) {
+      if (failed(foldDescriptorRoundTrips(callee)))
+        return signalPassFailure();
+      sinkDescriptorLoads(callee);
+    }
     unsigned numBuffers = args->size() + results->size();
     if (failed(markBf16(module, *manifest)))
       return signalPassFailure();
