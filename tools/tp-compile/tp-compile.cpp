@@ -112,9 +112,9 @@ static cl::opt<bool> outlineRepeatedBlocks(
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("run MLIR's verifier after every pass, as tp-opt does; off "
-             "(default): once after sharding and once after the lowering, "
-             "where the per-pass runs cost more than the passes of a deep "
-             "model"),
+             "(default): the parsed input and what tp-compile writes (the "
+             "sharded or the lowered module) are verified, the per-pass runs "
+             "cost more than the passes of a deep model"),
     cl::init(false), cl::cat(category));
 
 static cl::OptionCategory cudaCategory("tp-compile options for --backend cuda");
@@ -162,8 +162,8 @@ static void addLowering(PassManager &pm) {
   tp::buildCudaLoweringPipeline(pm, cuda);
 }
 
-/// Without --verify-each, what a stage's passes produced is verified once,
-/// before anything reads it.
+/// Without --verify-each, the module is verified where tp-compile leaves
+/// MLIR: once it is written out or translated to LLVM IR.
 static LogicalResult verifyOnce(ModuleOp module, TimingScope &stage) {
   if (verifyEach)
     return success();
@@ -236,11 +236,15 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   importOptions.tosa = tp::containsTosa(*module);
   tp::buildImportPipeline(shard, importOptions);
   shard.addPass(tp::createTPShard({tpSize, allowFallback}));
-  if (failed(shard.run(*module)) || failed(verifyOnce(*module, shardTimer)))
+  if (failed(shard.run(*module)))
     return fail("sharding failed on " + inputFile);
-  shardTimer.stop();
-  if (emit == Emit::Sharded)
+  if (emit == Emit::Sharded) {
+    if (failed(verifyOnce(*module, shardTimer)))
+      return fail("sharding failed on " + inputFile);
+    shardTimer.stop();
     return writeModule();
+  }
+  shardTimer.stop();
 
   PassManager lower(&context);
   TimingScope lowerTimer = timing.nest("lowering");
