@@ -56,11 +56,18 @@ static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
                  : nullptr;
   auto call =
       ret ? dyn_cast_or_null<LLVM::CallOp>(ret->getPrevNode()) : nullptr;
-  std::optional<SymbolTable::UseRange> uses =
-      SymbolTable::getSymbolUses(expanded, module);
+  // Other uses of the expanded form: in the other top-level ops (not in its
+  // own body, a deep model's largest, which no model calls recursively).
+  auto usedElsewhere = [&] {
+    for (Operation &op : module.getBody()->getOperations())
+      if (&op != expanded && &op != cInterface &&
+          !SymbolTable::symbolKnownUseEmpty(expanded, &op))
+        return true;
+    return false;
+  };
   if (!call || call.getCallee() != expanded.getName() ||
-      call.getNumResults() != 0 || ret.getNumOperands() != 0 || !uses ||
-      !llvm::hasSingleElement(*uses)) {
+      call.getNumResults() != 0 || ret.getNumOperands() != 0 ||
+      usedElsewhere()) {
     expanded.setLinkage(LLVM::Linkage::Internal);
     return;
   }
