@@ -11,6 +11,7 @@
 #include "tp/IR/TPDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::tp {
@@ -44,9 +45,9 @@ static LogicalResult markBf16(ModuleOp module, llvm::json::Object &function) {
 /// the descriptors and calls the expanded form: every descriptor field an
 /// argument, thousands for a deep model, on which LLVM's interprocedural
 /// passes cost more than linearly in the depth. The expanded body moves into
-/// the C interface instead (its entry block, with those arguments, is
-/// branched to); where the C interface does more than one call (results to
-/// store), the expanded form becomes internal, for LLVM to inline.
+/// the C interface instead (its entry block's arguments replaced by the
+/// unpacked fields); where the C interface does more than one call (results
+/// to store), the expanded form becomes internal, for LLVM to inline.
 static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
                                 LLVM::LLVMFuncOp expanded) {
   if (expanded.isExternal())
@@ -57,21 +58,110 @@ static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
                  : nullptr;
   auto call =
       ret ? dyn_cast_or_null<LLVM::CallOp>(ret->getPrevNode()) : nullptr;
-  std::optional<SymbolTable::UseRange> uses =
-      SymbolTable::getSymbolUses(expanded, module);
+  // Other uses of the expanded form: in the other top-level ops (not in its
+  // own body, a deep model's largest, which no model calls recursively).
+  auto usedElsewhere = [&] {
+    for (Operation &op : module.getBody()->getOperations())
+      if (&op != expanded && &op != cInterface &&
+          !SymbolTable::symbolKnownUseEmpty(expanded, &op))
+        return true;
+    return false;
+  };
   if (!call || call.getCallee() != expanded.getName() ||
-      call.getNumResults() != 0 || ret.getNumOperands() != 0 || !uses ||
-      !llvm::hasSingleElement(*uses)) {
+      call.getNumResults() != 0 || ret.getNumOperands() != 0 ||
+      usedElsewhere()) {
     expanded.setLinkage(LLVM::Linkage::Internal);
     return;
   }
+  // No branch: a block argument per descriptor field would be a phi for
+  // LLVM to fold, thousands of them.
   Block *entry = &expanded.getBody().front();
-  OpBuilder b(call);
-  LLVM::BrOp::create(b, call.getLoc(), call.getArgOperands(), entry);
+  for (auto [arg, field] :
+       llvm::zip(entry->getArguments(), call.getArgOperands()))
+    arg.replaceAllUsesWith(field);
   ret.erase();
   call.erase();
+  body.front().getOperations().splice(body.front().end(),
+                                      entry->getOperations());
+  entry->erase();
   body.getBlocks().splice(body.end(), expanded.getBody().getBlocks());
   expanded.erase();
+}
+
+/// Where a value used by `users` is best defined: before the first of them
+/// when they are all in `block`, else at `fallback`. A load placed so lives
+/// only across the layer that reads it, not across the whole forward pass.
+static Operation *firstUserIn(Block *block, ValueRange values,
+                              Operation *fallback) {
+  Operation *first = nullptr;
+  for (Value value : values)
+    for (Operation *user : value.getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor)
+        return fallback;
+      if (!first || ancestor->isBeforeInBlock(first))
+        first = ancestor;
+    }
+  return first ? first : fallback;
+}
+
+/// Loads of a whole descriptor whose fields are only extracted become loads
+/// of those fields, each next to what reads it. The C interface loads every
+/// descriptor on entry: for a deep model hundreds of values live across the
+/// whole body, which LLVM's code generation pays for more than linearly.
+/// Descriptors are the launcher's and stay unchanged during the call, so a
+/// field may be read any time.
+static void sinkDescriptorLoads(LLVM::LLVMFuncOp fn) {
+  MLIRContext *ctx = fn.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<LLVM::LoadOp> loads;
+  fn.walk([&](LLVM::LoadOp load) {
+    if (isa<LLVM::LLVMStructType>(load.getType()) &&
+        llvm::all_of(load->getUsers(), [](Operation *user) {
+          return isa<LLVM::ExtractValueOp>(user);
+        }))
+      loads.push_back(load);
+  });
+  for (LLVM::LoadOp load : loads) {
+    for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+      auto extract = cast<LLVM::ExtractValueOp>(user);
+      if (extract.use_empty()) {
+        extract.erase();
+        continue;
+      }
+      OpBuilder b(
+          firstUserIn(extract->getBlock(), extract.getResult(), extract));
+      SmallVector<LLVM::GEPArg> indices{0};
+      for (int64_t i : extract.getPosition())
+        indices.push_back(int32_t(i));
+      Value field = LLVM::GEPOp::create(
+          b, extract.getLoc(), ptr, load.getType(), load.getAddr(), indices);
+      extract.getResult().replaceAllUsesWith(
+          LLVM::LoadOp::create(b, extract.getLoc(), extract.getType(), field));
+      extract.erase();
+    }
+    load.erase();
+  }
+}
+
+/// Folds the descriptors the expanded entry rebuilt from the unpacked
+/// fields (insertvalue chains) back to the fields, and drops what is then
+/// unused: most of the C interface's body for a deep model. (Only these
+/// folds, in one sweep: a greedy rewrite of the whole body costs more.)
+static void foldDescriptorRoundTrips(LLVM::LLVMFuncOp fn) {
+  fn.walk([](LLVM::ExtractValueOp extract) {
+    SmallVector<OpFoldResult> folded;
+    if (succeeded(extract->fold(folded)) && folded.size() == 1)
+      if (auto value = dyn_cast<Value>(folded.front());
+          value && value != extract.getResult()) {
+        extract.getResult().replaceAllUsesWith(value);
+        extract.erase();
+      }
+  });
+  for (Block &block : llvm::reverse(fn.getBody()))
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (isOpTriviallyDead(&op))
+        op.erase();
 }
 
 /// `tp_model_manifest()`: the address of the manifest text.
@@ -92,8 +182,13 @@ static void addManifestFunction(OpBuilder &b, Location loc, StringRef text) {
   LLVM::ReturnOp::create(b, loc, address);
 }
 
-/// `symbol(void **buffers)`: loads the descriptor pointers at `slots` of
-/// `buffers` and calls the C interface of the entry with them.
+/// `symbol(void **buffers)` for an entry whose C interface `callee` takes
+/// the descriptors at `slots` of `buffers` (a result updated in place has
+/// none): the C interface's body, each descriptor pointer loaded from
+/// `buffers` next to what reads it, when the C interface has one (it is
+/// then gone: on x86-64 all but six of its arguments are on the stack, and
+/// code generation costs more than linearly in how many are read);
+/// otherwise a call of it with every descriptor pointer loaded.
 static void addEntryFunction(OpBuilder &b, Location loc, StringRef symbol,
                              LLVM::LLVMFuncOp callee, ArrayRef<int32_t> slots) {
   MLIRContext *ctx = b.getContext();
@@ -102,14 +197,33 @@ static void addEntryFunction(OpBuilder &b, Location loc, StringRef symbol,
       b, loc, symbol,
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
   OpBuilder::InsertionGuard guard(b);
+  auto loadBuffer = [&](OpBuilder &b, Value buffers, unsigned i) -> Value {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, buffers,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    return LLVM::LoadOp::create(b, loc, ptr, slot);
+  };
+  bool inlineBody =
+      !callee.isExternal() && callee.getNumArguments() == slots.size() &&
+      llvm::all_of(callee.getArgumentTypes(), [&](Type t) { return t == ptr; });
+  if (inlineBody) {
+    Region &body = fn.getBody();
+    body.takeBody(callee.getBody());
+    Block *entry = &body.front();
+    Value buffers = entry->insertArgument(0u, ptr, loc);
+    for (int32_t slot : slots) {
+      BlockArgument arg = entry->getArgument(1);
+      OpBuilder at(firstUserIn(entry, arg, &entry->front()));
+      arg.replaceAllUsesWith(loadBuffer(at, buffers, slot));
+      entry->eraseArgument(1);
+    }
+    callee.erase();
+    return;
+  }
   Block *body = fn.addEntryBlock(b);
   b.setInsertionPointToStart(body);
   SmallVector<Value> descriptors;
-  for (int32_t slot : slots) {
-    Value address = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
-                                        ArrayRef<LLVM::GEPArg>{slot});
-    descriptors.push_back(LLVM::LoadOp::create(b, loc, ptr, address));
-  }
+  for (int32_t slot : slots)
+    descriptors.push_back(loadBuffer(b, body->getArgument(0), slot));
   LLVM::CallOp::create(b, loc, callee, descriptors);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
 }
@@ -136,6 +250,10 @@ static LogicalResult addEntry(ModuleOp module, OpBuilder &b,
                                  "llvm.emit_c_interface";
   if (auto expanded = module.lookupSymbol<LLVM::LLVMFuncOp>(*name))
     mergeIntoCInterface(module, callee, expanded);
+  if (!callee.isExternal()) {
+    foldDescriptorRoundTrips(callee);
+    sinkDescriptorLoads(callee);
+  }
   if (failed(markBf16(module, function)))
     return failure();
   SmallVector<int32_t> slots;

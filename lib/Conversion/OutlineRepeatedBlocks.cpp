@@ -20,6 +20,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPOUTLINEREPEATEDBLOCKS
@@ -178,8 +179,22 @@ static SmallVector<Candidate> findCandidates(const Body &body) {
     tokens.push_back(structureHash(op));
     contractions[i + 1] = contractions[i] + isContraction(op);
   }
+  // A run of at least two blocks repeats the first block's contraction one
+  // period later: only the distances between contractions of the same
+  // structure can be periods, a few per layer rather than every length up
+  // to half the body (which cost time quadratic in the depth).
+  DenseMap<llvm::hash_code, SmallVector<unsigned>> contractionsByToken;
+  for (auto [i, op] : llvm::enumerate(body.ops))
+    if (isContraction(op))
+      contractionsByToken[tokens[i]].push_back(i);
+  llvm::SetVector<unsigned> periods;
+  for (auto &entry : contractionsByToken)
+    for (auto [k, first] : llvm::enumerate(entry.second))
+      for (unsigned second : ArrayRef(entry.second).drop_front(k + 1))
+        if (2 * (second - first) <= n)
+          periods.insert(second - first);
   SmallVector<Candidate> candidates;
-  for (unsigned p = 1; 2 * p <= n; ++p) {
+  for (unsigned p : periods) {
     Candidate best{p, 0, 0};
     unsigned run = 0;
     for (unsigned i = 0; i + p < n; ++i) {
@@ -301,6 +316,21 @@ static bool sameBlock(const Body &body, const Instance &ref,
 // Rewrite: one private function per block, a call per instance.
 //===----------------------------------------------------------------------===//
 
+/// Whether the bufferized form of `type` can take and return its buffers as
+/// bare pointers (convert-func-to-llvm's `llvm.bareptr`): shapes are static
+/// and, after bufferization with identity layouts, strides are too.
+static bool takesBarePointers(FunctionType type) {
+  auto fits = [](Type t) {
+    if (auto memref = dyn_cast<MemRefType>(t))
+      return memref.hasStaticShape() && memref.getLayout().isIdentity();
+    if (auto shaped = dyn_cast<ShapedType>(t))
+      return isa<RankedTensorType>(t) && shaped.hasStaticShape();
+    return true;
+  };
+  return llvm::all_of(type.getInputs(), fits) &&
+         llvm::all_of(type.getResults(), fits);
+}
+
 /// The callee: `ref`'s ops cloned, its constants cloned in, its live-ins as
 /// arguments and `liveOuts` as results. LLVM must not inline it back: that
 /// would undo the point.
@@ -329,6 +359,11 @@ createCallee(func::FuncOp parent, const Body &body, const Instance &ref,
   callee->setAttr("llvm.linkage",
                   LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
   callee->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  // Each buffer as one pointer rather than its descriptor's fields (a dozen
+  // weights of rank 1 to 3 are over 80 arguments): the calls, one per
+  // layer, are most of what LLVM compiles in the entry.
+  if (takesBarePointers(callee.getFunctionType()))
+    callee->setAttr("llvm.bareptr", b.getUnitAttr());
   symbols.insert(callee);
 
   Block *entry = callee.addEntryBlock();

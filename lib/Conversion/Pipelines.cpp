@@ -22,6 +22,10 @@ using namespace mlir;
 
 void mlir::tp::addTensorSimplifications(
     OpPassManager &pm, const TensorSimplificationOptions &options) {
+  // First: everything after, the tensor rewrites included, then works on
+  // each distinct layer once, not on every layer of the model.
+  if (options.outlineRepeatedBlocks)
+    pm.addPass(createTPOutlineRepeatedBlocks());
   pm.addPass(createTPDecomposeAggregates());
   // Elementwise arith and math on whole tensors (TOSA's erf, say) as
   // generics: the later passes and the loop lowering take linalg.
@@ -34,11 +38,6 @@ void mlir::tp::addTensorSimplifications(
   pm.addPass(createTPFusePointwise());
   pm.addPass(createTPApproximateMath());
   pm.addPass(createTPUnfoldStridedSlices());
-  // Last on tensors, so that the passes before see the whole forward pass
-  // as before, and everything after (bufferization, the loops, LLVM) works
-  // on each distinct layer once.
-  if (options.outlineRepeatedBlocks)
-    pm.addPass(createTPOutlineRepeatedBlocks());
 }
 
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {

@@ -7,6 +7,7 @@
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -31,6 +32,8 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   weights.file = options.weights;
   weights.keepValues = options.keepWeightValues;
   pm.addPass(createTPExternalizeWeights(weights));
+  if (!options.tosa)
+    return;
   // The passes of upstream's tosa-to-linalg-pipeline without its
   // tosa-validate, which rejects the i64 tosa.cast front-ends emit for
   // token ids and masks.
@@ -42,6 +45,16 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   func.addPass(createTosaToArithPass());
   func.addPass(createTosaToTensorPass());
   func.addPass(createTPDropDeadTosaShapes());
+}
+
+bool mlir::tp::containsTosa(Operation *op) {
+  return op
+      ->walk([](Operation *nested) {
+        return isa_and_nonnull<tosa::TosaDialect>(nested->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 void mlir::tp::registerImportPipeline() {

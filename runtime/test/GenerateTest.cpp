@@ -16,15 +16,19 @@ tprt::ManifestFunction function(const std::string &name) {
   tprt::ManifestFunction f;
   f.name = name;
   f.symbol = "tp_model_" + name;
-  tprt::ManifestArg ids{"ids", "", "i64", {2, decode ? 1 : 4},
-                        {2, decode ? 1 : 4}, std::nullopt};
+  tprt::ManifestArg ids{
+      "ids", "", "i64", {2, decode ? 1 : 4}, {2, decode ? 1 : 4}, std::nullopt};
   ids.tokens = true;
   ids.vocab = 96;
   f.args.push_back(ids);
   if (decode)
     f.args.push_back({"pos", "", "i64", {}, {}, std::nullopt});
-  f.args.push_back(
-      {"cache.0.k", "", "f32", {2, 2, 16, 8}, {2, 1, 16, 8}, tprt::Shard{1, 1}});
+  f.args.push_back({"cache.0.k",
+                    "",
+                    "f32",
+                    {2, 2, 16, 8},
+                    {2, 1, 16, 8},
+                    tprt::Shard{1, 1}});
   f.args.push_back({"w", "", "f32", {8, 8}, {8, 8}, std::nullopt});
   f.results.push_back({"next_ids", "i64", {2, 1}, {2, 1}});
   tprt::ManifestResult cache{"cache.0.k", "f32", {2, 2, 16, 8}, {2, 1, 16, 8}};
@@ -92,8 +96,8 @@ TEST(Generate, RefusesWhatBreaksTheContract) {
   decode.args.erase(decode.args.begin() + 1);
   decode.results[1].inPlace = 1;
   tprt::ManifestFunction weightless = function("prefill");
-  auto found = tprt::generationSignature(weightless, {0, 1, 2}, decode,
-                                         inputs(decode));
+  auto found =
+      tprt::generationSignature(weightless, {0, 1, 2}, decode, inputs(decode));
   ASSERT_FALSE(found);
   EXPECT_EQ(found.status().message(),
             "@prefill: argument 2 ('w') is an input that generation does not "

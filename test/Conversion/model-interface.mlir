@@ -26,29 +26,42 @@ module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22forward\22,\2
 // -----
 
 // The entry's expanded form (one argument per descriptor field) moves into
-// its C interface, which branches to it with the unpacked fields; no
-// function takes them all as arguments any more.
+// its C interface, and the C interface's body into tp_model_forward: no
+// function takes every descriptor, or every descriptor field, as an
+// argument. The descriptor the expanded form rebuilt folds away; each field
+// read is loaded where it is read, from the descriptor tp_model_forward
+// loads from its buffers.
 
 // CHECK-LABEL: module {
 // CHECK-NOT: llvm.func @forward(
-// CHECK: llvm.func @_mlir_ciface_forward(%[[P:.*]]: !llvm.ptr) {
-// CHECK:   %[[D:.*]] = llvm.load %[[P]]
-// CHECK:   %[[F:.*]] = llvm.extractvalue %[[D]][1]
-// CHECK:   llvm.br ^[[BODY:.*]](%[[F]] : !llvm.ptr)
-// CHECK: ^[[BODY]](%[[A:.*]]: !llvm.ptr):
-// CHECK:   llvm.store %{{.*}}, %[[A]]
+// CHECK-NOT: llvm.func @_mlir_ciface_forward(
+// CHECK: llvm.func @tp_model_forward(%[[BUFS:.*]]: !llvm.ptr) {
+// CHECK:   %[[C:.*]] = llvm.mlir.constant(1.0
+// CHECK:   %[[SLOT:.*]] = llvm.getelementptr %[[BUFS]][0]
+// CHECK:   %[[P:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK:   %[[F:.*]] = llvm.getelementptr %[[P]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, i64)>
+// CHECK:   %[[A:.*]] = llvm.load %[[F]] : !llvm.ptr -> !llvm.ptr
+// CHECK:   llvm.store %[[C]], %[[A]]
 // CHECK:   llvm.return
 // CHECK-NOT: llvm.func @forward(
+// CHECK-NOT: llvm.func @_mlir_ciface_forward(
 module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22forward\22,\22symbol\22:\22tp_model_forward\22,\22args\22:[{\22dtype\22:\22f32\22}],\22results\22:[]}]}"} {
-  llvm.func @forward(%a: !llvm.ptr) {
+  llvm.func @forward(%allocated: !llvm.ptr, %aligned: !llvm.ptr, %offset: i64) {
+    %u = llvm.mlir.poison : !llvm.struct<(ptr, ptr, i64)>
+    %d0 = llvm.insertvalue %allocated, %u[0] : !llvm.struct<(ptr, ptr, i64)>
+    %d1 = llvm.insertvalue %aligned, %d0[1] : !llvm.struct<(ptr, ptr, i64)>
+    %d2 = llvm.insertvalue %offset, %d1[2] : !llvm.struct<(ptr, ptr, i64)>
     %c = llvm.mlir.constant(1.0 : f32) : f32
+    %a = llvm.extractvalue %d2[1] : !llvm.struct<(ptr, ptr, i64)>
     llvm.store %c, %a : f32, !llvm.ptr
     llvm.return
   }
   llvm.func @_mlir_ciface_forward(%p: !llvm.ptr) {
     %d = llvm.load %p : !llvm.ptr -> !llvm.struct<(ptr, ptr, i64)>
-    %f = llvm.extractvalue %d[1] : !llvm.struct<(ptr, ptr, i64)>
-    llvm.call @forward(%f) : (!llvm.ptr) -> ()
+    %f0 = llvm.extractvalue %d[0] : !llvm.struct<(ptr, ptr, i64)>
+    %f1 = llvm.extractvalue %d[1] : !llvm.struct<(ptr, ptr, i64)>
+    %f2 = llvm.extractvalue %d[2] : !llvm.struct<(ptr, ptr, i64)>
+    llvm.call @forward(%f0, %f1, %f2) : (!llvm.ptr, !llvm.ptr, i64) -> ()
     llvm.return
   }
 }

@@ -19,7 +19,7 @@
 
 // CHECK-LABEL: func.func private @three_layers_block0(
 // CHECK-SAME: %[[BX:[^:]*]]: tensor<4x8xf32>, %[[BW:[^:]*]]: tensor<8x8xf32>) -> tensor<4x8xf32>
-// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK-SAME: attributes {llvm.bareptr, llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK-NEXT: %[[BZERO:.*]] = arith.constant 0.0
 // CHECK-NEXT: %[[E:.*]] = tensor.empty
 // CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[BZERO]] : f32) outs(%[[E]]

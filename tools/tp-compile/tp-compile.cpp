@@ -17,6 +17,7 @@
 #include "tp/Target/ModelObject.h"
 #include "tp/Transforms/Passes.h"
 
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -108,6 +109,14 @@ static cl::opt<bool> outlineRepeatedBlocks(
              "straight-line function, to compare against"),
     cl::init(true), cl::cat(category));
 
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("run MLIR's verifier after every pass, as tp-opt does; off "
+             "(default): the parsed input and what tp-compile writes (the "
+             "sharded or the lowered module) are verified, the per-pass runs "
+             "cost more than the passes of a deep model"),
+    cl::init(false), cl::cat(category));
+
 static cl::OptionCategory cudaCategory("tp-compile options for --backend cuda");
 static cl::opt<std::string> cudaChip("cuda-chip", cl::desc("GPU architecture"),
                                      cl::init("sm_90"), cl::cat(cudaCategory));
@@ -151,6 +160,15 @@ static void addLowering(PassManager &pm) {
             ? "bin"
             : "isa";
   tp::buildCudaLoweringPipeline(pm, cuda);
+}
+
+/// Without --verify-each, the module is verified where tp-compile leaves
+/// MLIR: once it is written out or translated to LLVM IR.
+static LogicalResult verifyOnce(ModuleOp module, TimingScope &stage) {
+  if (verifyEach)
+    return success();
+  TimingScope timer = stage.nest("verify");
+  return verify(module);
 }
 
 /// LLVM IR, an object or the shared object of a lowered module.
@@ -207,6 +225,7 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   PassManager shard(&context);
   TimingScope shardTimer = timing.nest("sharding");
   shard.enableTiming(shardTimer);
+  shard.enableVerifier(verifyEach);
   // What front-ends write (TOSA, shard annotations, weights as constants)
   // to linalg first. Without --weights-out the weights whose values the
   // model holds are compiled into it; those it lacks (elided resources)
@@ -214,21 +233,27 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   tp::ImportOptions importOptions;
   importOptions.weights = weightsOut;
   importOptions.keepWeightValues = weightsOut.empty();
+  importOptions.tosa = tp::containsTosa(*module);
   tp::buildImportPipeline(shard, importOptions);
   shard.addPass(tp::createTPShard({tpSize, allowFallback}));
   if (failed(shard.run(*module)))
     return fail("sharding failed on " + inputFile);
-  shardTimer.stop();
-  if (emit == Emit::Sharded)
+  if (emit == Emit::Sharded) {
+    if (failed(verifyOnce(*module, shardTimer)))
+      return fail("sharding failed on " + inputFile);
+    shardTimer.stop();
     return writeModule();
+  }
+  shardTimer.stop();
 
   PassManager lower(&context);
   TimingScope lowerTimer = timing.nest("lowering");
   lower.enableTiming(lowerTimer);
+  lower.enableVerifier(verifyEach);
   lower.addPass(tp::createTPModelManifest({backend}));
   addLowering(lower);
   lower.addPass(tp::createTPModelInterface());
-  if (failed(lower.run(*module)))
+  if (failed(lower.run(*module)) || failed(verifyOnce(*module, lowerTimer)))
     return fail("lowering failed on " + inputFile);
   lowerTimer.stop();
   if (emit == Emit::Lowered)

@@ -94,8 +94,9 @@ def TPOutlineRepeatedBlocks
   let description = [{
     A forward pass is one straight-line function with N copies of the same
     transformer block, and LLVM's optimisation and code generation cost
-    more than linearly in the size of one function. On tensors, after
-    sharding and before bufferization, each public function's body is
+    more than linearly in the size of one function. On tensors, right after
+    sharding (so that the tensor rewrites, bufferization and the loops work
+    on each distinct block once too), each public function's body is
     searched for a repeated block: every op gets a token of its structure
     (name, attributes, types, regions, the values of constant operands, but
     not where other operands come from); the period with the most ops in
@@ -111,7 +112,10 @@ def TPOutlineRepeatedBlocks
     outside values, in the order of first use, as arguments; the results any
     instance uses afterwards, in the order of definition, as results) with
     internal linkage and `passthrough = ["noinline"]`, so that LLVM keeps one
-    body, and each instance becomes a `func.call` of it. Repeats for up to
+    body, and, when every argument and result has a static shape,
+    `llvm.bareptr`: `convert-func-to-llvm` passes each buffer as one pointer,
+    not as the fields of its descriptor. Each instance becomes a `func.call`
+    of it. Repeats for up to
     `max-blocks` distinct blocks.
   }];
   let options = [
@@ -225,11 +229,16 @@ def TPModelInterface : Pass<"tp-model-interface", "ModuleOp"> {
   let description = [{
     On the LLVM-dialect module (after the lowering): from `tp.manifest`,
     adds `tp_model_manifest()`, returning the manifest text, and per entry
-    function its `symbol(void **buffers)`, which passes one memref
-    descriptor per argument, then per result not updated in place, to
-    `_mlir_ciface_<entry>` (runtime/include/tprt/model.h); the entry's body
-    moves into that C interface, so that no function takes every
-    descriptor field as an argument. Arguments the cuda lowering stored as
+    function its `symbol(void **buffers)` (`tp_model_forward`), which takes
+    one memref descriptor per argument, then per result
+    (runtime/include/tprt/model.h); a result updated in place has a slot
+    the entry does not read. The entry's expanded body moves into its C
+    interface `_mlir_ciface_<entry>` and that into the symbol's function,
+    each descriptor pointer loaded from `buffers`, and each field read
+    loaded from its descriptor, next to what reads it: no function takes
+    every descriptor or descriptor field as an argument, and no value lives
+    across the whole body. A C interface without a body is called with the
+    descriptor pointers instead. Arguments the cuda lowering stored as
     bf16 (`tpcompile.bf16_args`) are marked so in the manifest. Both module
     attributes are removed.
   }];

@@ -27,7 +27,16 @@ struct ImportOptions : public PassPipelineOptions<ImportOptions> {
       llvm::cl::desc("leave the weights whose values the module holds as "
                      "constants; only elided ones become arguments"),
       llvm::cl::init(false)};
+  Option<bool> tosa{
+      *this, "tosa",
+      llvm::cl::desc("run the TOSA conversions; false leaves them out for a "
+                     "module without TOSA ops, where each would only walk it"),
+      llvm::cl::init(true)};
 };
+
+/// Whether `op` holds an op of the TOSA dialect: what the TOSA conversions
+/// of buildImportPipeline work on.
+bool containsTosa(Operation *op);
 
 /// Brings a graph from another front-end to what tp-shard takes (func,
 /// arith, math, tensor, linalg, its weights as arguments): the upstream
