@@ -223,11 +223,12 @@ def main(argv=None) -> int:
     p("")
     p(f"`bench/cpu/read_bw.c` ({args.cc} -O3 -march=native -ffast-math): the median of 10 passes summing "
       f"a 1 GiB float32 array (the L3 is 32 MiB), vectorised by clang with 4 AVX-512 accumulators, so "
-      "the loop never limits the pass (numpy's float32 sum, built for Debian's SSE2 baseline, would). "
-      f"Huge pages: `madvise(MADV_HUGEPAGE)` before the first touch ({huge_share * 100:.0f}% of "
-      "the array got them in the run that got the fewest); 4 KiB pages: what `malloc` gives a large buffer. In this VM the 4 KiB pages' "
-      "TLB misses cost a third of the bandwidth or more: the bound uses the huge-page bandwidth, the "
-      "machine's, and a runtime that keeps its weights on 4 KiB pages is held to the lower figure. "
+      "the loop never limits the pass (numpy's float32 sum runs at its build's SIMD width, SSE2 in "
+      "Debian's, and cannot ask for huge pages). Huge pages: `madvise(MADV_HUGEPAGE)` before the first "
+      f"touch ({huge_share * 100:.0f}% of the array got them, in the run that got the fewest); 4 KiB "
+      "pages: what `malloc` gives a large buffer. In this VM the 4 KiB pages' TLB misses cost a third "
+      "of the bandwidth or more: the bound uses the huge-page bandwidth, the machine's; the 4 KiB "
+      "figure is the most a runtime whose weights sit on 4 KiB pages can stream. "
       "Two copies at once (one per core) give the per-core bandwidth while both ranks stream their "
       "shards. Bytes: the module doc of `bench/cpu/generate_report.py`; fp32 weights, "
       "at tp 2 the cut matrices and the embedding halved, the norms and two biases per layer whole.")
