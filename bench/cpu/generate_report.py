@@ -173,21 +173,23 @@ def main(argv=None) -> int:
     for b, name, th, tt, st, key in rows:
         s = med(st)
         summary[(key, b)] = {"ttft": med(tt), "step": s, "tps": 1 / s, "tps_batch": b / s}
-    for b, name, th, tt, st, key in rows:
-        s = summary[(key, b)]
-        vs = s["tps"] / summary[("torch", b)]["tps"]
-        n = 2 if key == "tp2" else 1
-        of_bound = f"{bound[(n, b)]['step_s'] / s['step'] * 100:.0f}%" if key != "torch" else \
-            f"{bound[(1, b)]['step_s'] / s['step'] * 100:.0f}% (tp 1's)"
-        p(f"| {b} | {name} | {th} | {s['ttft'] * 1e3:.0f} | {s['step'] * 1e3:.1f} | {s['tps']:.2f} | "
-          f"{s['tps_batch']:.1f} | {min(b / x for x in st):.1f}–{max(b / x for x in st):.1f} | {vs:.2f}x | "
-          f"{of_bound} |")
-    for b in batches:
+    for batch in batches:
+        for b, name, th, tt, st, key in rows:
+            if b != batch:
+                continue
+            s = summary[(key, b)]
+            vs = s["tps"] / summary[("torch", b)]["tps"]
+            n = 2 if key == "tp2" else 1
+            of_bound = f"{bound[(n, b)]['step_s'] / s['step'] * 100:.0f}%" if key != "torch" else \
+                f"{bound[(1, b)]['step_s'] / s['step'] * 100:.0f}% (tp 1's)"
+            p(f"| {b} | {name} | {th} | {s['ttft'] * 1e3:.0f} | {s['step'] * 1e3:.1f} | {s['tps']:.2f} | "
+              f"{s['tps_batch']:.1f} | {min(b / x for x in st):.1f}–{max(b / x for x in st):.1f} | "
+              f"{vs:.2f}x | {of_bound} |")
         for n in (1, 2):
-            bd = bound[(n, b)]
-            p(f"| {b} | *bound, tp {n}: {bd['bytes'] / 1e6:.0f} MB per step per rank at "
+            bd = bound[(n, batch)]
+            p(f"| {batch} | *bound, tp {n}: {bd['bytes'] / 1e6:.0f} MB per step per rank at "
               f"{gbps[n] / 1e9:.2f} GB/s* | | | {bd['step_s'] * 1e3:.1f} | {1 / bd['step_s']:.2f} | "
-              f"{b / bd['step_s']:.1f} | | | 100% |")
+              f"{batch / bd['step_s']:.1f} | | | 100% |")
     p("")
     if not have_gen:
         p(f"**The compiled rows are missing**: this `tp-run` (`{args.tp_run}`) has no `--generate` yet "
