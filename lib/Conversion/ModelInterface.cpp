@@ -1,8 +1,8 @@
 //===- ModelInterface.cpp - the functions a launcher calls ----------------===//
 //
-// `tp_model_manifest` and `tp_model_forward` of runtime/include/tprt/model.h,
-// added to the lowered module: a launcher dlopens the model and needs no
-// knowledge of MLIR's calling convention.
+// `tp_model_manifest` and one `tp_model_<entry>` per entry function (see
+// runtime/include/tprt/model.h), added to the lowered module: a launcher
+// dlopens the model and needs no knowledge of MLIR's calling convention.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,20 +21,22 @@ namespace mlir::tp {
 using namespace mlir;
 using namespace mlir::tp;
 
-/// Marks the arguments the lowering stored as bf16 in the manifest.
-static LogicalResult markBf16(ModuleOp module, llvm::json::Object &manifest) {
-  auto bf16 = module->getAttrOfType<DenseI64ArrayAttr>(kBf16ArgsAttrName);
+/// Marks the arguments of `function` (a manifest entry) that the lowering
+/// stored as bf16.
+static LogicalResult markBf16(ModuleOp module, llvm::json::Object &function) {
+  auto all = module->getAttrOfType<DictionaryAttr>(kBf16ArgsAttrName);
+  std::optional<StringRef> name = function.getString("name");
+  auto bf16 = all && name ? all.getAs<DenseI64ArrayAttr>(*name) : nullptr;
   if (!bf16)
     return success();
-  llvm::json::Array *args = manifest.getArray("args");
+  llvm::json::Array *args = function.getArray("args");
   for (int64_t i : bf16.asArrayRef()) {
     if (!args || i < 0 || size_t(i) >= args->size())
       return module.emitError()
-             << "'" << kBf16ArgsAttrName << "' names argument " << i
-             << ", which the manifest does not have";
+             << "'" << kBf16ArgsAttrName << "' names argument " << i << " of @"
+             << *name << ", which the manifest does not have";
     (*(*args)[i].getAsObject())["dtype"] = "bf16";
   }
-  module->removeAttr(kBf16ArgsAttrName);
   return success();
 }
 
@@ -90,26 +92,61 @@ static void addManifestFunction(OpBuilder &b, Location loc, StringRef text) {
   LLVM::ReturnOp::create(b, loc, address);
 }
 
-/// `tp_model_forward(void **buffers)`: loads one descriptor pointer per
-/// buffer and calls the C interface of the entry.
-static void addForwardFunction(OpBuilder &b, Location loc,
-                               LLVM::LLVMFuncOp callee, unsigned numBuffers) {
+/// `symbol(void **buffers)`: loads the descriptor pointers at `slots` of
+/// `buffers` and calls the C interface of the entry with them.
+static void addEntryFunction(OpBuilder &b, Location loc, StringRef symbol,
+                             LLVM::LLVMFuncOp callee, ArrayRef<int32_t> slots) {
   MLIRContext *ctx = b.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto fn = LLVM::LLVMFuncOp::create(
-      b, loc, "tp_model_forward",
+      b, loc, symbol,
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
   OpBuilder::InsertionGuard guard(b);
   Block *body = fn.addEntryBlock(b);
   b.setInsertionPointToStart(body);
   SmallVector<Value> descriptors;
-  for (unsigned i = 0; i < numBuffers; ++i) {
-    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
-                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
-    descriptors.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+  for (int32_t slot : slots) {
+    Value address = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                        ArrayRef<LLVM::GEPArg>{slot});
+    descriptors.push_back(LLVM::LoadOp::create(b, loc, ptr, address));
   }
   LLVM::CallOp::create(b, loc, callee, descriptors);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
+}
+
+/// The entry function of `function` (a manifest entry): its C interface
+/// takes one descriptor per argument, then per result not updated in place
+/// (tp-in-place-results); a launcher passes every argument's, then every
+/// result's.
+static LogicalResult addEntry(ModuleOp module, OpBuilder &b,
+                              llvm::json::Object &function) {
+  std::optional<StringRef> name = function.getString("name");
+  std::optional<StringRef> symbol = function.getString("symbol");
+  llvm::json::Array *args = function.getArray("args");
+  llvm::json::Array *results = function.getArray("results");
+  if (!name || !symbol || !args || !results)
+    return module.emitError()
+           << "a function of '" << TPDialect::getManifestAttrName()
+           << "' lacks its name, symbol, args or results";
+  std::string cInterface = ("_mlir_ciface_" + *name).str();
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(cInterface);
+  if (!callee)
+    return module.emitError() << "no @" << cInterface
+                              << ": the entry was not lowered with "
+                                 "llvm.emit_c_interface";
+  if (auto expanded = module.lookupSymbol<LLVM::LLVMFuncOp>(*name))
+    mergeIntoCInterface(module, callee, expanded);
+  if (failed(markBf16(module, function)))
+    return failure();
+  SmallVector<int32_t> slots;
+  for (size_t i = 0; i < args->size() + results->size(); ++i) {
+    const llvm::json::Object *result =
+        i < args->size() ? nullptr : (*results)[i - args->size()].getAsObject();
+    if (!result || !result->get("in_place"))
+      slots.push_back(int32_t(i));
+  }
+  addEntryFunction(b, module.getLoc(), *symbol, callee, slots);
+  return success();
 }
 
 namespace {
@@ -126,40 +163,33 @@ struct TPModelInterfacePass
     }
     llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
     llvm::json::Object *manifest = parsed ? parsed->getAsObject() : nullptr;
-    std::optional<StringRef> entry =
-        manifest ? manifest->getString("function") : std::nullopt;
-    llvm::json::Array *args = manifest ? manifest->getArray("args") : nullptr;
-    llvm::json::Array *results =
-        manifest ? manifest->getArray("results") : nullptr;
-    if (!entry || !args || !results) {
+    llvm::json::Array *functions =
+        manifest ? manifest->getArray("functions") : nullptr;
+    if (!functions) {
       if (!parsed)
         llvm::consumeError(parsed.takeError());
       module.emitError() << "'" << TPDialect::getManifestAttrName()
-                         << "' is not a manifest (JSON with function, args "
-                            "and results)";
+                         << "' is not a manifest (JSON with functions)";
       return signalPassFailure();
     }
-    std::string cInterface = ("_mlir_ciface_" + *entry).str();
-    auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(cInterface);
-    if (!callee) {
-      module.emitError() << "no @" << cInterface
-                         << ": the entry was not lowered with "
-                            "llvm.emit_c_interface";
-      return signalPassFailure();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    for (llvm::json::Value &function : *functions) {
+      if (!function.getAsObject()) {
+        module.emitError() << "a function of '"
+                           << TPDialect::getManifestAttrName()
+                           << "' is not an object";
+        return signalPassFailure();
+      }
+      if (failed(addEntry(module, b, *function.getAsObject())))
+        return signalPassFailure();
     }
-    if (auto expanded = module.lookupSymbol<LLVM::LLVMFuncOp>(*entry))
-      mergeIntoCInterface(module, callee, expanded);
-    unsigned numBuffers = args->size() + results->size();
-    if (failed(markBf16(module, *manifest)))
-      return signalPassFailure();
+    module->removeAttr(kBf16ArgsAttrName);
 
     std::string json;
     llvm::raw_string_ostream os(json);
     os << llvm::json::Value(std::move(*manifest));
     module->removeAttr(TPDialect::getManifestAttrName());
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     addManifestFunction(b, module.getLoc(), json);
-    addForwardFunction(b, module.getLoc(), callee, numBuffers);
   }
 };
 } // namespace

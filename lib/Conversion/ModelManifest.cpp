@@ -25,22 +25,26 @@ namespace mlir::tp {
 using namespace mlir;
 using namespace mlir::tp;
 
-/// The one public function with a body: the model's forward pass (private
-/// ones are its helpers, the blocks tp-outline-repeated-blocks outlines).
-static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
-  func::FuncOp entry;
-  for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
-    if (fn.isExternal() || fn.isPrivate())
-      continue;
-    if (entry)
-      return fn.emitError("a model has one function with a body; also "
-                          "found @")
-             << entry.getName();
-    entry = fn;
-  }
-  if (!entry)
+/// The public functions with a body: the model's entries (`@forward`, or
+/// `@prefill` and `@decode` of a generating model); private ones are their
+/// helpers, the blocks tp-outline-repeated-blocks outlines.
+static FailureOr<SmallVector<func::FuncOp>> findEntries(ModuleOp module) {
+  SmallVector<func::FuncOp> entries;
+  for (func::FuncOp fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && !fn.isPrivate())
+      entries.push_back(fn);
+  if (entries.empty())
     return module.emitError("no function with a body to compile");
-  return entry;
+  return entries;
+}
+
+/// The C symbol a launcher calls `fn` by: `tp_model_<name>`, every
+/// character C does not take in a name replaced by '_'.
+static std::string entrySymbol(func::FuncOp fn) {
+  std::string symbol = "tp_model_";
+  for (char c : fn.getName())
+    symbol.push_back(llvm::isAlnum(c) ? c : '_');
+  return symbol;
 }
 
 static llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
@@ -89,11 +93,12 @@ static BlockArgument castSource(Value value) {
 
 /// The argument of token ids: the integer input of the function's largest
 /// lookup (a linalg.generic yielding an element of a weight table, the
-/// vocabulary embedding), traced back through casts; null without one. A
-/// launcher counts tokens from it rather than from, say, a position-ids
-/// buffer of the same rank.
-static BlockArgument tokenIds(func::FuncOp fn) {
+/// vocabulary embedding), traced back through casts, and the table; null
+/// without one. A launcher counts tokens from it rather than from, say, a
+/// position-ids buffer of the same rank.
+static std::pair<BlockArgument, Value> tokenIds(func::FuncOp fn) {
   BlockArgument ids;
+  Value table;
   int64_t largest = 0;
   fn.walk([&](tensor::ExtractOp extract) {
     linalg::GenericOp lookup = getLookupGeneric(extract);
@@ -107,15 +112,44 @@ static BlockArgument tokenIds(func::FuncOp fn) {
     if (BlockArgument arg = castSource(lookup.getDpsInputs()[0]);
         arg && arg.getOwner()->getParentOp() == fn.getOperation()) {
       ids = arg;
+      table = extract.getTensor();
       largest = size;
     }
   });
-  return ids;
+  return {ids, table};
 }
 
-static FailureOr<llvm::json::Object>
-buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
-  BlockArgument ids = tokenIds(fn);
+/// `shape` (a rank's part) as the full tensor, and the manifest's `shard`
+/// (null for a whole tensor).
+static std::pair<SmallVector<int64_t>, llvm::json::Value>
+fullShapeAndShard(ArrayRef<int64_t> shape, ShardAttr shard, int64_t tpSize) {
+  SmallVector<int64_t> full(shape);
+  if (!shard)
+    return {full, nullptr};
+  full[shard.getDim()] *= tpSize / shard.getReplicas();
+  llvm::json::Object json{{"dim", shard.getDim()}, {"outer", shard.getOuter()}};
+  if (shard.getReplicas() > 1)
+    json["replicas"] = shard.getReplicas();
+  return {full, std::move(json)};
+}
+
+/// The manifest's entry for `fn`: its symbol, arguments and results.
+static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
+                                                   int64_t tpSize) {
+  auto [ids, table] = tokenIds(fn);
+  // The vocabulary: the rows of a [V, D] table the function takes whole
+  // or cut, so that a launcher can refuse ids outside it.
+  std::optional<int64_t> vocab;
+  if (auto tableArg = dyn_cast_or_null<BlockArgument>(table);
+      tableArg && tableArg.getOwner()->getParentOp() == fn.getOperation() &&
+      cast<RankedTensorType>(table.getType()).getRank() == 2) {
+    auto shard = fn.getArgAttrOfType<ShardAttr>(tableArg.getArgNumber(),
+                                                TPDialect::getShardAttrName());
+    vocab =
+        fullShapeAndShard(cast<RankedTensorType>(table.getType()).getShape(),
+                          shard, tpSize)
+            .first[0];
+  }
   llvm::json::Array args, results;
   // A checkpoint holds one tensor per name: two arguments of one name read
   // the same tensor, so they must take the same full shape.
@@ -138,16 +172,7 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
         fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
     auto shard =
         fn.getArgAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
-    SmallVector<int64_t> full(type.getShape());
-    llvm::json::Value shardJson = nullptr;
-    if (shard) {
-      full[shard.getDim()] *= tpSize / shard.getReplicas();
-      llvm::json::Object json{{"dim", shard.getDim()},
-                              {"outer", shard.getOuter()}};
-      if (shard.getReplicas() > 1)
-        json["replicas"] = shard.getReplicas();
-      shardJson = std::move(json);
-    }
+    auto [full, shardJson] = fullShapeAndShard(type.getShape(), shard, tpSize);
     if (name) {
       auto [it, inserted] = named.try_emplace(name, i, full);
       if (!inserted && it->second.second != full)
@@ -168,8 +193,11 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
     // checkpoint when one holds its name and takes it as an input otherwise.
     if (!name)
       entry["role"] = anyNamed || i == 0 ? "input" : "weight";
-    if (arg == ids)
+    if (arg == ids) {
       entry["tokens"] = true;
+      if (vocab)
+        entry["vocab"] = *vocab;
+    }
     args.push_back(std::move(entry));
   }
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
@@ -180,15 +208,22 @@ buildManifest(func::FuncOp fn, int64_t tpSize, StringRef backend) {
       return fn.emitError("result ")
              << i << " must be a static tensor of f32, i64, i32 or i1, got "
              << t;
-    results.push_back(
-        llvm::json::Object{{"name", ("result" + Twine(i)).str()},
-                           {"dtype", *dtype},
-                           {"shape", shapeJson(type.getShape())}});
+    // A result keeps its name (a cache returned under its argument's),
+    // and a cut one (the caches again) its shard: it is never gathered.
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
+    auto shard =
+        fn.getResultAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
+    auto [full, shardJson] = fullShapeAndShard(type.getShape(), shard, tpSize);
+    results.push_back(llvm::json::Object{
+        {"name", name ? name.str() : ("result" + Twine(i)).str()},
+        {"dtype", *dtype},
+        {"shape", shapeJson(full)},
+        {"local_shape", shapeJson(type.getShape())},
+        {"shard", std::move(shardJson)}});
   }
-  return llvm::json::Object{{"abi_version", int64_t(TPRT_ABI_VERSION)},
-                            {"backend", backend},
-                            {"tp_size", tpSize},
-                            {"function", fn.getName().str()},
+  return llvm::json::Object{{"name", fn.getName().str()},
+                            {"symbol", entrySymbol(fn)},
                             {"args", std::move(args)},
                             {"results", std::move(results)}};
 }
@@ -204,22 +239,43 @@ struct TPModelManifestPass
       module.emitError() << "unknown backend '" << backend << "' (cpu or cuda)";
       return signalPassFailure();
     }
-    FailureOr<func::FuncOp> entry = findEntry(module);
-    if (failed(entry))
+    FailureOr<SmallVector<func::FuncOp>> entries = findEntries(module);
+    if (failed(entries))
       return signalPassFailure();
     auto size =
         module->getAttrOfType<IntegerAttr>(TPDialect::getSizeAttrName());
-    FailureOr<llvm::json::Object> manifest =
-        buildManifest(*entry, size ? size.getInt() : 1, backend);
-    if (failed(manifest))
-      return signalPassFailure();
+    llvm::json::Array functions;
+    llvm::StringMap<func::FuncOp> symbols;
+    for (func::FuncOp entry : *entries) {
+      FailureOr<llvm::json::Object> function =
+          buildFunction(entry, size ? size.getInt() : 1);
+      if (failed(function))
+        return signalPassFailure();
+      auto [it, inserted] = symbols.try_emplace(entrySymbol(entry), entry);
+      if (!inserted) {
+        entry.emitError("exported as ")
+            << it->first() << " like @" << it->second.getName()
+            << ": rename one of them";
+        return signalPassFailure();
+      }
+      functions.push_back(std::move(*function));
+    }
+    llvm::json::Object manifest{{"abi_version", int64_t(TPRT_ABI_VERSION)},
+                                {"backend", backend},
+                                {"tp_size", size ? size.getInt() : 1},
+                                {"functions", std::move(functions)}};
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << llvm::json::Value(std::move(*manifest));
+    os << llvm::json::Value(std::move(manifest));
     module->setAttr(TPDialect::getManifestAttrName(),
                     StringAttr::get(&getContext(), text));
-    entry->setAllArgAttrs(ArrayRef<DictionaryAttr>{});
-    (*entry)->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+    // The attributes are in the manifest now; LLVM would warn of a
+    // result's tp.name.
+    for (func::FuncOp entry : *entries) {
+      entry.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+      entry.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+      entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+    }
   }
 };
 } // namespace

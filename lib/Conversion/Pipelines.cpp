@@ -49,6 +49,11 @@ void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A KV cache returned in its argument's buffer stays there: through the
+  // outlined layers (upstream drops their results equivalent to an
+  // argument, the calls forward the operand), then out of the entries.
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  pm.addPass(createTPInPlaceResults());
   // Callers (tp-run) own the result buffers: results become trailing
   // out-parameters, written in place when the result was a fresh buffer.
   bufferization::BufferResultsToOutParamsPassOptions outParams;

@@ -129,12 +129,12 @@ static LogicalResult linkShared(ModuleOp at, StringRef object, StringRef output,
 LogicalResult mlir::tp::writeModel(ModuleOp module, ModelArtifact artifact,
                                    StringRef path,
                                    const ModelLinkOptions &options) {
-  // A launcher finds a model by these two symbols.
-  for (StringRef symbol : {"tp_model_manifest", "tp_model_forward"})
-    if (!module.lookupSymbol(symbol))
-      return module.emitError()
-             << "no @" << symbol
-             << ": not a model (tp-model-interface adds the model interface)";
+  // A launcher finds a model by this symbol, and its entries by the
+  // symbols the manifest names.
+  if (!module.lookupSymbol("tp_model_manifest"))
+    return module.emitError() << "no @tp_model_manifest: not a model "
+                                 "(tp-model-interface adds the model "
+                                 "interface)";
   TimingScope noTiming;
   TimingScope &timing = options.timing ? *options.timing : noTiming;
   llvm::LLVMContext llvmContext;

@@ -55,6 +55,29 @@ BlasOperand toOperand(const MatrixView &v, bool trans,
 
 bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
+/// c = op(a) * op(b) + beta c for a single row of c (m = 1: a decode step's
+/// token) as a matrix-vector product on op(b). OpenBLAS's sgemm (before
+/// 0.3.27) packs all of b for one row, reading the weight twice; sgemv
+/// streams it once. False (nothing done) where a stride does not fit.
+bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
+          int64_t n, int64_t k, float beta) {
+  // op(a)'s row: contiguous unless a is stored as a column (transposed).
+  int64_t incA = opA.trans ? opA.ld : 1;
+  int64_t incC = c.sizes[1] == 1 ? 1 : c.strides[1];
+  if (!fitsBlasInt(incA) || incA == 0 || !fitsBlasInt(incC) || incC == 0)
+    return false;
+  // c may be fresh memory: NaN patterns there must not survive a scaling
+  // by beta = 0.
+  if (beta == 0)
+    for (int64_t j = 0; j < n; ++j)
+      c.data[j * incC] = 0;
+  // c^T = op(b)^T a^T: b stored [k, n] (not transposed) is read transposed.
+  cblas_sgemv(CblasRowMajor, opB.trans ? CblasNoTrans : CblasTrans,
+              opB.trans ? n : k, opB.trans ? k : n, 1.0f, opB.data, opB.ld,
+              opA.data, incA, beta, c.data, incC);
+  return true;
+}
+
 /// c = op(a) * op(b) + beta c (beta 0 or 1); `call` names the entry point in
 /// messages.
 void gemm(const char *call, const MatrixView &a, const MatrixView &b,
@@ -74,6 +97,8 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b,
     fail(call, "leading dimension exceeds the BLAS integer range");
   auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
 
+  if (m == 1 && gemv(c, opA, opB, n, k, beta))
+    return;
   Layout cLayout = layoutOf(c);
   if (cLayout == Layout::ColumnMajor && fitsBlasInt(columnMajorLd(c))) {
     // c is the transpose of a row-major n x m matrix: c^T += op(b)^T op(a)^T.

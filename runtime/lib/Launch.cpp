@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <tuple>
 
 #include <dlfcn.h>
@@ -133,36 +134,53 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
     return {"world size " + std::to_string(worldSize) + " but " + model +
             " was compiled for tp " + std::to_string(manifest.tpSize)};
   std::vector<std::string> errors;
-  if (manifest.results.empty())
-    errors.push_back("'" + model + "': manifest has no results");
-  for (size_t i = 0; i < manifest.args.size(); ++i) {
-    const ManifestArg &arg = manifest.args[i];
-    std::string where = "'" + model + "': argument " + std::to_string(i) +
-                        " ('" + arg.name + "')";
-    // Integer buffers (token ids, positions, masks) are passed as they
-    // are, on a device backend uploaded like the others.
-    bool integer =
-        arg.dtype == "i64" || arg.dtype == "i32" || arg.dtype == "i1";
-    if (arg.dtype != "f32" && !integer &&
-        !(bf16 && arg.role != "input" && arg.dtype == "bf16"))
-      errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
-                       " runtime takes f32, i64, i32, i1" +
-                       (bf16 ? " (and bf16 weights)" : ""));
-    Expected<std::vector<int64_t>> local =
-        shardShape(arg.shape, arg.shard, manifest.tpSize);
-    if (!local)
-      errors.push_back(where + ": " + local.status().message());
-    else if (*local != arg.localShape)
-      errors.push_back(where + ": local_shape " + formatShape(arg.localShape) +
-                       " is not the shard " + formatShape(*local) + " of " +
-                       formatShape(arg.shape));
+  for (const ManifestFunction &function : manifest.functions) {
+    // A function's name is worth saying only where there are several.
+    std::string in = "'" + model + "': " +
+                     (manifest.functions.size() > 1 ? "@" + function.name + " "
+                                                    : std::string());
+    if (function.results.empty())
+      errors.push_back(in + (manifest.functions.size() > 1
+                                 ? "has no results"
+                                 : "manifest has no results"));
+    for (size_t i = 0; i < function.args.size(); ++i) {
+      const ManifestArg &arg = function.args[i];
+      std::string where =
+          in + "argument " + std::to_string(i) + " ('" + arg.name + "')";
+      // Integer buffers (token ids, positions, masks) are passed as they
+      // are, on a device backend uploaded like the others.
+      bool integer =
+          arg.dtype == "i64" || arg.dtype == "i32" || arg.dtype == "i1";
+      if (arg.dtype != "f32" && !integer &&
+          !(bf16 && arg.role != "input" && arg.dtype == "bf16"))
+        errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
+                         " runtime takes f32, i64, i32, i1" +
+                         (bf16 ? " (and bf16 weights)" : ""));
+      Expected<std::vector<int64_t>> local =
+          shardShape(arg.shape, arg.shard, manifest.tpSize);
+      if (!local)
+        errors.push_back(where + ": " + local.status().message());
+      else if (*local != arg.localShape)
+        errors.push_back(where + ": local_shape " +
+                         formatShape(arg.localShape) + " is not the shard " +
+                         formatShape(*local) + " of " + formatShape(arg.shape));
+    }
+    // Results (next token ids among them) are fetched as bytes.
+    for (const ManifestResult &result : function.results) {
+      if (!npyElementSize(result.dtype))
+        errors.push_back(in + "result '" + result.name + "' has dtype '" +
+                         result.dtype + "'; the " + name +
+                         " runtime takes f32, i64, i32, i1");
+      const ManifestArg *updated =
+          result.inPlace ? &function.args[*result.inPlace] : nullptr;
+      if (updated && (updated->dtype != result.dtype ||
+                      updated->localShape != result.localShape))
+        errors.push_back(in + "result '" + result.name +
+                         "' is updated in argument " +
+                         std::to_string(*result.inPlace) + " ('" +
+                         updated->name + "'), of another dtype or shape");
+    }
   }
-  // Results (next token ids among them) are fetched as bytes.
-  for (const ManifestResult &result : manifest.results)
-    if (!npyElementSize(result.dtype))
-      errors.push_back("'" + model + "': result '" + result.name +
-                       "' has dtype '" + result.dtype + "'; the " + name +
-                       " runtime takes f32, i64, i32, i1");
   return errors;
 }
 
@@ -216,24 +234,32 @@ static std::string unusedOfShape(const std::vector<ManifestArg> &args,
          quotedList(candidates);
 }
 
-std::optional<std::string> bindWeights(const Manifest &manifest,
-                                       const std::vector<std::string> &paths,
-                                       WeightBinding &binding,
-                                       std::vector<std::string> &errors) {
-  const std::vector<ManifestArg> &args = manifest.args;
-  binding.checkpoints.clear();
-  binding.checkpoints.reserve(paths.size()); // stable addresses
-  binding.tensors.assign(args.size(), nullptr);
-  binding.files.assign(args.size(), nullptr);
-  binding.inputs.clear();
+std::optional<std::string>
+openCheckpoints(const std::vector<std::string> &paths,
+                std::vector<SafetensorsFile> &checkpoints) {
+  checkpoints.clear();
+  checkpoints.reserve(paths.size()); // stable addresses
   for (const std::string &path : paths) {
     Expected<SafetensorsFile> file = SafetensorsFile::open(path);
     if (!file)
       return "checkpoint " + file.status().message();
-    binding.checkpoints.emplace_back(std::move(*file));
+    checkpoints.emplace_back(std::move(*file));
   }
-  TensorsInOrder inFileOrder = tensorsInFileOrder(binding.checkpoints);
-  std::string checkpoints =
+  return std::nullopt;
+}
+
+void bindWeights(const ManifestFunction &function,
+                 const std::vector<SafetensorsFile> &checkpoints,
+                 WeightBinding &binding, std::vector<std::string> &errors) {
+  const std::vector<ManifestArg> &args = function.args;
+  binding.tensors.assign(args.size(), nullptr);
+  binding.files.assign(args.size(), nullptr);
+  binding.inputs.clear();
+  std::vector<std::string> paths;
+  for (const SafetensorsFile &checkpoint : checkpoints)
+    paths.push_back(checkpoint.path());
+  TensorsInOrder inFileOrder = tensorsInFileOrder(checkpoints);
+  std::string holdersText =
       (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
   size_t positional = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -251,7 +277,7 @@ std::optional<std::string> bindWeights(const Manifest &manifest,
             inFileOrder[positional];
       ++positional;
     } else {
-      for (const SafetensorsFile &checkpoint : binding.checkpoints)
+      for (const SafetensorsFile &checkpoint : checkpoints)
         if (const TensorInfo *tensor = checkpoint.find(arg.name)) {
           holders.push_back(checkpoint.path());
           binding.tensors[i] = tensor;
@@ -269,7 +295,7 @@ std::optional<std::string> bindWeights(const Manifest &manifest,
       continue;
     }
     if (!tensor) {
-      errors.push_back(checkpoints +
+      errors.push_back(holdersText +
                        (paths.size() == 1 ? " has no " : " have no ") + where +
                        unusedOfShape(args, arg, inFileOrder));
       continue;
@@ -284,7 +310,6 @@ std::optional<std::string> bindWeights(const Manifest &manifest,
                        formatShape(tensor->shape) + ", the model takes " +
                        formatShape(arg.shape));
   }
-  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -305,24 +330,33 @@ Expected<ModelLibrary> ModelLibrary::open(const std::string &path) {
   ModelLibrary library(handle);
   library.manifest =
       reinterpret_cast<ManifestFn>(dlsym(handle, "tp_model_manifest"));
-  library.forward =
-      reinterpret_cast<ForwardFn>(dlsym(handle, "tp_model_forward"));
-  if (!library.manifest || !library.forward)
+  if (!library.manifest)
     return Status(TPRT_ERR_IO, "'" + path +
-                                   "' does not export tp_model_manifest and "
-                                   "tp_model_forward (not built by "
-                                   "tp-compile?)");
+                                   "' does not export tp_model_manifest (not "
+                                   "built by tp-compile?)");
   return library;
 }
 
+ModelLibrary::EntryFn ModelLibrary::entry(const std::string &symbol) const {
+  return reinterpret_cast<EntryFn>(dlsym(handle, symbol.c_str()));
+}
+
 ModelLibrary::ModelLibrary(ModelLibrary &&other) noexcept
-    : manifest(other.manifest), forward(other.forward), handle(other.handle) {
+    : manifest(other.manifest), handle(other.handle) {
   other.handle = nullptr;
 }
 
 ModelLibrary::~ModelLibrary() {
   if (handle)
     dlclose(handle);
+}
+
+/// "'prefill', 'decode'".
+static std::string functionNames(const Manifest &manifest) {
+  std::vector<std::string> names;
+  for (const ManifestFunction &function : manifest.functions)
+    names.push_back(function.name);
+  return quotedList(names);
 }
 
 std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
@@ -344,27 +378,60 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
   if (!errors.empty())
     return errors;
 
+  // The functions to call: those named, or the model's only one.
+  std::vector<std::string> names = files.functions;
+  if (names.empty() && manifest_.functions.size() == 1)
+    names.push_back(manifest_.functions.front().name);
+  if (names.empty())
+    return {"'" + model + "' has functions " + functionNames(manifest_) +
+            ": choose one with --function, or generate with --generate"};
+  selected.clear();
+  entries.clear();
+  for (const std::string &name : names) {
+    const ManifestFunction *function = manifest_.find(name);
+    if (!function) {
+      errors.push_back("'" + model + "' has no function '" + name +
+                       "' (it has " + functionNames(manifest_) + ")");
+      continue;
+    }
+    ModelLibrary::EntryFn entry = library->entry(function->symbol);
+    if (!entry)
+      errors.push_back("'" + model + "' does not export " + function->symbol +
+                       ", the entry of @" + name);
+    selected.push_back(function);
+    entries.push_back(entry);
+  }
+  if (!errors.empty())
+    return errors;
+
   // The checkpoints: every weight present, of its dtype and full shape. A
   // model compiled with its weights inline takes none.
-  const std::vector<ManifestArg> &args = manifest_.args;
   if (files.weights.empty()) {
     std::vector<std::string> weightArgs;
-    for (const ManifestArg &arg : args)
-      if (arg.role == "weight")
-        weightArgs.push_back(arg.name);
+    for (const ManifestFunction *function : selected)
+      for (const ManifestArg &arg : function->args)
+        if (arg.role == "weight")
+          weightArgs.push_back(arg.name);
     if (!weightArgs.empty())
       return {"no --weights given; '" + model + "' takes " +
               std::to_string(weightArgs.size()) + " weights (the first '" +
               weightArgs.front() + "')"};
   }
   if (std::optional<std::string> fatal =
-          bindWeights(manifest_, files.weights, weights, errors))
+          openCheckpoints(files.weights, checkpoints))
     return {*fatal};
-  readInputs(files, errors);
+  bindings = std::vector<WeightBinding>(selected.size());
+  for (size_t k = 0; k < selected.size(); ++k)
+    bindWeights(*selected[k], checkpoints, bindings[k], errors);
+  // One function runs on the --input files; generation makes its own.
+  if (selected.size() == 1)
+    readInputs(files, errors);
 
-  // Only rank 0 writes, so only it checks.
+  // Only rank 0 writes, so only it checks: one file per result, or the
+  // generated ids.
+  size_t outputs = selected.size() == 1 ? selected.front()->results.size() : 1;
   if (rank == 0 && !files.output.empty())
-    for (size_t j = 0; j < manifest_.results.size(); ++j) {
+    for (size_t j = 0; j < outputs; ++j) {
       std::string path = resultPath(files.output, j);
       if (std::optional<std::string> why = whyNotWritable(path))
         errors.push_back("cannot write the output '" + path + "': " + *why);
@@ -377,11 +444,11 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
 }
 
 /// "'ids' i64 [1, 12], 'mask' i1 [1, 12]".
-static std::string describeInputs(const Manifest &manifest,
+static std::string describeInputs(const ManifestFunction &function,
                                   const std::vector<size_t> &inputs) {
   std::string text;
   for (size_t i : inputs) {
-    const ManifestArg &arg = manifest.args[i];
+    const ManifestArg &arg = function.args[i];
     text += (text.empty() ? "'" : ", '") + arg.name + "' " + arg.dtype + " " +
             formatShape(arg.shape);
   }
@@ -390,13 +457,14 @@ static std::string describeInputs(const Manifest &manifest,
 
 void LoadedModel::readInputs(const LaunchFiles &files,
                              std::vector<std::string> &errors) {
-  const std::vector<ManifestArg> &args = manifest_.args;
+  const std::vector<ManifestArg> &args = selected.front()->args;
+  const WeightBinding &weights = bindings.front();
   const std::vector<size_t> &inputs = weights.inputs;
   std::string model = "'" + files.model + "'";
   std::string wanted =
-      inputs.empty()
-          ? model + " takes no inputs: every argument is a weight"
-          : model + " takes inputs " + describeInputs(manifest_, inputs);
+      inputs.empty() ? model + " takes no inputs: every argument is a weight"
+                     : model + " takes inputs " +
+                           describeInputs(*selected.front(), inputs);
   inputArrays.clear();
   inputArrays.resize(args.size());
   if (files.inputs.empty()) {
@@ -450,7 +518,7 @@ void LoadedModel::readInputs(const LaunchFiles &files,
       given[*input] = k;
     }
   }
-  TensorsInOrder inFileOrder = tensorsInFileOrder(weights.checkpoints);
+  TensorsInOrder inFileOrder = tensorsInFileOrder(checkpoints);
   for (size_t i : inputs) {
     if (given[i] || unnamedRefused)
       continue;
@@ -495,39 +563,80 @@ void LoadedModel::readInputs(const LaunchFiles &files,
   }
 }
 
+/// `a` and `b` are the same tensor cut the same way.
+static bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
+  auto cut = [](const std::optional<Shard> &s) {
+    return s ? std::make_tuple(s->dim, s->outer, s->replicas)
+             : std::make_tuple(int64_t(-1), int64_t(0), int64_t(0));
+  };
+  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
+         a.localShape == b.localShape && cut(a.shard) == cut(b.shard);
+}
+
 Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
   ModelArguments out;
   std::vector<std::string> errors;
-  for (size_t i = 0; i < manifest_.args.size(); ++i) {
-    const ManifestArg &arg = manifest_.args[i];
-    const std::optional<NpyArray> &input = inputArrays[i];
-    // An input is sliced like a weight.
-    TensorInfo inputTensor;
-    if (input) {
-      inputTensor.name = arg.name;
-      inputTensor.dtype = input->dtype;
-      inputTensor.shape = input->shape;
-      inputTensor.elementSize = input->elementSize;
-      inputTensor.data =
-          reinterpret_cast<const uint8_t *>(input->buffer.data());
-      inputTensor.byteSize = input->buffer.size();
+  // Per selected function, the buffer of each argument.
+  std::vector<std::vector<size_t>> argBuffers(selected.size());
+  // The buffers made so far, by the argument that made them: another
+  // function's argument of the same name, dtype and cut shares them (the
+  // weights, and the caches of @prefill and @decode).
+  std::vector<const ManifestArg *> owners;
+  for (size_t k = 0; k < selected.size(); ++k) {
+    const ManifestFunction &function = *selected[k];
+    const WeightBinding &binding = bindings[k];
+    for (size_t i = 0; i < function.args.size(); ++i) {
+      const ManifestArg &arg = function.args[i];
+      auto shared = std::find_if(
+          owners.begin(), owners.end(),
+          [&](const ManifestArg *owner) { return sameTensor(*owner, arg); });
+      if (shared != owners.end()) {
+        argBuffers[k].push_back(size_t(shared - owners.begin()));
+        continue;
+      }
+      const std::optional<NpyArray> *input =
+          k == 0 && !inputArrays.empty() && inputArrays[i] ? &inputArrays[i]
+                                                           : nullptr;
+      const TensorInfo *weight = binding.tensors[i];
+      argBuffers[k].push_back(owners.size());
+      owners.push_back(&arg);
+      if (!input && !weight) {
+        // An input the launcher fills (generation: ids, positions,
+        // caches), zeroed until then.
+        out.buffers.emplace_back(size_t(numElements(arg.localShape)) *
+                                     npyElementSize(arg.dtype).value_or(4),
+                                 /*zero=*/true);
+        continue;
+      }
+      // An input is sliced like a weight.
+      TensorInfo inputTensor;
+      if (input) {
+        const NpyArray &array = **input;
+        inputTensor.name = arg.name;
+        inputTensor.dtype = array.dtype;
+        inputTensor.shape = array.shape;
+        inputTensor.elementSize = array.elementSize;
+        inputTensor.data =
+            reinterpret_cast<const uint8_t *>(array.buffer.data());
+        inputTensor.byteSize = array.buffer.size();
+      }
+      const TensorInfo &tensor = input ? inputTensor : *weight;
+      Expected<SlicedTensor> slice =
+          sliceTensor(tensor, arg.shard, rank, worldSize);
+      if (!input)
+        binding.files[i]->release(tensor);
+      if (!slice) {
+        errors.push_back(slice.status().message());
+        out.buffers.emplace_back();
+        continue;
+      }
+      if (arg.dtype == "bf16")
+        slice->buffer =
+            toBf16(slice->buffer, size_t(numElements(slice->shape)));
+      if (!input)
+        out.weightBytes_ += slice->buffer.size();
+      out.buffers.push_back(std::move(slice->buffer));
     }
-    const TensorInfo &tensor = input ? inputTensor : *weights.tensors[i];
-    Expected<SlicedTensor> slice =
-        sliceTensor(tensor, arg.shard, rank, worldSize);
-    if (!input)
-      weights.files[i]->release(tensor);
-    if (!slice) {
-      errors.push_back(slice.status().message());
-      continue;
-    }
-    if (arg.dtype == "bf16")
-      slice->buffer = toBf16(slice->buffer, size_t(numElements(slice->shape)));
-    if (!input)
-      out.weightBytes_ += slice->buffer.size();
-    out.descriptors.push_back(
-        makeDescriptor(slice->buffer.data(), slice->shape));
-    out.buffers.push_back(std::move(slice->buffer));
   }
   if (!errors.empty()) {
     std::string message;
@@ -535,68 +644,114 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
       message += (message.empty() ? "" : "\n") + error;
     return Status(TPRT_ERR_INVALID_ARGUMENT, message);
   }
-  out.firstResult = out.buffers.size();
-  for (const ManifestResult &result : manifest_.results) {
-    AlignedBuffer buffer(size_t(numElements(result.localShape)) *
-                             npyElementSize(result.dtype).value_or(4),
-                         /*zero=*/true);
-    out.descriptors.push_back(makeDescriptor(buffer.data(), result.localShape));
-    out.buffers.push_back(std::move(buffer));
+  for (size_t k = 0; k < selected.size(); ++k) {
+    const ManifestFunction &function = *selected[k];
+    ModelArguments::Call &call = out.calls.emplace_back();
+    for (size_t i = 0; i < function.args.size(); ++i)
+      call.slots.push_back({argBuffers[k][i], function.args[i].localShape});
+    // A result updated in place is its argument's buffer: the entry
+    // ignores its slot, and reading the result reads that buffer.
+    for (const ManifestResult &result : function.results) {
+      if (result.inPlace) {
+        call.slots.push_back(
+            {argBuffers[k][*result.inPlace], result.localShape});
+        continue;
+      }
+      call.slots.push_back({out.buffers.size(), result.localShape});
+      out.results.push_back(out.buffers.size());
+      out.buffers.emplace_back(size_t(numElements(result.localShape)) *
+                                   npyElementSize(result.dtype).value_or(4),
+                               /*zero=*/true);
+    }
+    call.firstResult = function.args.size();
   }
-  for (std::vector<int64_t> &descriptor : out.descriptors)
-    out.pointers_.push_back(descriptor.data());
+  out.pointTo([&](size_t b) { return out.buffers[b].data(); });
   return out;
 }
 
-Status LoadedModel::forward(ModelArguments &arguments) const {
-  library->forward(arguments.pointers());
-  // A forward pass on a device is asynchronous on the rank's stream.
+Status LoadedModel::call(ModelArguments &arguments, size_t function) const {
+  entries[function](arguments.pointers(function));
+  // A call on a device is asynchronous on the rank's stream.
   if (const DeviceCalls *calls = backend->device())
     if (calls->synchronize() != TPRT_OK)
       return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
   return Status::success();
 }
 
+void ModelArguments::pointTo(
+    const std::function<void *(size_t buffer)> &address) {
+  for (Call &call : calls) {
+    call.descriptors.clear();
+    call.pointers.clear();
+    for (const Slot &slot : call.slots)
+      call.descriptors.push_back(
+          makeDescriptor(address(slot.buffer), slot.shape));
+    for (std::vector<int64_t> &descriptor : call.descriptors)
+      call.pointers.push_back(descriptor.data());
+  }
+}
+
 Status ModelArguments::place(const Backend &backend) {
-  calls = backend.device();
-  if (!calls)
+  device_ = backend.device();
+  if (!device_)
     return Status::success();
   // Every buffer the model sees is device memory: upload each (the results
   // zeroed) once; the descriptors point to the device copies.
-  for (size_t i = 0; i < buffers.size(); ++i) {
+  for (AlignedBuffer &buffer : buffers) {
     void *pointer = nullptr;
-    if (calls->alloc(buffers[i].size(), 0, &pointer) != TPRT_OK)
-      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
-    device.emplace_back(pointer, DeviceFree{calls});
-    if (calls->copyToDevice(pointer, buffers[i].data(), buffers[i].size()) !=
-        TPRT_OK)
-      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
-    std::memcpy(&descriptors[i][0], &pointer, sizeof(void *));
-    std::memcpy(&descriptors[i][1], &pointer, sizeof(void *));
+    if (device_->alloc(buffer.size(), 0, &pointer) != TPRT_OK)
+      return Status(TPRT_ERR_NO_DEVICE, device_->lastError());
+    device.emplace_back(pointer, DeviceFree{device_});
+    if (device_->copyToDevice(pointer, buffer.data(), buffer.size()) != TPRT_OK)
+      return Status(TPRT_ERR_NO_DEVICE, device_->lastError());
   }
+  pointTo([&](size_t b) { return device[b].get(); });
   return Status::success();
 }
 
 Status ModelArguments::fetchResults() {
-  if (!calls)
+  if (!device_)
     return Status::success();
-  for (size_t i = firstResult; i < buffers.size(); ++i)
-    if (calls->copyToHost(buffers[i].data(), device[i].get(),
-                          buffers[i].size()) != TPRT_OK)
-      return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
+  // Every call's results, those in place in an argument too.
+  for (const Call &call : calls)
+    for (size_t s = call.firstResult; s < call.slots.size(); ++s) {
+      size_t b = call.slots[s].buffer;
+      if (device_->copyToHost(buffers[b].data(), device[b].get(),
+                              buffers[b].size()) != TPRT_OK)
+        return Status(TPRT_ERR_NO_DEVICE, device_->lastError());
+    }
+  return Status::success();
+}
+
+Status ModelArguments::write(size_t function, size_t arg, const void *data) {
+  size_t b = calls[function].slots[arg].buffer;
+  std::memcpy(buffers[b].data(), data, buffers[b].size());
+  if (device_ && device_->copyToDevice(device[b].get(), data,
+                                       buffers[b].size()) != TPRT_OK)
+    return Status(TPRT_ERR_NO_DEVICE, device_->lastError());
+  return Status::success();
+}
+
+Status ModelArguments::read(size_t function, size_t result, void *data) {
+  const Call &call = calls[function];
+  size_t b = call.slots[call.firstResult + result].buffer;
+  if (device_ && device_->copyToHost(buffers[b].data(), device[b].get(),
+                                     buffers[b].size()) != TPRT_OK)
+    return Status(TPRT_ERR_NO_DEVICE, device_->lastError());
+  std::memcpy(data, buffers[b].data(), buffers[b].size());
   return Status::success();
 }
 
 std::vector<std::string> writeResults(const LaunchFiles &files,
-                                      const Manifest &manifest,
+                                      const ManifestFunction &function,
                                       const ModelArguments &arguments,
                                       const RunReport &report) {
   std::vector<std::string> errors;
-  for (size_t j = 0; !files.output.empty() && j < manifest.results.size();
+  for (size_t j = 0; !files.output.empty() && j < function.results.size();
        ++j) {
     Status written =
         writeNpy(resultPath(files.output, j), arguments.result(j).data(),
-                 manifest.results[j].localShape, manifest.results[j].dtype);
+                 function.results[j].localShape, function.results[j].dtype);
     if (!written)
       errors.push_back(written.message());
   }

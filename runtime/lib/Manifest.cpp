@@ -46,6 +46,30 @@ Expected<std::vector<int64_t>> getShape(const json &object, const char *key,
   return shape;
 }
 
+/// The optional "shard" of `entry`.
+Expected<std::optional<Shard>> parseShard(const json &entry,
+                                          const std::string &named) {
+  auto shard = entry.find("shard");
+  if (shard == entry.end() || shard->is_null())
+    return std::optional<Shard>();
+  if (!shard->is_object())
+    return manifestError(named, "'shard' is neither null nor an object");
+  Expected<int64_t> dim = getInt(*shard, "dim", named + ": shard");
+  if (!dim)
+    return dim.status();
+  Expected<int64_t> outer = getInt(*shard, "outer", named + ": shard");
+  if (!outer)
+    return outer.status();
+  int64_t replicas = 1;
+  if (shard->contains("replicas")) {
+    Expected<int64_t> r = getInt(*shard, "replicas", named + ": shard");
+    if (!r)
+      return r.status();
+    replicas = *r;
+  }
+  return std::optional<Shard>(Shard{*dim, *outer, replicas});
+}
+
 Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
   if (!entry.is_object())
     return manifestError(where, "not a JSON object");
@@ -77,25 +101,10 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
     return local.status();
   arg.localShape = *local;
 
-  auto shard = entry.find("shard");
-  if (shard != entry.end() && !shard->is_null()) {
-    if (!shard->is_object())
-      return manifestError(named, "'shard' is neither null nor an object");
-    Expected<int64_t> dim = getInt(*shard, "dim", named + ": shard");
-    if (!dim)
-      return dim.status();
-    Expected<int64_t> outer = getInt(*shard, "outer", named + ": shard");
-    if (!outer)
-      return outer.status();
-    int64_t replicas = 1;
-    if (shard->contains("replicas")) {
-      Expected<int64_t> r = getInt(*shard, "replicas", named + ": shard");
-      if (!r)
-        return r.status();
-      replicas = *r;
-    }
-    arg.shard = Shard{*dim, *outer, replicas};
-  }
+  Expected<std::optional<Shard>> shard = parseShard(entry, named);
+  if (!shard)
+    return shard.status();
+  arg.shard = *shard;
   for (auto [key, flag] : {std::pair<const char *, bool *>{"named", &arg.named},
                            {"tokens", &arg.tokens}}) {
     auto it = entry.find(key);
@@ -105,6 +114,12 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
       return manifestError(named,
                            std::string("'") + key + "' is not a boolean");
     *flag = it->get<bool>();
+  }
+  if (entry.contains("vocab")) {
+    Expected<int64_t> vocab = getInt(entry, "vocab", named);
+    if (!vocab)
+      return vocab.status();
+    arg.vocab = *vocab;
   }
   return arg;
 }
@@ -135,10 +150,72 @@ Expected<ManifestResult> parseResult(const json &entry,
       return local.status();
     result.localShape = *local;
   }
+  Expected<std::optional<Shard>> shard = parseShard(entry, named);
+  if (!shard)
+    return shard.status();
+  result.shard = *shard;
+  if (entry.contains("in_place")) {
+    Expected<int64_t> arg = getInt(entry, "in_place", named);
+    if (!arg)
+      return arg.status();
+    if (*arg < 0)
+      return manifestError(named, "'in_place' is negative");
+    result.inPlace = size_t(*arg);
+  }
   return result;
 }
 
+/// One element of "functions", `where` naming it.
+Expected<ManifestFunction> parseFunction(const json &entry,
+                                         const std::string &where) {
+  if (!entry.is_object())
+    return manifestError(where, "not a JSON object");
+  ManifestFunction function;
+  for (auto [key, field] :
+       {std::pair<const char *, std::string *>{"name", &function.name},
+        {"symbol", &function.symbol}}) {
+    Expected<std::string> value = getString(entry, key, where);
+    if (!value)
+      return value.status();
+    *field = *value;
+  }
+  std::string named = where + " ('" + function.name + "')";
+  for (const char *key : {"args", "results"})
+    if (!entry.contains(key) || !entry[key].is_array())
+      return manifestError(named, std::string("missing array '") + key + "'");
+  const json &args = entry["args"];
+  for (size_t i = 0; i < args.size(); ++i) {
+    Expected<ManifestArg> arg =
+        parseArg(args[i], named + ": args[" + std::to_string(i) + "]");
+    if (!arg)
+      return arg.status();
+    function.args.push_back(std::move(*arg));
+  }
+  const json &results = entry["results"];
+  for (size_t i = 0; i < results.size(); ++i) {
+    Expected<ManifestResult> result =
+        parseResult(results[i], named + ": results[" + std::to_string(i) + "]");
+    if (!result)
+      return result.status();
+    if (result->inPlace && *result->inPlace >= function.args.size())
+      return manifestError(named + ": results[" + std::to_string(i) + "] ('" +
+                               result->name + "')",
+                           "'in_place' names argument " +
+                               std::to_string(*result->inPlace) +
+                               ", which the function does not have");
+    function.results.push_back(std::move(*result));
+  }
+  return function;
+}
+
 } // namespace
+
+const ManifestFunction *Manifest::find(const std::string &name) const {
+  for (const ManifestFunction &function : functions)
+    if (function.name == name)
+      return &function;
+  return nullptr;
+}
 
 Expected<Manifest> parseManifest(const std::string &text) {
   json root = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
@@ -160,31 +237,22 @@ Expected<Manifest> parseManifest(const std::string &text) {
   if (!tpSize)
     return tpSize.status();
   manifest.tpSize = *tpSize;
-  if (root.contains("function")) {
-    Expected<std::string> function = getString(root, "function", "");
+  // What follows changed between versions; the launcher refuses another
+  // version with a message of its own.
+  if (manifest.abiVersion != TPRT_ABI_VERSION)
+    return manifest;
+  if (!root.contains("functions") || !root["functions"].is_array() ||
+      root["functions"].empty())
+    return manifestError("", "missing non-empty array 'functions'");
+  const json &functions = root["functions"];
+  for (size_t i = 0; i < functions.size(); ++i) {
+    Expected<ManifestFunction> function =
+        parseFunction(functions[i], "functions[" + std::to_string(i) + "]");
     if (!function)
       return function.status();
-    manifest.function = *function;
-  }
-
-  for (const char *key : {"args", "results"})
-    if (!root.contains(key) || !root[key].is_array())
-      return manifestError("", std::string("missing array '") + key + "'");
-  const json &args = root["args"];
-  for (size_t i = 0; i < args.size(); ++i) {
-    Expected<ManifestArg> arg =
-        parseArg(args[i], "args[" + std::to_string(i) + "]");
-    if (!arg)
-      return arg.status();
-    manifest.args.push_back(std::move(*arg));
-  }
-  const json &results = root["results"];
-  for (size_t i = 0; i < results.size(); ++i) {
-    Expected<ManifestResult> result =
-        parseResult(results[i], "results[" + std::to_string(i) + "]");
-    if (!result)
-      return result.status();
-    manifest.results.push_back(std::move(*result));
+    if (manifest.find(function->name))
+      return manifestError("", "two functions named '" + function->name + "'");
+    manifest.functions.push_back(std::move(*function));
   }
   return manifest;
 }

@@ -14,24 +14,25 @@
 namespace tprt {
 
 std::pair<std::optional<size_t>, int64_t>
-tokenInput(const Manifest &manifest, const std::vector<size_t> &inputs) {
+tokenInput(const ManifestFunction &function,
+           const std::vector<size_t> &inputs) {
   auto count = [&](size_t i) {
     int64_t tokens = 1;
-    for (int64_t size : manifest.args[i].shape)
+    for (int64_t size : function.args[i].shape)
       tokens *= size;
     return tokens;
   };
   for (size_t i : inputs)
-    if (manifest.args[i].tokens)
+    if (function.args[i].tokens)
       return {i, count(i)};
   for (size_t i : inputs) {
-    const ManifestArg &arg = manifest.args[i];
+    const ManifestArg &arg = function.args[i];
     if ((arg.dtype == "i64" || arg.dtype == "i32") && arg.shape.size() == 2)
       return {i, arg.shape[0] * arg.shape[1]};
   }
   if (inputs.empty())
     return {std::nullopt, 1};
-  const std::vector<int64_t> &shape = manifest.args[inputs.front()].shape;
+  const std::vector<int64_t> &shape = function.args[inputs.front()].shape;
   int64_t tokens = 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d)
     tokens *= shape[d];
@@ -39,16 +40,17 @@ tokenInput(const Manifest &manifest, const std::vector<size_t> &inputs) {
 }
 
 RunReport::RunReport(std::string model, const Manifest &manifest,
+                     const ManifestFunction &function,
                      const std::vector<size_t> &inputs, int worldSize,
                      int warmup, int iterations)
     : model(std::move(model)), backend(manifest.backend),
       tpSize(manifest.tpSize), worldSize(worldSize), inputCount(inputs.size()),
       warmup(warmup), iterations(iterations) {
-  auto [input, count] = tokenInput(manifest, inputs);
+  auto [input, count] = tokenInput(function, inputs);
   tokens = count;
   if (input) {
-    inputName = manifest.args[*input].name;
-    inputShape = manifest.args[*input].shape;
+    inputName = function.args[*input].name;
+    inputShape = function.args[*input].shape;
   }
 }
 
@@ -170,6 +172,102 @@ std::string reportText(const RunReport &report) {
                 r["peak_rss_mib"].get<double>(),
                 r["weights_local_mib"].get<double>(),
                 r["activations_mib"].get<double>());
+  os << line;
+  return os.str();
+}
+
+static nlohmann::json toJson(const GenerationReport &r) {
+  double ttft = r.firstTokenSeconds.empty() ? 0.0 : median(r.firstTokenSeconds);
+  double step = r.stepSeconds.empty() ? 0.0 : median(r.stepSeconds);
+  double stepMin =
+      r.stepSeconds.empty()
+          ? 0.0
+          : *std::min_element(r.stepSeconds.begin(), r.stepSeconds.end());
+  double mean = 0;
+  for (double t : r.stepSeconds)
+    mean += t / double(r.stepSeconds.size());
+  const tprt_counters &c = r.decodeCounters;
+  double steps = r.decodeSteps > 0 ? double(r.decodeSteps) : 1.0;
+  return {
+      {"mode", "generate"},
+      {"model", r.model},
+      {"backend", r.backend},
+      {"tp_size", r.tpSize},
+      {"world_size", r.worldSize},
+      {"batch", r.batch},
+      {"prompt_tokens", r.promptTokens},
+      {"new_tokens", r.newTokens},
+      {"warmup", r.warmup},
+      {"iterations", r.iterations},
+      {"load_validate_s", r.loadSeconds},
+      {"slice_s", r.sliceSeconds},
+      {"ttft_s", ttft},
+      {"decode_steps", r.decodeSteps},
+      {"decode_step_s", step},
+      {"decode_step_min_s", stepMin},
+      {"decode_tokens_per_s", step > 0 ? 1.0 / step : 0.0},
+      {"decode_tokens_per_s_batch", step > 0 ? double(r.batch) / step : 0.0},
+      {"collectives_per_step",
+       {{"all_reduce", double(c.all_reduce_calls) / steps},
+        {"all_reduce_bytes", double(c.all_reduce_bytes) / steps},
+        {"all_gather", double(c.all_gather_calls) / steps},
+        {"all_gather_bytes", double(c.all_gather_bytes) / steps},
+        {"reduce_scatter", double(c.reduce_scatter_calls) / steps}}},
+      // Rank 0's GEMM time in the last generation against the mean step
+      // (the slowest rank's).
+      {"gemm_share_of_decode", mean > 0 ? c.gemm_seconds / steps / mean : 0.0},
+      {"cache_mib_per_rank", r.cacheMib},
+      {"weights_mib_per_rank", r.weightsLocalMib},
+      {"peak_rss_mib", r.peakRssMib},
+  };
+}
+
+std::string reportJson(const GenerationReport &report) {
+  return toJson(report).dump(2) + "\n";
+}
+
+std::string reportText(const GenerationReport &report) {
+  nlohmann::json r = toJson(report);
+  const nlohmann::json &coll = r["collectives_per_step"];
+  char line[320];
+  std::ostringstream os;
+  os << "tp-run --generate: " << r["model"].get<std::string>() << ", backend "
+     << r["backend"].get<std::string>() << ", tp " << r["tp_size"] << ", batch "
+     << r["batch"] << ", prompt " << r["prompt_tokens"] << " tokens, "
+     << r["new_tokens"] << " new\n";
+  std::snprintf(line, sizeof(line),
+                "  load+validate  %.3f ms\n  slice          %.3f ms\n",
+                r["load_validate_s"].get<double>() * 1e3,
+                r["slice_s"].get<double>() * 1e3);
+  os << line;
+  std::snprintf(line, sizeof(line),
+                "  first token    %.3f ms (median of %d after %d warmup; "
+                "slowest rank)\n",
+                r["ttft_s"].get<double>() * 1e3, report.iterations,
+                report.warmup);
+  os << line;
+  std::snprintf(line, sizeof(line),
+                "  decode step    median %.3f ms, min %.3f ms: %.1f tokens/s "
+                "per sequence, %.1f for the batch\n",
+                r["decode_step_s"].get<double>() * 1e3,
+                r["decode_step_min_s"].get<double>() * 1e3,
+                r["decode_tokens_per_s"].get<double>(),
+                r["decode_tokens_per_s_batch"].get<double>());
+  os << line;
+  std::snprintf(
+      line, sizeof(line),
+      "  collectives    per decode step: all_reduce %g (%.0f B), "
+      "all_gather %g (%.0f B); gemm %.1f%% of a step\n",
+      coll["all_reduce"].get<double>(), coll["all_reduce_bytes"].get<double>(),
+      coll["all_gather"].get<double>(), coll["all_gather_bytes"].get<double>(),
+      r["gemm_share_of_decode"].get<double>() * 100);
+  os << line;
+  std::snprintf(line, sizeof(line),
+                "  memory         kv cache %.2f MiB, weight shard %.1f MiB, "
+                "peak rss %.1f MiB (per rank, max over ranks)\n",
+                r["cache_mib_per_rank"].get<double>(),
+                r["weights_mib_per_rank"].get<double>(),
+                r["peak_rss_mib"].get<double>());
   os << line;
   return os.str();
 }

@@ -31,7 +31,8 @@ const char *tp_model_manifest(void) {
     snprintf(
         manifest, sizeof(manifest),
         "{\"abi_version\": %d, \"backend\": \"%s\", \"tp_size\": %d,"
-        " \"function\": \"forward\", \"args\": ["
+        " \"functions\": [{\"name\": \"forward\","
+        " \"symbol\": \"tp_model_forward\", \"args\": ["
         " {\"name\": \"x\", \"role\": \"input\", \"dtype\": \"f32\","
         "  \"shape\": [2, 4, 8], \"local_shape\": [2, 4, 8],"
         "  \"shard\": null},"
@@ -42,7 +43,7 @@ const char *tp_model_manifest(void) {
         "  \"dtype\": \"f32\", \"shape\": [%d, 8],"
         "  \"local_shape\": [%d, 8], \"shard\": {\"dim\": 0, \"outer\": 2}}],"
         " \"results\": [{\"name\": \"result0\", \"dtype\": \"f32\","
-        "  \"shape\": [2, 4, 8]}]}",
+        "  \"shape\": [2, 4, 8]}]}]}",
         FAKE_ABI, FAKE_BACKEND, FAKE_TP, HIDDEN, HIDDEN / FAKE_TP, HIDDEN,
         HIDDEN / FAKE_TP);
   return manifest;

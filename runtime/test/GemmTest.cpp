@@ -96,40 +96,43 @@ std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta, bool tb,
 
 TEST(Gemm, EveryLayoutAndTransposition) {
   std::mt19937 rng(42);
-  const int64_t m = 5, n = 7, k = 3;
+  const int64_t n = 7, k = 3;
   const Layout layouts[] = {Layout::RowMajor, Layout::ColumnMajor,
                             Layout::Strided};
-  for (Layout la : layouts)
-    for (Layout lb : layouts)
-      for (Layout lc : layouts)
-        for (int ta = 0; ta < 2; ++ta)
-          for (int tb = 0; tb < 2; ++tb)
-            for (int acc = 0; acc < 2; ++acc) {
-              SCOPED_TRACE(testing::Message()
-                           << "a " << name(la) << ", b " << name(lb) << ", c "
-                           << name(lc) << ", trans_a " << ta << ", trans_b "
-                           << tb << ", accumulate " << acc);
-              Matrix a(ta ? k : m, ta ? m : k, la, rng);
-              Matrix b(tb ? n : k, tb ? k : n, lb, rng);
-              Matrix c(m, n, lc, rng);
-              std::vector<float> expected = reference(a, b, c, ta, tb, acc);
-              // Without accumulation c is not read: NaN there must not show.
-              if (!acc)
-                for (int64_t i = 0; i < m; ++i)
-                  for (int64_t j = 0; j < n; ++j)
-                    c.at(i, j) = std::nanf("");
-              std::vector<float> before = c.storage;
-              auto da = a.descriptor(), db = b.descriptor(),
-                   dc = c.descriptor();
-              _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
-              std::vector<float> got = values(c);
-              for (size_t i = 0; i < expected.size(); ++i)
-                ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
-              // Nothing outside the view of c changed.
-              for (size_t i = 0; i < before.size(); ++i)
-                if (before[i] == -1e9f)
-                  ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
-            }
+  // One row of c (a decode step) takes the matrix-vector path.
+  for (int64_t m : {5, 1})
+    for (Layout la : layouts)
+      for (Layout lb : layouts)
+        for (Layout lc : layouts)
+          for (int ta = 0; ta < 2; ++ta)
+            for (int tb = 0; tb < 2; ++tb)
+              for (int acc = 0; acc < 2; ++acc) {
+                SCOPED_TRACE(testing::Message()
+                             << "m " << m << ", a " << name(la) << ", b "
+                             << name(lb) << ", c " << name(lc) << ", trans_a "
+                             << ta << ", trans_b " << tb << ", accumulate "
+                             << acc);
+                Matrix a(ta ? k : m, ta ? m : k, la, rng);
+                Matrix b(tb ? n : k, tb ? k : n, lb, rng);
+                Matrix c(m, n, lc, rng);
+                std::vector<float> expected = reference(a, b, c, ta, tb, acc);
+                // Without accumulation c is not read: NaN there must not show.
+                if (!acc)
+                  for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < n; ++j)
+                      c.at(i, j) = std::nanf("");
+                std::vector<float> before = c.storage;
+                auto da = a.descriptor(), db = b.descriptor(),
+                     dc = c.descriptor();
+                _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
+                std::vector<float> got = values(c);
+                for (size_t i = 0; i < expected.size(); ++i)
+                  ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
+                // Nothing outside the view of c changed.
+                for (size_t i = 0; i < before.size(); ++i)
+                  if (before[i] == -1e9f)
+                    ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+              }
 }
 
 TEST(Gemm, VectorShapesAndEmptyK) {

@@ -149,12 +149,29 @@ tprt::Manifest smallManifest(const std::string &backend = "cpu") {
   m.abiVersion = TPRT_ABI_VERSION;
   m.backend = backend;
   m.tpSize = 2;
-  m.function = "forward";
-  m.args.push_back({"x", "input", "f32", {2, 4}, {2, 4}, std::nullopt});
-  m.args.push_back({"w1", "weight", "f32", {4, 6}, {4, 3}, tprt::Shard{1, 1}});
-  m.args.push_back({"w2", "weight", "f32", {6, 4}, {3, 4}, tprt::Shard{0, 1}});
-  m.results.push_back({"result0", "f32", {2, 4}, {2, 4}});
+  tprt::ManifestFunction &f = m.functions.emplace_back();
+  f.name = "forward";
+  f.symbol = "tp_model_forward";
+  f.args.push_back({"x", "input", "f32", {2, 4}, {2, 4}, std::nullopt});
+  f.args.push_back({"w1", "weight", "f32", {4, 6}, {4, 3}, tprt::Shard{1, 1}});
+  f.args.push_back({"w2", "weight", "f32", {6, 4}, {3, 4}, tprt::Shard{0, 1}});
+  f.results.push_back({"result0", "f32", {2, 4}, {2, 4}});
   return m;
+}
+
+/// Opens `paths` and binds the only function of `m`; the error that stops
+/// the binding, if any. The checkpoints stay open for the test.
+std::optional<std::string> bind(const tprt::Manifest &m,
+                                const std::vector<std::string> &paths,
+                                tprt::WeightBinding &binding,
+                                std::vector<std::string> &errors) {
+  static std::vector<std::vector<tprt::SafetensorsFile>> open;
+  std::vector<tprt::SafetensorsFile> &checkpoints = open.emplace_back();
+  if (std::optional<std::string> fatal =
+          tprt::openCheckpoints(paths, checkpoints))
+    return fatal;
+  tprt::bindWeights(m.functions[0], checkpoints, binding, errors);
+  return std::nullopt;
 }
 
 TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
@@ -176,30 +193,30 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
 
   // bf16 weights: the cuda backend takes them, the cpu one does not.
   m = smallManifest();
-  m.args[1].dtype = "bf16";
+  m.functions[0].args[1].dtype = "bf16";
   EXPECT_EQ(tprt::checkManifest(m, "m.so", cpu, 2),
             Errors{"'m.so': argument 1 ('w1') has dtype 'bf16'; the cpu "
                    "runtime takes f32, i64, i32, i1"});
   m.backend = "cuda";
   EXPECT_TRUE(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2).empty());
-  m.args[0].dtype = "bf16";
+  m.functions[0].args[0].dtype = "bf16";
   EXPECT_EQ(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2),
             Errors{"'m.so': argument 0 ('x') has dtype 'bf16'; the cuda "
                    "runtime takes f32, i64, i32, i1 (and bf16 weights)"});
 
   // Integer arguments: both backends take them.
   m = smallManifest();
-  m.args[0].dtype = "i64";
-  m.args[2].dtype = "i1";
+  m.functions[0].args[0].dtype = "i64";
+  m.functions[0].args[2].dtype = "i1";
   EXPECT_TRUE(tprt::checkManifest(m, "m.so", cpu, 2).empty());
   m.backend = "cuda";
   EXPECT_TRUE(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2).empty());
 
   // Every other problem is listed.
   m = smallManifest();
-  m.args[1].localShape = {4, 6};
-  m.args[2].dtype = "f64";
-  m.results[0].dtype = "f16";
+  m.functions[0].args[1].localShape = {4, 6};
+  m.functions[0].args[2].dtype = "f64";
+  m.functions[0].results[0].dtype = "f16";
   Errors errors = tprt::checkManifest(m, "m.so", cpu, 2);
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0], "'m.so': argument 1 ('w1'): local_shape [4, 6] is not "
@@ -211,7 +228,7 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
 
   // Integer results (next token ids) on the cpu backend.
   m = smallManifest();
-  m.results[0].dtype = "i64";
+  m.functions[0].results[0].dtype = "i64";
   EXPECT_TRUE(tprt::checkManifest(m, "m.so", cpu, 2).empty());
 }
 
@@ -243,7 +260,7 @@ TEST(Launch, BindsNamedWeightsAcrossCheckpoints) {
   std::string b = writeCheckpoint(tempPath("b.safetensors"), {{"w2", {6, 4}}});
   tprt::WeightBinding binding;
   std::vector<std::string> errors;
-  EXPECT_EQ(tprt::bindWeights(m, {a, b}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {a, b}, binding, errors), std::nullopt);
   EXPECT_TRUE(errors.empty()) << errors[0];
   ASSERT_EQ(binding.tensors.size(), 3u);
   EXPECT_EQ(binding.tensors[0], nullptr);
@@ -260,7 +277,7 @@ TEST(Launch, BindingProblemsNameTheTensor) {
                                      {{"w1", {4, 5}}, {"mlp.w2", {6, 4}}});
   tprt::WeightBinding binding;
   std::vector<std::string> errors;
-  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {path}, binding, errors), std::nullopt);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0], "tensor 'w1' (argument 1) in '" + path +
                            "' has shape [4, 5], the model takes [4, 6]");
@@ -274,19 +291,19 @@ TEST(Launch, BindingProblemsNameTheTensor) {
   std::string b =
       writeCheckpoint(tempPath("b.safetensors"), {{"w2", {6, 4}}}, 1, "F16");
   errors.clear();
-  EXPECT_EQ(tprt::bindWeights(m, {a, b}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {a, b}, binding, errors), std::nullopt);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "tensor 'w2' (argument 2) is in '" + a + "', '" + b +
                            "': give it once");
   errors.clear();
-  EXPECT_EQ(tprt::bindWeights(m, {b}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {b}, binding, errors), std::nullopt);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[1], "tensor 'w2' (argument 2) in '" + b +
                            "' is F16, the model takes F32");
 
   // An unreadable checkpoint stops the binding.
   std::optional<std::string> fatal =
-      tprt::bindWeights(m, {tempPath("missing.safetensors")}, binding, errors);
+      bind(m, {tempPath("missing.safetensors")}, binding, errors);
   ASSERT_TRUE(fatal.has_value());
   EXPECT_EQ(fatal->rfind("checkpoint '", 0), 0u) << *fatal;
 }
@@ -294,29 +311,29 @@ TEST(Launch, BindingProblemsNameTheTensor) {
 TEST(Launch, NamedArgumentsNoCheckpointHoldsAreInputs) {
   // Roles left to the checkpoint, as tp-compile writes named arguments.
   tprt::Manifest m = smallManifest();
-  for (tprt::ManifestArg &arg : m.args)
+  for (tprt::ManifestArg &arg : m.functions[0].args)
     arg.role.clear();
-  m.args[0].dtype = "i64";
+  m.functions[0].args[0].dtype = "i64";
   std::string path = writeCheckpoint(tempPath("w.safetensors"),
                                      {{"w1", {4, 6}}, {"w2", {6, 4}}});
   tprt::WeightBinding binding;
   std::vector<std::string> errors;
-  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {path}, binding, errors), std::nullopt);
   EXPECT_TRUE(errors.empty()) << errors[0];
   EXPECT_EQ(binding.inputs, (std::vector<size_t>{0}));
   EXPECT_EQ(binding.tensors[2]->name, "w2");
 
   // Without w2 in the checkpoint, w2 is an input too.
   path = writeCheckpoint(tempPath("w1.safetensors"), {{"w1", {4, 6}}});
-  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {path}, binding, errors), std::nullopt);
   EXPECT_TRUE(errors.empty()) << errors[0];
   EXPECT_EQ(binding.inputs, (std::vector<size_t>{0, 2}));
 
   // An integer weight is read from an I64 tensor.
-  m.args[2].dtype = "i64";
+  m.functions[0].args[2].dtype = "i64";
   path = writeCheckpoint(tempPath("w2.safetensors"),
                          {{"w1", {4, 6}}, {"w2", {6, 4}}});
-  EXPECT_EQ(tprt::bindWeights(m, {path}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {path}, binding, errors), std::nullopt);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "tensor 'w2' (argument 2) in '" + path +
                            "' is F32, the model takes I64");
@@ -324,36 +341,36 @@ TEST(Launch, NamedArgumentsNoCheckpointHoldsAreInputs) {
 
 TEST(Launch, TheTokensInput) {
   tprt::Manifest m = smallManifest();
-  m.args[0].shape = {2, 4, 8};
-  m.args[2].dtype = "i64";
-  m.args[2].shape = {3, 5};
-  EXPECT_EQ(tprt::tokenInput(m, {0, 2}),
+  m.functions[0].args[0].shape = {2, 4, 8};
+  m.functions[0].args[2].dtype = "i64";
+  m.functions[0].args[2].shape = {3, 5};
+  EXPECT_EQ(tprt::tokenInput(m.functions[0], {0, 2}),
             std::make_pair(std::optional<size_t>(2), int64_t(15)));
-  EXPECT_EQ(tprt::tokenInput(m, {0}),
+  EXPECT_EQ(tprt::tokenInput(m.functions[0], {0}),
             std::make_pair(std::optional<size_t>(0), int64_t(8)));
-  EXPECT_EQ(tprt::tokenInput(m, {}),
+  EXPECT_EQ(tprt::tokenInput(m.functions[0], {}),
             std::make_pair(std::optional<size_t>(), int64_t(1)));
   // The input the manifest marks as the lookup's ids wins over the first
   // rank-2 integer input (a position-ids buffer).
-  m.args[1].dtype = "i64";
-  m.args[1].shape = {1, 7};
-  m.args[1].tokens = true;
-  EXPECT_EQ(tprt::tokenInput(m, {0, 2, 1}),
+  m.functions[0].args[1].dtype = "i64";
+  m.functions[0].args[1].shape = {1, 7};
+  m.functions[0].args[1].tokens = true;
+  EXPECT_EQ(tprt::tokenInput(m.functions[0], {0, 2, 1}),
             std::make_pair(std::optional<size_t>(1), int64_t(7)));
 }
 
 TEST(Launch, UnnamedWeightsBindByPosition) {
   tprt::Manifest m = smallManifest();
-  m.args[1].name = "arg1";
-  m.args[1].named = false;
-  m.args[2].name = "arg2";
-  m.args[2].named = false;
+  m.functions[0].args[1].name = "arg1";
+  m.functions[0].args[1].named = false;
+  m.functions[0].args[2].name = "arg2";
+  m.functions[0].args[2].named = false;
   // File order, each file by data offset: b's tensor follows a's.
   std::string a = writeCheckpoint(tempPath("a.safetensors"), {{"z", {4, 6}}});
   std::string b = writeCheckpoint(tempPath("b.safetensors"), {{"a", {6, 4}}});
   tprt::WeightBinding binding;
   std::vector<std::string> errors;
-  EXPECT_EQ(tprt::bindWeights(m, {a, b}, binding, errors), std::nullopt);
+  EXPECT_EQ(bind(m, {a, b}, binding, errors), std::nullopt);
   EXPECT_TRUE(errors.empty()) << errors[0];
   EXPECT_EQ(binding.tensors[1]->name, "z");
   EXPECT_EQ(binding.tensors[2]->name, "a");
@@ -418,13 +435,13 @@ TEST(Launch, RunsTheFakeModelOnTheHost) {
   std::vector<std::string> errors =
       loaded.load(fake.files, tprt::Backend::cpu(), 0, 1);
   ASSERT_TRUE(errors.empty()) << errors[0];
-  EXPECT_EQ(loaded.manifest().args.size(), 3u);
+  EXPECT_EQ(loaded.function().args.size(), 3u);
 
   tprt::Expected<tprt::ModelArguments> args = loaded.slice(0, 1);
   ASSERT_TRUE(args.ok()) << args.status().message();
   EXPECT_EQ(args->weightBytes(), 2 * 8 * 16 * sizeof(float));
   ASSERT_TRUE(args->place(tprt::Backend::cpu()).ok());
-  ASSERT_TRUE(loaded.forward(*args).ok());
+  ASSERT_TRUE(loaded.call(*args).ok());
   ASSERT_TRUE(args->fetchResults().ok());
   std::set<int> all;
   for (int j = 0; j < 16; ++j)
@@ -432,10 +449,11 @@ TEST(Launch, RunsTheFakeModelOnTheHost) {
   expectNear(args->result(0).as<float>(), fake.expected(all));
 
   fake.files.reportJson = tempPath("report.json");
-  tprt::RunReport report("m.so", loaded.manifest(), loaded.inputs(), 1, 0, 1);
+  tprt::RunReport report("m.so", loaded.manifest(), loaded.function(),
+                         loaded.inputs(), 1, 0, 1);
   report.forwardSeconds = {0.5};
   EXPECT_TRUE(
-      tprt::writeResults(fake.files, loaded.manifest(), *args, report).empty());
+      tprt::writeResults(fake.files, loaded.function(), *args, report).empty());
   std::ifstream json(fake.files.reportJson);
   std::string text((std::istreambuf_iterator<char>(json)), {});
   EXPECT_NE(text.find("\"model\": \"m.so\""), std::string::npos) << text;
@@ -443,7 +461,7 @@ TEST(Launch, RunsTheFakeModelOnTheHost) {
             std::string::npos)
       << text;
   fake.files.reportJson = tempPath("missing/report.json");
-  EXPECT_EQ(tprt::writeResults(fake.files, loaded.manifest(), *args, report),
+  EXPECT_EQ(tprt::writeResults(fake.files, loaded.function(), *args, report),
             std::vector<std::string>{"cannot write the report '" +
                                      fake.files.reportJson + "'"});
   tprt::Expected<tprt::NpyArray> written = tprt::readNpy(fake.files.output);
@@ -476,7 +494,7 @@ TEST(Launch, PlacesEveryBufferOnTheDevice) {
                   sizeof(void *));
       EXPECT_EQ(FakeDevice::live.count(aligned), 1u) << "argument " << i;
     }
-    ASSERT_TRUE(loaded.forward(*args).ok());
+    ASSERT_TRUE(loaded.call(*args).ok());
     EXPECT_EQ(FakeDevice::syncs, 1);
     ASSERT_TRUE(args->fetchResults().ok());
     EXPECT_EQ(FakeDevice::downloads, 1);

@@ -7,27 +7,42 @@
 namespace {
 
 /// The example from model.h.
-const char *kExample = R"({
-  "abi_version": 1, "backend": "cpu", "tp_size": 2, "function": "forward",
-  "args": [ { "name": "x", "role": "input", "dtype": "f32",
-              "shape": [1, 8, 768], "local_shape": [1, 8, 768],
-              "shard": null },
-            { "name": "h.0.attn.qkv.weight", "role": "weight",
-              "dtype": "f32", "shape": [768, 2304],
-              "local_shape": [768, 1152],
-              "shard": { "dim": 1, "outer": 3 } } ],
-  "results": [ { "name": "result0", "dtype": "f32",
-                 "shape": [1, 8, 768] } ] })";
+const std::string kExample = R"({
+  "abi_version": )" + std::to_string(TPRT_ABI_VERSION) +
+                             R"(, "backend": "cpu", "tp_size": 2,
+  "functions": [ {
+    "name": "forward", "symbol": "tp_model_forward",
+    "args": [ { "name": "x", "role": "input", "dtype": "f32",
+                "shape": [1, 8, 768], "local_shape": [1, 8, 768],
+                "shard": null },
+              { "name": "h.0.attn.qkv.weight", "role": "weight",
+                "dtype": "f32", "shape": [768, 2304],
+                "local_shape": [768, 1152],
+                "shard": { "dim": 1, "outer": 3 } } ],
+    "results": [ { "name": "result0", "dtype": "f32",
+                   "shape": [1, 8, 768], "local_shape": [1, 8, 768],
+                   "shard": null } ] } ] })";
+
+/// `functions` (JSON text) in a manifest of this ABI version.
+std::string manifestWith(const std::string &functions) {
+  return R"({"abi_version": )" + std::to_string(TPRT_ABI_VERSION) +
+         R"(, "backend": "cpu", "tp_size": 4, "functions": )" + functions + "}";
+}
 
 TEST(Manifest, ParsesTheDocumentedExample) {
   auto manifest = tprt::parseManifest(kExample);
   ASSERT_TRUE(manifest) << manifest.status().message();
-  EXPECT_EQ(manifest->abiVersion, 1);
+  EXPECT_EQ(manifest->abiVersion, TPRT_ABI_VERSION);
   EXPECT_EQ(manifest->backend, "cpu");
   EXPECT_EQ(manifest->tpSize, 2);
-  ASSERT_EQ(manifest->args.size(), 2u);
-  EXPECT_FALSE(manifest->args[0].shard);
-  const tprt::ManifestArg &qkv = manifest->args[1];
+  ASSERT_EQ(manifest->functions.size(), 1u);
+  const tprt::ManifestFunction &forward = manifest->functions[0];
+  EXPECT_EQ(manifest->find("forward"), &forward);
+  EXPECT_EQ(manifest->find("decode"), nullptr);
+  EXPECT_EQ(forward.symbol, "tp_model_forward");
+  ASSERT_EQ(forward.args.size(), 2u);
+  EXPECT_FALSE(forward.args[0].shard);
+  const tprt::ManifestArg &qkv = forward.args[1];
   EXPECT_EQ(qkv.name, "h.0.attn.qkv.weight");
   ASSERT_TRUE(qkv.shard);
   EXPECT_EQ(qkv.shard->dim, 1);
@@ -36,24 +51,51 @@ TEST(Manifest, ParsesTheDocumentedExample) {
   auto local = tprt::shardShape(qkv.shape, qkv.shard, manifest->tpSize);
   ASSERT_TRUE(local);
   EXPECT_EQ(*local, qkv.localShape);
-  ASSERT_EQ(manifest->results.size(), 1u);
-  EXPECT_EQ(manifest->results[0].localShape, (std::vector<int64_t>{1, 8, 768}));
+  ASSERT_EQ(forward.results.size(), 1u);
+  EXPECT_EQ(forward.results[0].localShape, (std::vector<int64_t>{1, 8, 768}));
+  EXPECT_FALSE(forward.results[0].inPlace);
 }
 
 TEST(Manifest, ParsesReplicatedShards) {
-  auto manifest = tprt::parseManifest(R"({
-    "abi_version": 1, "backend": "cpu", "tp_size": 4, "function": "forward",
+  auto manifest = tprt::parseManifest(manifestWith(R"([{
+    "name": "forward", "symbol": "tp_model_forward",
     "args": [ { "name": "k.weight", "role": "weight", "dtype": "f32",
                 "shape": [256, 1536], "local_shape": [128, 1536],
                 "shard": { "dim": 0, "outer": 1, "replicas": 2 } } ],
-    "results": [] })");
+    "results": [] }])"));
   ASSERT_TRUE(manifest) << manifest.status().message();
-  const tprt::ManifestArg &k = manifest->args[0];
+  const tprt::ManifestArg &k = manifest->functions[0].args[0];
   ASSERT_TRUE(k.shard);
   EXPECT_EQ(k.shard->replicas, 2);
   auto local = tprt::shardShape(k.shape, k.shard, manifest->tpSize);
   ASSERT_TRUE(local) << local.status().message();
   EXPECT_EQ(*local, k.localShape);
+}
+
+TEST(Manifest, ParsesCutResultsUpdatedInPlace) {
+  // A decode step: ids with their vocabulary, and a cache cut by heads that
+  // the function updates in its argument's buffer.
+  auto manifest = tprt::parseManifest(manifestWith(R"([{
+    "name": "decode", "symbol": "tp_model_decode",
+    "args": [ { "name": "ids", "dtype": "i64", "shape": [1, 1],
+                "local_shape": [1, 1], "shard": null, "tokens": true,
+                "vocab": 512 },
+              { "name": "cache.0.k", "dtype": "f32", "shape": [1, 4, 8, 2],
+                "local_shape": [1, 1, 8, 2],
+                "shard": { "dim": 1, "outer": 1 } } ],
+    "results": [ { "name": "next_ids", "dtype": "i64", "shape": [1, 1],
+                   "local_shape": [1, 1], "shard": null },
+                 { "name": "cache.0.k", "dtype": "f32",
+                   "shape": [1, 4, 8, 2], "local_shape": [1, 1, 8, 2],
+                   "shard": { "dim": 1, "outer": 1 }, "in_place": 1 } ] }])"));
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  const tprt::ManifestFunction &decode = manifest->functions[0];
+  EXPECT_EQ(decode.args[0].vocab, 512);
+  EXPECT_FALSE(decode.args[1].vocab);
+  EXPECT_FALSE(decode.results[0].inPlace);
+  EXPECT_EQ(decode.results[1].inPlace, 1u);
+  ASSERT_TRUE(decode.results[1].shard);
+  EXPECT_EQ(decode.results[1].shard->dim, 1);
 }
 
 void expectRejected(const std::string &json, const std::string &what) {
@@ -66,20 +108,45 @@ void expectRejected(const std::string &json, const std::string &what) {
 TEST(Manifest, RejectsMalformedManifests) {
   expectRejected("{", "manifest: not valid JSON");
   expectRejected(R"({"backend": "cpu"})", "missing integer 'abi_version'");
-  expectRejected(R"({"abi_version": 1, "backend": "cpu", "tp_size": 2,
-                     "args": [], "results": {}})",
-                 "missing array 'results'");
-  expectRejected(R"({"abi_version": 1, "backend": "cpu", "tp_size": 2,
-                     "args": [{"name": "x", "role": "output", "dtype": "f32",
-                               "shape": [1], "local_shape": [1]}],
-                     "results": []})",
-                 "args[0] ('x'): role 'output' is neither");
-  expectRejected(R"({"abi_version": 1, "backend": "cpu", "tp_size": 2,
-                     "args": [{"name": "w", "role": "weight", "dtype": "f32",
-                               "shape": [4], "local_shape": [2],
-                               "shard": {"dim": 0}}],
-                     "results": []})",
+  expectRejected(manifestWith("[]"), "missing non-empty array 'functions'");
+  expectRejected(manifestWith(R"([{"name": "f", "args": []}])"),
+                 "functions[0]: missing string 'symbol'");
+  expectRejected(manifestWith(R"([{"name": "f", "symbol": "tp_model_f",
+                                   "args": [], "results": {}}])"),
+                 "functions[0] ('f'): missing array 'results'");
+  expectRejected(manifestWith(R"([{"name": "f", "symbol": "tp_model_f",
+                        "args": [{"name": "x", "role": "output",
+                                  "dtype": "f32", "shape": [1],
+                                  "local_shape": [1]}],
+                        "results": []}])"),
+                 "functions[0] ('f'): args[0] ('x'): role 'output' is neither");
+  expectRejected(manifestWith(R"([{"name": "f", "symbol": "tp_model_f",
+                        "args": [{"name": "w", "role": "weight",
+                                  "dtype": "f32", "shape": [4],
+                                  "local_shape": [2], "shard": {"dim": 0}}],
+                        "results": []}])"),
                  "args[0] ('w'): shard: missing integer 'outer'");
+  expectRejected(
+      manifestWith(R"([{"name": "f", "symbol": "tp_model_f", "args": [],
+                        "results": [{"name": "c", "dtype": "f32",
+                                     "shape": [2], "in_place": 0}]}])"),
+      "results[0] ('c'): 'in_place' names argument 0, which the function "
+      "does not have");
+  expectRejected(manifestWith(R"([{"name": "f", "symbol": "a", "args": [],
+                        "results": []},
+                       {"name": "f", "symbol": "b", "args": [],
+                        "results": []}])"),
+                 "two functions named 'f'");
+}
+
+TEST(Manifest, ReadsOnlyTheVersionOfAnotherVersion) {
+  // The launcher says which version it implements.
+  auto manifest = tprt::parseManifest(
+      R"({"abi_version": 4, "backend": "cpu", "tp_size": 2,
+          "function": "forward", "args": [], "results": []})");
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  EXPECT_EQ(manifest->abiVersion, 4);
+  EXPECT_TRUE(manifest->functions.empty());
 }
 
 } // namespace

@@ -5,7 +5,7 @@
 // a fresh buffer by a kernel; a weight also read by another op (a bias-like
 // use), and one whose view cuBLAS could not take as it is, stay f32 and are
 // rounded per call.
-// CHECK: module attributes {tpcompile.bf16_args = array<i64: 1, 2>}
+// CHECK: module attributes {tpcompile.bf16_args = {forward = array<i64: 1, 2>}}
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: %[[X:[^:]*]]: memref<4x8xf32>, %[[W:[^:]*]]: memref<8x16xbf16>, %[[WR:[^:]*]]: memref<2x4x16xbf16>,
 // CHECK-SAME: %[[WB:[^:]*]]: memref<8x16xf32>, %[[WS:[^:]*]]: memref<8x32xf32>
@@ -50,7 +50,7 @@ module {
 
 // The input (argument 0) is never converted, even when only a GEMM reads it:
 // the launcher passes it as it is. (The weight beside it is.)
-// CHECK: module attributes {tpcompile.bf16_args = array<i64: 1>}
+// CHECK: module attributes {tpcompile.bf16_args = {input_only = array<i64: 1>}}
 // CHECK-LABEL: func.func @input_only(
 // CHECK-SAME: %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xbf16>, %{{.*}}: memref<8x8xf32>
 module {
@@ -96,7 +96,7 @@ module @outer {
 // Outlined layers (tp-outline-repeated-blocks): the layer's weight argument
 // only feeds a GEMM, and every call passes a weight there, so the weights
 // and that argument are bf16; the layer's input is rounded per call.
-// CHECK: module attributes {tpcompile.bf16_args = array<i64: 1, 2>}
+// CHECK: module attributes {tpcompile.bf16_args = {layers = array<i64: 1, 2>}}
 // CHECK-LABEL: func.func @layers(
 // CHECK-SAME: %[[X:[^:]*]]: memref<4x8xf32>, %[[W0:[^:]*]]: memref<8x8xbf16>, %[[W1:[^:]*]]: memref<8x8xbf16>,
 // CHECK: call @layers_block0(%[[X]], %[[W0]], %{{.*}}) : (memref<4x8xf32>, memref<8x8xbf16>, memref<4x8xf32>) -> ()
@@ -130,7 +130,7 @@ module {
 // One call passes an activation where the other passes a weight: that
 // argument of the layer stays f32, and so does the weight passed there
 // (rounded per call); the other weight is bf16 on both sides.
-// CHECK: module attributes {tpcompile.bf16_args = array<i64: 2>}
+// CHECK: module attributes {tpcompile.bf16_args = {mixed = array<i64: 2>}}
 // CHECK-LABEL: func.func @mixed(
 // CHECK-SAME: %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x8xf32>, %{{.*}}: memref<8x8xbf16>,
 // CHECK-LABEL: func.func private @mixed_block0(

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tprt/generate.h"
 #include "tprt/launch.h"
 #include "tprt/report.h"
 
@@ -17,8 +18,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <tuple>
@@ -30,14 +34,24 @@ using tprt::Status;
 
 const char *kUsage =
     "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
-    "              --input NAME=X.npy... [--output Y.npy] [--warmup K]\n"
-    "              [--iters K] [--quiet] [--report-json FILE]\n"
-    "  --input X.npy without a name when the model takes one input\n";
+    "              --input NAME=X.npy... [--function NAME] [--output Y.npy]\n"
+    "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
+    "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
+    "              --prompt IDS.npy --generate K [--eos ID] [--output Y.npy]\n"
+    "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
+    "  --input X.npy without a name when the model takes one input;\n"
+    "  --function to run one function of a model with several;\n"
+    "  --generate K: K new ids after the prompt, greedily, with the model's\n"
+    "  @prefill and @decode (default --warmup 0 --iters 1)\n";
 
 struct Options {
   tprt::LaunchFiles files;
   int warmup = 1, iters = 5;
   bool quiet = false, help = false;
+  /// --generate: new ids per sequence (0: a forward pass instead).
+  int64_t generate = 0;
+  std::optional<int64_t> eos;
+  std::string prompt;
 };
 
 /// Prints "tp-run[rank R]: <line>" for every line of `message`.
@@ -66,31 +80,56 @@ tprt::InputFile parseInput(const std::string &value) {
   return {value.substr(0, equals), value.substr(equals + 1)};
 }
 
+/// The integer `text` of option `arg`, at least `minimum`.
+Expected<int64_t> parseCount(const std::string &arg, const std::string &text,
+                             int64_t minimum, int64_t maximum) {
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno || n < minimum || n > maximum)
+    return bad(arg + " takes an integer >= " + std::to_string(minimum) +
+               ", not '" + text + "'");
+  return int64_t(n);
+}
+
 Expected<Options> parseOptions(int argc, char **argv) {
   Options o;
   tprt::LaunchFiles &f = o.files;
+  bool warmupGiven = false, itersGiven = false;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], count, input;
+    std::string arg = argv[i], count, input, function;
+    bool isCount = arg == "--warmup" || arg == "--iters" ||
+                   arg == "--generate" || arg == "--eos";
     std::string *value = arg == "--weights"       ? &f.weights.emplace_back()
                          : arg == "--input"       ? &input
                          : arg == "--output"      ? &f.output
                          : arg == "--report-json" ? &f.reportJson
-                         : arg == "--warmup" || arg == "--iters" ? &count
-                                                                 : nullptr;
+                         : arg == "--prompt"      ? &o.prompt
+                         : arg == "--function"    ? &function
+                         : isCount                ? &count
+                                                  : nullptr;
     if (value && i + 1 >= argc)
       return bad(arg + " needs a value");
     if (value)
       *value = argv[++i];
     if (value == &count) {
-      int minimum = arg == "--iters" ? 1 : 0;
-      char *end = nullptr;
-      long n = std::strtol(count.c_str(), &end, 10);
-      if (count.empty() || *end != '\0' || n < minimum || n > 1000000)
-        return bad(arg + " takes an integer >= " + std::to_string(minimum) +
-                   ", not '" + count + "'");
-      (arg == "--iters" ? o.iters : o.warmup) = int(n);
+      int64_t minimum = arg == "--iters" || arg == "--generate" ? 1 : 0;
+      Expected<int64_t> n =
+          parseCount(arg, count, minimum, arg == "--eos" ? INT64_MAX : 1000000);
+      if (!n)
+        return n.status();
+      if (arg == "--iters")
+        o.iters = int(*n), itersGiven = true;
+      else if (arg == "--warmup")
+        o.warmup = int(*n), warmupGiven = true;
+      else if (arg == "--generate")
+        o.generate = *n;
+      else
+        o.eos = *n;
     } else if (value == &input) {
       f.inputs.push_back(parseInput(input));
+    } else if (value == &function) {
+      f.functions.push_back(function);
     } else if (value) {
       continue;
     } else if (arg == "-h" || arg == "--help") {
@@ -106,8 +145,28 @@ Expected<Options> parseOptions(int argc, char **argv) {
       f.model = arg;
     }
   }
-  if (!o.help && f.model.empty())
+  if (o.help)
+    return o;
+  if (f.model.empty())
     return bad("no model .so given");
+  if (f.functions.size() > 1)
+    return bad("--function is given more than once");
+  bool generating = o.generate > 0;
+  if (generating != !o.prompt.empty())
+    return bad(generating ? "--generate needs --prompt IDS.npy"
+                          : "--prompt needs --generate K");
+  if (o.eos && !generating)
+    return bad("--eos needs --generate K");
+  if (generating && (!f.inputs.empty() || !f.functions.empty()))
+    return bad(std::string(f.inputs.empty() ? "--function" : "--input") +
+               " does not go with --generate (the prompt is the input; "
+               "@prefill and @decode are called)");
+  if (generating) {
+    f.functions = {"prefill", "decode"};
+    // One generation is long; warm-up and repeats only when asked.
+    o.warmup = warmupGiven ? o.warmup : 0;
+    o.iters = itersGiven ? o.iters : 1;
+  }
   return o;
 }
 
@@ -120,8 +179,9 @@ void orAbort(const Status &status) {
 int run(const Options &options, tprt::LoadedModel &loaded,
         const tprt::Backend &backend, double loadSeconds) {
   const tprt::Manifest &manifest = loaded.manifest();
-  tprt::RunReport r(options.files.model, manifest, loaded.inputs(),
-                    tprt_world_size(), options.warmup, options.iters);
+  tprt::RunReport r(options.files.model, manifest, loaded.function(),
+                    loaded.inputs(), tprt_world_size(), options.warmup,
+                    options.iters);
   double sliceStart = now();
   // Validation checked every shard, so slicing cannot differ between ranks.
   Expected<tprt::ModelArguments> args = loaded.slice(tprt_rank(), r.worldSize);
@@ -134,12 +194,12 @@ int run(const Options &options, tprt::LoadedModel &loaded,
 
   double heapBefore = tprt::heapBytes();
   for (int i = 0; i < options.warmup; ++i)
-    orAbort(loaded.forward(*args));
+    orAbort(loaded.call(*args));
   tprt_reset_counters();
   for (int i = 0; i < options.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     double start = now();
-    orAbort(loaded.forward(*args));
+    orAbort(loaded.call(*args));
     r.forwardSeconds.push_back(now() - start);
   }
   tprt_get_counters(&r.counters);
@@ -163,12 +223,98 @@ int run(const Options &options, tprt::LoadedModel &loaded,
     if (!options.quiet)
       std::cout << tprt::reportText(r) << std::flush;
     std::vector<std::string> errors =
-        tprt::writeResults(options.files, manifest, *args, r);
+        tprt::writeResults(options.files, loaded.function(), *args, r);
     for (const std::string &error : errors)
       printError(error);
     status = errors.empty() ? 0 : 1;
   }
   // A failed write fails the run on every rank, not on rank 0 alone.
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status != 0 && tprt_rank() != 0)
+    printError("rank 0 could not write the results");
+  return status;
+}
+
+/// tp-run --generate: slices, generates, reports; every rank reaches the
+/// same collectives (every rank computes the same ids).
+int runGenerate(const Options &options, tprt::LoadedModel &loaded,
+                const tprt::Backend &backend, double loadSeconds,
+                const tprt::GenerationSignature &signature,
+                const tprt::Prompt &prompt) {
+  const tprt::Manifest &manifest = loaded.manifest();
+  tprt::GenerationReport r;
+  r.model = options.files.model;
+  r.backend = manifest.backend;
+  r.tpSize = manifest.tpSize;
+  r.worldSize = tprt_world_size();
+  r.batch = signature.batch;
+  r.promptTokens = prompt.length;
+  r.warmup = options.warmup;
+  r.iterations = options.iters;
+  double sliceStart = now();
+  Expected<tprt::ModelArguments> args = loaded.slice(tprt_rank(), r.worldSize);
+  if (!args) {
+    printError(args.status().message());
+    tprt_abort("slicing failed after validation");
+  }
+  orAbort(args->place(backend));
+  double sliceSeconds = now() - sliceStart;
+
+  tprt::GenerationResult last;
+  for (int i = 0; i < options.warmup + options.iters; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    Expected<tprt::GenerationResult> generated =
+        tprt::generate(loaded, *args, signature, prompt, options.generate,
+                       options.eos, tprt_reset_counters);
+    if (!generated)
+      orAbort(generated.status());
+    if (i < options.warmup)
+      continue;
+    r.firstTokenSeconds.push_back(generated->firstTokenSeconds);
+    r.stepSeconds.insert(r.stepSeconds.end(), generated->stepSeconds.begin(),
+                         generated->stepSeconds.end());
+    last = std::move(*generated);
+  }
+  tprt_get_counters(&r.decodeCounters);
+  r.decodeSteps = int64_t(last.stepSeconds.size());
+  r.newTokens = last.steps;
+
+  // The slowest rank per step and per phase; memory in MiB. Every rank ran
+  // the same steps: the ids, and so the stops, are the same on all.
+  double mib = 1024.0 * 1024.0;
+  std::vector<double> phases = {loadSeconds, sliceSeconds, tprt::peakRssMib(),
+                                double(args->weightBytes()) / mib,
+                                double(signature.cacheBytes) / mib};
+  for (std::vector<double> *values :
+       {&r.firstTokenSeconds, &r.stepSeconds, &phases})
+    MPI_Allreduce(MPI_IN_PLACE, values->data(), int(values->size()), MPI_DOUBLE,
+                  MPI_MAX, MPI_COMM_WORLD);
+  std::tie(r.loadSeconds, r.sliceSeconds, r.peakRssMib, r.weightsLocalMib,
+           r.cacheMib) =
+      std::tie(phases[0], phases[1], phases[2], phases[3], phases[4]);
+
+  int status = 0;
+  if (tprt_rank() == 0) {
+    if (!options.quiet)
+      std::cout << tprt::reportText(r) << std::flush;
+    std::vector<std::string> errors;
+    if (!options.files.output.empty())
+      if (tprt::Status written =
+              tprt::writeNpy(options.files.output, last.ids.data(),
+                             {signature.batch, last.steps}, "i64");
+          !written)
+        errors.push_back(written.message());
+    if (!options.files.reportJson.empty()) {
+      std::ofstream file(options.files.reportJson);
+      file << tprt::reportJson(r);
+      if (!file)
+        errors.push_back("cannot write the report '" +
+                         options.files.reportJson + "'");
+    }
+    for (const std::string &error : errors)
+      printError(error);
+    status = errors.empty() ? 0 : 1;
+  }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status != 0 && tprt_rank() != 0)
     printError("rank 0 could not write the results");
@@ -189,6 +335,21 @@ int launch(int argc, char **argv) {
   tprt::LoadedModel loaded;
   std::vector<std::string> errors =
       loaded.load(options->files, backend, tprt_rank(), tprt_world_size());
+  // Generation: the roles of @prefill's and @decode's tensors, the prompt.
+  std::optional<tprt::GenerationSignature> signature;
+  std::optional<tprt::Prompt> prompt;
+  if (errors.empty() && options->generate) {
+    Expected<tprt::GenerationSignature> found =
+        tprt::generationSignature(loaded.function(0), loaded.function(1));
+    if (!found) {
+      errors.push_back("'" + options->files.model + "' cannot generate:\n" +
+                       found.status().message());
+    } else {
+      signature = *found;
+      prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
+                                errors);
+    }
+  }
   // This rank's own time; waiting for the others below is not loading.
   double loadSeconds = now() - start;
   // Every rank learns whether any failed, and the lowest that did: the only
@@ -201,6 +362,9 @@ int launch(int argc, char **argv) {
     printError("MPI_Allreduce failed while the ranks agreed on validation");
     return 1;
   }
+  if (!global.failed && signature)
+    return runGenerate(*options, loaded, backend, loadSeconds, *signature,
+                       *prompt);
   if (!global.failed)
     return run(*options, loaded, backend, loadSeconds);
   for (const std::string &error : errors)

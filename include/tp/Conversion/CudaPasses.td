@@ -36,7 +36,8 @@ def TPGemmBf16 : Pass<"tp-gemm-bf16", "ModuleOp"> {
   let description = [{
     Every `tprt_[batch_]matmul_f32` call becomes `tprt_[batch_]matmul_bf16`.
     An entry-function argument that only GEMMs read becomes a bf16 argument
-    (listed in the module attribute `tpcompile.bf16_args` for the manifest;
+    (listed per entry in the module attribute `tpcompile.bf16_args` for the
+    manifest;
     the launcher converts it once); any other operand is rounded into a
     fresh bf16 buffer by a kernel.
   }];

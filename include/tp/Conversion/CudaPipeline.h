@@ -47,8 +47,9 @@ struct CudaLoweringOptions {
   TensorSimplificationOptions tensor;
 };
 
-/// With gemmDtype "bf16": the module attribute (a DenseI64ArrayAttr) listing
-/// the entry function's arguments that became bf16 weights, for the
+/// With gemmDtype "bf16": the module attribute (a DictionaryAttr from each
+/// entry function's name to a DenseI64ArrayAttr) listing the entry
+/// functions' arguments that became bf16 weights, for the
 /// manifest (runtime/include/tprt/model.h); the launcher converts them from
 /// the checkpoint's fp32. Absent when none did. A note from the lowering to
 /// tp-compile, not part of the tp dialect (hence no "tp." prefix).

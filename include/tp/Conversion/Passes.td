@@ -182,20 +182,22 @@ def TPEarlyDealloc : Pass<"tp-early-dealloc"> {
 
 def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
   let summary = "Record the model manifest of a per-rank program and hand "
-                "its entry function to the lowering";
+                "its entry functions to the lowering";
   let description = [{
-    On the sharded module, before the lowering: the one public function
-    with a body is the model's entry. Its arguments (weights and inputs with `tp.name`,
-    weights with `tp.shard`) and results become the manifest that the
-    runtime reads (runtime/include/tprt/model.h: ABI version, backend,
-    `tp.size`, each tensor's name, dtype, full and local shape and cut),
-    JSON text in the module attribute `tp.manifest`. The argument
-    attributes, now in the manifest, are dropped, and the entry gets
-    `llvm.emit_c_interface`. Fails at the entry (or the module) when an
-    argument is not a static tensor of f32 (or, for the cpu backend, i64,
-    i32 or i1: token ids, positions, masks), a result not a static f32
-    tensor, when two arguments share a name but not a full shape, or when
-    there is not exactly one public function with a body.
+    On the sharded module, before the lowering: every public function with
+    a body is an entry of the model (`@forward`; `@prefill` and `@decode`
+    of a generating model), exported as `tp_model_<name>`. Their arguments
+    (weights and inputs with `tp.name`, weights with `tp.shard`) and results
+    (`tp.name`, and `tp.shard` for a cut one such as a KV cache) become the
+    manifest that the runtime reads (runtime/include/tprt/model.h: ABI
+    version, backend, `tp.size`, per function each tensor's name, dtype,
+    full and local shape and cut), JSON text in the module attribute
+    `tp.manifest`. The argument and result attributes, now in the
+    manifest, are dropped, and each entry gets `llvm.emit_c_interface`.
+    Fails at the entry (or the module) when an argument or result is not a
+    static tensor of f32, i64, i32 or i1, when two arguments of a function
+    share a name but not a full shape, when two entries would export the
+    same symbol, or when there is no public function with a body.
   }];
   let options = [
     Option<"backend", "backend", "std::string", /*default=*/"\"cpu\"",
@@ -203,17 +205,31 @@ def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
   ];
 }
 
+def TPInPlaceResults : Pass<"tp-in-place-results", "ModuleOp"> {
+  let summary = "Drop the results of a model's entries that are updated in "
+                "an argument's buffer";
+  let description = [{
+    After one-shot bufferization, before results become out-parameters: a
+    result of a function of the manifest (`tp.manifest`) that is one of the
+    function's arguments (a KV cache with this step's rows written into
+    the argument's buffer) is removed from the function, and its manifest
+    entry gets `"in_place": <argument number>`: after a call the argument's
+    buffer holds it, and no copy of the cache is made per step. Does
+    nothing to a module without a manifest.
+  }];
+}
+
 def TPModelInterface : Pass<"tp-model-interface", "ModuleOp"> {
-  let summary = "Add the functions a launcher calls: the manifest and the "
-                "forward pass over an array of buffers";
+  let summary = "Add the functions a launcher calls: the manifest and each "
+                "entry over an array of buffers";
   let description = [{
     On the LLVM-dialect module (after the lowering): from `tp.manifest`,
-    adds `tp_model_manifest()`, returning the manifest text, and
-    `tp_model_forward(void **buffers)`, which passes one memref descriptor
-    per argument, then per result, to `_mlir_ciface_<entry>`
-    (runtime/include/tprt/model.h); the entry's body moves into that C
-    interface, so that no function takes every descriptor field as an
-    argument. Arguments the cuda lowering stored as
+    adds `tp_model_manifest()`, returning the manifest text, and per entry
+    function its `symbol(void **buffers)`, which passes one memref
+    descriptor per argument, then per result not updated in place, to
+    `_mlir_ciface_<entry>` (runtime/include/tprt/model.h); the entry's body
+    moves into that C interface, so that no function takes every
+    descriptor field as an argument. Arguments the cuda lowering stored as
     bf16 (`tpcompile.bf16_args`) are marked so in the manifest. Both module
     attributes are removed.
   }];

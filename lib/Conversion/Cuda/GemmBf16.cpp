@@ -9,13 +9,13 @@
 // is stored in bf16: the argument becomes a bf16 memref, the views between it
 // and the calls are retyped, and the launcher converts the checkpoint's fp32
 // once when it uploads the weights (the manifest says "bf16" for it: the
-// argument numbers are left in the module attribute tpcompile.bf16_args for
-// tp-compile). Rounding such a weight in every forward pass would read 4 and
-// write 2 bytes per parameter before the GEMM reads 2; at 128 tokens that
-// traffic costs more than the GEMM itself. A weight the entry passes to an
-// outlined layer (tp-outline-repeated-blocks) counts as read by GEMMs only
-// when the layer's argument is, and that argument becomes bf16 too when every
-// call passes a stored weight there. Any other operand (activations,
+// argument numbers are left in the module attribute tpcompile.bf16_args, per
+// entry function, for tp-compile). Rounding such a weight in every forward pass
+// would read 4 and write 2 bytes per parameter before the GEMM reads 2; at 128
+// tokens that traffic costs more than the GEMM itself. A weight the entry
+// passes to an outlined layer (tp-outline-repeated-blocks) counts as read by
+// GEMMs only when the layer's argument is, and that argument becomes bf16 too
+// when every call passes a stored weight there. Any other operand (activations,
 // weights also read by other ops, views cuBLAS cannot take as they are) is
 // rounded into a fresh contiguous buffer by a linalg.generic (a kernel);
 // the deallocation passes that follow free it.
@@ -248,13 +248,16 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
     ModuleOp module = getOperation();
     // The entry function: the one with a C interface and a body (the
     // runtime's declarations have none).
-    SmallVector<int64_t> stored;
+    SmallVector<NamedAttribute> stored;
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && fn->hasAttr("llvm.emit_c_interface"))
-        llvm::append_range(stored, storeWeightsInBf16(module, fn));
+        if (SmallVector<int64_t> args = storeWeightsInBf16(module, fn);
+            !args.empty())
+          stored.emplace_back(fn.getSymNameAttr(),
+                              DenseI64ArrayAttr::get(&getContext(), args));
     if (!stored.empty())
       module->setAttr(tp::kBf16ArgsAttrName,
-                      DenseI64ArrayAttr::get(&getContext(), stored));
+                      DictionaryAttr::get(&getContext(), stored));
 
     SmallVector<func::CallOp> calls;
     module.walk([&](func::CallOp call) {

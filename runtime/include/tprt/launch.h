@@ -20,6 +20,7 @@
 #include "tprt/report.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,63 +88,62 @@ std::string resultPath(const std::string &output, size_t index);
 std::optional<std::string> whyNotWritable(const std::string &path);
 
 /// The model-level checks of `manifest` (loaded from `model`): ABI version,
-/// backend, world size == tp size, argument dtypes, local shapes against
-/// the shards, result dtypes. The first three stop the checks (one
-/// message); the others are all reported.
+/// backend, world size == tp size, and per function argument dtypes, local
+/// shapes against the shards, result dtypes and in-place results. The
+/// first three stop the checks (one message); the others are all reported.
 std::vector<std::string> checkManifest(const Manifest &manifest,
                                        const std::string &model,
                                        const Backend &backend, int worldSize);
 
-/// The checkpoint tensors bound to a model's weight arguments.
+/// The checkpoint tensors bound to one function's weight arguments.
 struct WeightBinding {
-  /// The checkpoints, in the order given.
-  std::vector<SafetensorsFile> checkpoints;
-  /// Per manifest argument: its tensor and the checkpoint holding it (null
-  /// for an input and for a weight left unbound).
+  /// Per argument of the function: its tensor and the checkpoint holding
+  /// it (null for an input and for a weight left unbound).
   std::vector<const TensorInfo *> tensors;
   std::vector<const SafetensorsFile *> files;
   /// The arguments that are inputs, in order: role "input", and the named
   /// ones without a role that no checkpoint holds.
   std::vector<size_t> inputs;
-
-  WeightBinding() = default;
-  // `tensors` and `files` point into `checkpoints`.
-  WeightBinding(const WeightBinding &) = delete;
-  WeightBinding &operator=(const WeightBinding &) = delete;
 };
 
-/// Opens `paths` and sorts the arguments of `manifest` into weights and
-/// inputs: a named argument is a weight when a checkpoint holds a tensor of
-/// its name (with role "weight" it must), an input otherwise; an unnamed
-/// one is what its role says. Binds every weight to its tensor, checking
-/// dtype (the checkpoint's F32, I64, I32, BOOL for f32 or bf16, i64, i32,
-/// i1) and shape; problems go to `errors`. A named weight binds to the
-/// tensor of that name, which exactly one checkpoint must hold (a missing
-/// one names the unused tensors of its shape); an unnamed one to the tensor
-/// at its position among the unnamed weights (the checkpoints in order,
-/// each by data offset). Returns the error that stops the checks, an
-/// unreadable checkpoint, if any.
-std::optional<std::string> bindWeights(const Manifest &manifest,
-                                       const std::vector<std::string> &paths,
-                                       WeightBinding &binding,
-                                       std::vector<std::string> &errors);
+/// Opens the checkpoints at `paths`, in order, into `checkpoints`; the
+/// error of the first that cannot be read.
+std::optional<std::string>
+openCheckpoints(const std::vector<std::string> &paths,
+                std::vector<SafetensorsFile> &checkpoints);
+
+/// Sorts the arguments of `function` into weights and inputs: a named
+/// argument is a weight when a checkpoint holds a tensor of its name (with
+/// role "weight" it must), an input otherwise; an unnamed one is what its
+/// role says. Binds every weight to its tensor, checking dtype (the
+/// checkpoint's F32, I64, I32, BOOL for f32 or bf16, i64, i32, i1) and
+/// shape; problems go to `errors`. A named weight binds to the tensor of
+/// that name, which exactly one checkpoint must hold (a missing one names
+/// the unused tensors of its shape); an unnamed one to the tensor at its
+/// position among the unnamed weights (the checkpoints in order, each by
+/// data offset). `binding` points into `checkpoints`.
+void bindWeights(const ManifestFunction &function,
+                 const std::vector<SafetensorsFile> &checkpoints,
+                 WeightBinding &binding, std::vector<std::string> &errors);
 
 /// A dlopen'ed model (model.h); closed on destruction.
 class ModelLibrary {
 public:
   using ManifestFn = const char *(*)();
-  using ForwardFn = void (*)(void **);
+  using EntryFn = void (*)(void **);
 
   /// Checks that `path` is a whole shared object (checkSharedObject), opens
-  /// it and finds both symbols.
+  /// it and finds tp_model_manifest.
   static Expected<ModelLibrary> open(const std::string &path);
   ModelLibrary(ModelLibrary &&other) noexcept;
   ModelLibrary &operator=(ModelLibrary &&) = delete;
   ModelLibrary(const ModelLibrary &) = delete;
   ~ModelLibrary();
 
+  /// The entry exported as `symbol` (a manifest function's), or null.
+  EntryFn entry(const std::string &symbol) const;
+
   ManifestFn manifest = nullptr;
-  ForwardFn forward = nullptr;
 
 private:
   explicit ModelLibrary(void *handle) : handle(handle) {}
@@ -164,26 +164,42 @@ struct LaunchFiles {
   std::vector<InputFile> inputs;
   /// Written by rank 0 at the end (empty: not written).
   std::string output, reportJson;
+  /// The functions to call: one, run on `inputs` (--function; none: the
+  /// model's only function), or "prefill" and "decode" for generation,
+  /// whose inputs the launcher fills.
+  std::vector<std::string> functions;
 };
 
-/// The buffers of one rank's forward pass: its slice of every argument and
-/// a zeroed buffer per result, each with its descriptor; on a device
-/// backend, after place(), device copies the descriptors point to.
+/// The buffers of one rank's calls: its slice of every argument and a
+/// zeroed buffer per result, each with its descriptor, per selected
+/// function; the functions share the buffers of arguments of one name and
+/// cut (weights, caches), and a result updated in place is its argument's
+/// buffer. On a device backend, after place(), device copies the
+/// descriptors point to.
 class ModelArguments {
 public:
   /// Uploads every buffer to the backend's device (nothing on the host
   /// backend) and points the descriptors there; the message on failure is
   /// the runtime's.
   Status place(const Backend &backend);
-  /// After the forward passes: copies the results back from the device.
+  /// After the calls: copies every function's results back from the device.
   Status fetchResults();
+  /// Sets argument `arg` of function `function` (all its bytes) from
+  /// `data`, on the device too.
+  Status write(size_t function, size_t arg, const void *data);
+  /// Copies result `result` of function `function` (from the device) into
+  /// `data`.
+  Status read(size_t function, size_t result, void *data);
 
-  /// What tp_model_forward takes: one descriptor per argument, then per
-  /// result.
-  void **pointers() { return pointers_.data(); }
-  /// Result `j`'s host buffer.
-  const AlignedBuffer &result(size_t j) const {
-    return buffers[firstResult + j];
+  /// What the entry of function `function` takes: one descriptor per
+  /// argument, then per result.
+  void **pointers(size_t function = 0) {
+    return calls[function].pointers.data();
+  }
+  /// Result `j`'s host buffer (after fetchResults on a device).
+  const AlignedBuffer &result(size_t j, size_t function = 0) const {
+    const Call &call = calls[function];
+    return buffers[call.slots[call.firstResult + j].buffer];
   }
   /// Bytes of this rank's weight slices.
   size_t weightBytes() const { return weightBytes_; }
@@ -194,49 +210,72 @@ private:
     const DeviceCalls *calls;
     void operator()(void *pointer) const { calls->free(pointer); }
   };
+  struct Slot {
+    size_t buffer;
+    std::vector<int64_t> shape;
+  };
+  struct Call {
+    /// Per argument, then per result: its buffer and shape.
+    std::vector<Slot> slots;
+    std::vector<std::vector<int64_t>> descriptors;
+    std::vector<void *> pointers;
+    size_t firstResult = 0;
+  };
+  /// (Re)builds every call's descriptors over the buffers at `address`.
+  void pointTo(const std::function<void *(size_t buffer)> &address);
+
   std::vector<AlignedBuffer> buffers;
-  std::vector<std::vector<int64_t>> descriptors;
-  std::vector<void *> pointers_;
+  /// The buffers that hold results not updated in place.
+  std::vector<size_t> results;
+  std::vector<Call> calls;
   std::vector<std::unique_ptr<void, DeviceFree>> device;
-  const DeviceCalls *calls = nullptr;
-  size_t firstResult = 0;
+  const DeviceCalls *device_ = nullptr;
   size_t weightBytes_ = 0;
 };
 
 /// Everything one rank loads and checks before the ranks agree to go on.
 class LoadedModel {
 public:
-  /// Loads the model, its manifest, the checkpoints and the input and
-  /// checks them against each other, `backend` and `worldSize`; on rank 0
-  /// also that the outputs can be written. Returns the problems found
-  /// (empty when all is well); the messages are tp-run's.
+  /// Loads the model, its manifest, the checkpoints and, for one function,
+  /// its inputs, and checks them against each other, `backend` and
+  /// `worldSize`; on rank 0 also that the outputs can be written. Returns
+  /// the problems found (empty when all is well); the messages are
+  /// tp-run's.
   std::vector<std::string> load(const LaunchFiles &files,
                                 const Backend &backend, int rank,
                                 int worldSize);
 
   /// After a load() that found nothing wrong: rank `rank`'s slice of every
-  /// argument (read from the mapped checkpoints, whose pages are released
-  /// after), bf16 weights converted, and zeroed results. Fails (every
-  /// message on its own line) only where load() did not check.
+  /// argument of the selected functions (read from the mapped checkpoints,
+  /// whose pages are released after), bf16 weights converted, and zeroed
+  /// results and inputs without a file. Fails (every message on its own
+  /// line) only where load() did not check.
   Expected<ModelArguments> slice(int rank, int worldSize);
 
-  /// One forward pass; on a device backend it waits for the rank's stream.
-  Status forward(ModelArguments &arguments) const;
+  /// One call of selected function `function`; on a device backend it
+  /// waits for the rank's stream.
+  Status call(ModelArguments &arguments, size_t function = 0) const;
 
   const Manifest &manifest() const { return manifest_; }
-  /// After load(): the arguments that are inputs, in order.
-  const std::vector<size_t> &inputs() const { return weights.inputs; }
+  /// After load(): the selected functions, in the order asked for.
+  const ManifestFunction &function(size_t k = 0) const { return *selected[k]; }
+  /// After load(): the arguments of the first function that are inputs.
+  const std::vector<size_t> &inputs() const { return bindings.front().inputs; }
 
 private:
-  /// Matches `files` to the model's inputs and reads them; problems go to
-  /// `errors`.
+  /// Matches `files` to the first function's inputs and reads them;
+  /// problems go to `errors`.
   void readInputs(const LaunchFiles &files, std::vector<std::string> &errors);
 
   std::optional<Backend> backend;
   std::optional<ModelLibrary> library;
   Manifest manifest_;
-  WeightBinding weights;
-  /// Per manifest argument: the array read for an input.
+  std::vector<const ManifestFunction *> selected;
+  std::vector<ModelLibrary::EntryFn> entries;
+  /// The checkpoints, in the order given; `bindings` point into them.
+  std::vector<SafetensorsFile> checkpoints;
+  std::vector<WeightBinding> bindings;
+  /// Per argument of the first function: the array read for an input.
   std::vector<std::optional<NpyArray>> inputArrays;
 };
 
@@ -244,7 +283,7 @@ private:
 /// `files.output`) and `report` to `files.reportJson`, those that are set;
 /// the messages of the writes that failed.
 std::vector<std::string> writeResults(const LaunchFiles &files,
-                                      const Manifest &manifest,
+                                      const ManifestFunction &function,
                                       const ModelArguments &arguments,
                                       const RunReport &report);
 

@@ -33,6 +33,8 @@ struct ManifestArg {
   /// The token ids the model's vocabulary lookup reads: what tokens/s
   /// counts (see model.h).
   bool tokens = false;
+  /// With `tokens`: the rows of the table the ids index, when known.
+  std::optional<int64_t> vocab;
 };
 
 struct ManifestResult {
@@ -41,18 +43,33 @@ struct ManifestResult {
   std::vector<int64_t> shape;
   /// `local_shape` when the manifest gives one, else `shape`.
   std::vector<int64_t> localShape;
+  /// A result that stays cut (a KV cache).
+  std::optional<Shard> shard;
+  /// The argument whose buffer holds the result after a call.
+  std::optional<size_t> inPlace;
+};
+
+/// One entry of the model: `@forward`, or `@prefill` and `@decode`.
+struct ManifestFunction {
+  std::string name;
+  /// The entry's symbol in the shared object (model.h).
+  std::string symbol;
+  std::vector<ManifestArg> args;
+  std::vector<ManifestResult> results;
 };
 
 struct Manifest {
   int64_t abiVersion = 0;
   std::string backend;
   int64_t tpSize = 0;
-  std::string function;
-  std::vector<ManifestArg> args;
-  std::vector<ManifestResult> results;
+  std::vector<ManifestFunction> functions;
+
+  /// The function named `name`, or null.
+  const ManifestFunction *find(const std::string &name) const;
 };
 
-/// Parses `json`; errors say "manifest: <where>: <what>".
+/// Parses `json`; errors say "manifest: <where>: <what>". Of a manifest of
+/// another ABI version, only the version, backend and tp size are read.
 Expected<Manifest> parseManifest(const std::string &json);
 
 } // namespace tprt

@@ -1,22 +1,30 @@
 /*===- model.h - what a compiled model exports --------------------*- C -*-===*
  *
- * Every shared object tp-compile builds exports these two symbols. tp-run
- * dlopens the object, reads the manifest, prepares one memref descriptor per
- * argument and result (see tprt.h for the layout) and calls the entry.
+ * Every shared object tp-compile builds exports tp_model_manifest and one
+ * entry per function of the model (`tp_model_forward` for @forward;
+ * `tp_model_prefill` and `tp_model_decode` for a generating model), under
+ * the symbol its manifest entry names. tp-run dlopens the object, reads the
+ * manifest, prepares one memref descriptor per argument and result (see
+ * tprt.h for the layout) and calls an entry.
  *
  * The manifest is JSON:
  *
- *   { "abi_version": 4, "backend": "cpu", "tp_size": 2, "function": "forward",
- *     "args": [ { "name": "x", "role": "input", "dtype": "f32",
- *                 "shape": [1, 8, 768], "local_shape": [1, 8, 768],
- *                 "shard": null },
- *               { "name": "h.0.attn.qkv.weight", "role": "weight",
- *                 "dtype": "f32", "shape": [768, 2304],
- *                 "local_shape": [768, 1152],
- *                 "shard": { "dim": 1, "outer": 3 } }, ... ],
- *     "results": [ { "name": "result0", "dtype": "f32",
- *                    "shape": [1, 8, 768] } ] }
+ *   { "abi_version": 5, "backend": "cpu", "tp_size": 2,
+ *     "functions": [ {
+ *       "name": "forward", "symbol": "tp_model_forward",
+ *       "args": [ { "name": "x", "role": "input", "dtype": "f32",
+ *                   "shape": [1, 8, 768], "local_shape": [1, 8, 768],
+ *                   "shard": null },
+ *                 { "name": "h.0.attn.qkv.weight", "role": "weight",
+ *                   "dtype": "f32", "shape": [768, 2304],
+ *                   "local_shape": [768, 1152],
+ *                   "shard": { "dim": 1, "outer": 3 } }, ... ],
+ *       "results": [ { "name": "result0", "dtype": "f32",
+ *                      "shape": [1, 8, 768], "local_shape": [1, 8, 768],
+ *                      "shard": null } ] } ] }
  *
+ * The functions share the checkpoint: an argument of the same name in two
+ * functions reads the same tensor (the weights of @prefill and @decode).
  * `shape` is the full tensor (as stored in the checkpoint), `local_shape`
  * what this rank's program takes. A shard {dim, outer} reads dimension `dim`
  * of the full tensor as [outer, D/outer] and gives rank r part r of N
@@ -40,6 +48,18 @@
  * "tokens": true marks the input of token ids the model's vocabulary
  * lookup reads (its largest embedding table), which a launcher counts
  * tokens from; absent on every other argument.
+ * A result has a `tp.name` when the IR gave it one ("result<j>" otherwise)
+ * and may stay cut ("shard" as for an argument: the KV caches a generating
+ * model returns, each rank its heads). A result with "in_place": I is
+ * argument I updated in place: after the call argument I's buffer holds it
+ * (a KV cache with this step's rows written in), and the entry ignores its
+ * slot.
+ *
+ * Generating models (docs/generation.md) have "prefill" and "decode"
+ * functions: the token ids ("tokens": true), in decode the position (a
+ * rank-0 integer input), the caches (inputs that results update in place),
+ * the weights; and among the results the next ids, the one integer result
+ * of shape [B, 1].
  *
  *===----------------------------------------------------------------------===*/
 
@@ -53,10 +73,12 @@ extern "C" {
 /* NUL-terminated JSON, owned by the shared object. */
 const char *tp_model_manifest(void);
 
-/* args[i] points to the descriptor of manifest argument i, for i < #args,
- * then to the descriptor of result j at args[#args + j]; results are written
- * into those (caller-allocated, contiguous) buffers. */
-void tp_model_forward(void **args);
+/* Each entry (the symbol of a manifest function, for example
+ * tp_model_forward) has this type: args[i] points to the descriptor of the
+ * function's argument i, for i < #args, then to the descriptor of result j
+ * at args[#args + j]; results are written into those (caller-allocated,
+ * contiguous) buffers, but for the results updated in place. */
+typedef void (*tp_model_entry)(void **args);
 
 #ifdef __cplusplus
 }

@@ -22,12 +22,12 @@ namespace tprt {
 
 struct RunReport {
   RunReport() = default;
-  /// The run's description: `model` (as given) with `manifest` whose
-  /// arguments `inputs` are inputs, on `worldSize` ranks; `warmup` untimed
-  /// and `iterations` timed passes.
+  /// The run's description: `function` of `model` (as given, with
+  /// `manifest`), whose arguments `inputs` are inputs, on `worldSize`
+  /// ranks; `warmup` untimed and `iterations` timed passes.
   RunReport(std::string model, const Manifest &manifest,
-            const std::vector<size_t> &inputs, int worldSize, int warmup,
-            int iterations);
+            const ManifestFunction &function, const std::vector<size_t> &inputs,
+            int worldSize, int warmup, int iterations);
 
   std::string model;
   std::string backend;
@@ -51,12 +51,34 @@ struct RunReport {
   double peakRssMib = 0, weightsLocalMib = 0, activationsMib = 0;
 };
 
-/// Which of `inputs` (argument numbers of `manifest`) carries the tokens,
+/// What tp-run --generate prints (and writes with --report-json).
+struct GenerationReport {
+  std::string model, backend;
+  int64_t tpSize = 0;
+  int worldSize = 1;
+  int64_t batch = 0, promptTokens = 0, newTokens = 0;
+  int warmup = 0, iterations = 0;
+  double loadSeconds = 0, sliceSeconds = 0;
+  /// Per timed generation (the slowest rank's): time to the first new ids,
+  /// and every decode step after them, all generations in a row.
+  std::vector<double> firstTokenSeconds, stepSeconds;
+  /// Rank 0's collectives over the last generation's decode steps, and
+  /// how many steps that was.
+  tprt_counters decodeCounters{};
+  int64_t decodeSteps = 0;
+  /// MiB, the largest over ranks.
+  double cacheMib = 0, weightsLocalMib = 0, peakRssMib = 0;
+};
+
+std::string reportText(const GenerationReport &report);
+std::string reportJson(const GenerationReport &report);
+
+/// Which of `inputs` (argument numbers of `function`) carries the tokens,
 /// and how many: the first integer input of rank 2 is token ids [B, S] (B *
 /// S tokens); without one, the first input, whose dimensions but the last
 /// count the tokens ([B, S, D]: B * S). Empty `inputs`: none, one token.
 std::pair<std::optional<size_t>, int64_t>
-tokenInput(const Manifest &manifest, const std::vector<size_t> &inputs);
+tokenInput(const ManifestFunction &function, const std::vector<size_t> &inputs);
 
 /// The block tp-run prints on stdout.
 std::string reportText(const RunReport &report);

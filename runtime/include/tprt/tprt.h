@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 4
+#define TPRT_ABI_VERSION 5
 
 typedef enum tprt_status {
   TPRT_OK = 0,

@@ -67,7 +67,7 @@ def arguments(args):
     m = manifest(args.model)
     rng = np.random.default_rng(0)
     weights, inputs = {}, []
-    for a in m["args"]:
+    for a in m["functions"][0]["args"]:
         shape, dtype = tuple(a["shape"]), DTYPES[a["dtype"]]
         if a["name"] in args.arange:
             value = np.broadcast_to(np.arange(shape[-1]), shape).astype(dtype)

@@ -1,0 +1,95 @@
+//===- generate.h - greedy generation with a compiled model ------*- C++
+//-*-===//
+//
+// What tp-run --generate does on each rank (library tprt_loader): find the
+// roles of @prefill's and @decode's arguments and results (the generation
+// contract of model.h and docs/generation.md), check a prompt against them,
+// then run @prefill over the prompt and @decode once per new token, the KV
+// caches staying in their buffers (updated in place) between the calls.
+// Every rank computes the same ids (the argmax is combined across ranks),
+// so every rank makes the same decisions without communicating.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_GENERATE_H
+#define TPRT_GENERATE_H
+
+#include "tprt/launch.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tprt {
+
+/// The arguments and results of one of the two functions.
+struct GenerationCall {
+  /// Arguments: the token ids [B, S] ("tokens"), the position (decode
+  /// only: a rank-0 integer), the caches (updated in place).
+  size_t tokens = 0;
+  std::optional<size_t> position;
+  std::vector<size_t> caches;
+  /// The result of the next ids, [B, 1].
+  size_t nextIds = 0;
+};
+
+struct GenerationSignature {
+  GenerationCall prefill, decode;
+  /// B, the tokens @prefill takes per sequence, the positions a cache
+  /// holds (its dimension 2, [B, kv_heads, S_max, head_dim]).
+  int64_t batch = 0, prefillLength = 0, cacheLength = 0;
+  /// Rows of the vocabulary table, when the manifest says.
+  std::optional<int64_t> vocab;
+  /// This rank's bytes of all caches.
+  size_t cacheBytes = 0;
+};
+
+/// The signature of `prefill` and `decode` (functions 0 and 1 of a loaded
+/// model), or every way they break the contract, one message each, naming
+/// the function and argument.
+Expected<GenerationSignature>
+generationSignature(const ManifestFunction &prefill,
+                    const ManifestFunction &decode);
+
+/// A prompt read from an .npy file: ids [B, P], int64 or int32.
+struct Prompt {
+  int64_t batch = 0, length = 0;
+  std::vector<int64_t> ids;
+};
+
+/// Reads `path` and checks it against `signature` for `newTokens` new ids:
+/// the batch, a length that leaves room for them in the caches, ids inside
+/// the vocabulary. Every problem goes to `errors`.
+std::optional<Prompt> readPrompt(const std::string &path,
+                                 const GenerationSignature &signature,
+                                 int64_t newTokens,
+                                 std::vector<std::string> &errors);
+
+struct GenerationResult {
+  /// [B, T]: T <= the new tokens asked for; fewer when every sequence has
+  /// given the end id, after which a sequence repeats it.
+  std::vector<int64_t> ids;
+  int64_t steps = 0;
+  /// From the first call to the first new ids, and per decode step after.
+  double firstTokenSeconds = 0;
+  std::vector<double> stepSeconds;
+};
+
+/// Greedy generation of `newTokens` ids after `prompt`: @prefill over its
+/// first prefillLength tokens (a shorter prompt goes through @decode
+/// alone), @decode over the rest of the prompt and then once per new id;
+/// stops early when every sequence has given `eos`. `arguments` come from
+/// `model.slice` with functions "prefill" and "decode". `onFirstIds` runs
+/// once the first new ids are there, before the decode steps that follow
+/// (tp-run resets its collective counters there).
+Expected<GenerationResult>
+generate(const LoadedModel &model, ModelArguments &arguments,
+         const GenerationSignature &signature, const Prompt &prompt,
+         int64_t newTokens, std::optional<int64_t> eos,
+         const std::function<void()> &onFirstIds = {});
+
+} // namespace tprt
+
+#endif // TPRT_GENERATE_H

@@ -1,0 +1,326 @@
+//===- Generate.cpp - greedy generation with a compiled model -------------===//
+
+#include "tprt/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace tprt {
+
+static bool isInteger(const std::string &dtype) {
+  return dtype == "i64" || dtype == "i32";
+}
+
+/// The roles of `function`'s arguments and results; problems go to
+/// `errors`.
+static GenerationCall callOf(const ManifestFunction &function,
+                             bool takesPosition,
+                             std::vector<std::string> &errors) {
+  GenerationCall call;
+  std::string at = "@" + function.name + ": ";
+  std::optional<size_t> tokens, nextIds;
+  std::vector<bool> updated(function.args.size());
+  for (size_t j = 0; j < function.results.size(); ++j) {
+    const ManifestResult &result = function.results[j];
+    if (result.inPlace) {
+      updated[*result.inPlace] = true;
+      continue;
+    }
+    bool cut = result.shard.has_value();
+    if (isInteger(result.dtype) && result.localShape.size() == 2 &&
+        result.localShape[1] == 1 && !cut && !nextIds)
+      nextIds = j;
+    else if (result.name.rfind("cache.", 0) == 0)
+      errors.push_back(at + "result " + std::to_string(j) + " ('" +
+                       result.name +
+                       "') is not updated in its argument's buffer: every "
+                       "step would copy the cache (tp-in-place-results "
+                       "did not find it returned as the argument)");
+  }
+  for (size_t i = 0; i < function.args.size(); ++i) {
+    const ManifestArg &arg = function.args[i];
+    if (arg.tokens) {
+      tokens = i;
+    } else if (updated[i]) {
+      call.caches.push_back(i);
+    } else if (takesPosition && !call.position && isInteger(arg.dtype) &&
+               arg.shape.empty()) {
+      call.position = i;
+    } else if (arg.role == "input" || (arg.named && arg.role.empty() &&
+                                       arg.name.rfind("cache.", 0) == 0)) {
+      errors.push_back(at + "argument " + std::to_string(i) + " ('" + arg.name +
+                       "') is an input that generation does not fill");
+    }
+  }
+  if (!tokens)
+    errors.push_back(at + "no argument of token ids (\"tokens\" in the "
+                          "manifest: the input its vocabulary lookup reads)");
+  else if (!isInteger(function.args[*tokens].dtype) ||
+           function.args[*tokens].shape.size() != 2)
+    errors.push_back(at + "the token ids '" + function.args[*tokens].name +
+                     "' are not an integer [B, S] tensor");
+  if (takesPosition && !call.position)
+    errors.push_back(at + "no position argument (a rank-0 integer input)");
+  if (!nextIds)
+    errors.push_back(at + "no result of next ids (an integer [B, 1] tensor)");
+  if (call.caches.empty())
+    errors.push_back(at + "no cache (an argument a result updates in place)");
+  call.tokens = tokens.value_or(0);
+  call.nextIds = nextIds.value_or(0);
+  return call;
+}
+
+Expected<GenerationSignature>
+generationSignature(const ManifestFunction &prefill,
+                    const ManifestFunction &decode) {
+  std::vector<std::string> errors;
+  GenerationSignature s;
+  s.prefill = callOf(prefill, /*takesPosition=*/false, errors);
+  s.decode = callOf(decode, /*takesPosition=*/true, errors);
+  if (errors.empty()) {
+    const std::vector<int64_t> &ids = prefill.args[s.prefill.tokens].shape;
+    const std::vector<int64_t> &step = decode.args[s.decode.tokens].shape;
+    s.batch = ids[0];
+    s.prefillLength = ids[1];
+    if (step != std::vector<int64_t>{s.batch, 1})
+      errors.push_back("@decode takes token ids " + formatShape(step) +
+                       ", not [" + std::to_string(s.batch) +
+                       ", 1] (@prefill's batch, one token)");
+    // The caches must be the same tensors in both functions: the buffers
+    // are shared by name.
+    std::vector<std::string> names;
+    for (size_t i : s.decode.caches) {
+      const ManifestArg &cache = decode.args[i];
+      names.push_back(cache.name);
+      if (cache.shape.size() != 4 || cache.shape[0] != s.batch) {
+        errors.push_back("@decode: cache '" + cache.name + "' " +
+                         formatShape(cache.shape) +
+                         " is not [B, kv_heads, S_max, head_dim]");
+        continue;
+      }
+      s.cacheLength = s.cacheLength ? std::min(s.cacheLength, cache.shape[2])
+                                    : cache.shape[2];
+      s.cacheBytes += size_t(numElements(cache.localShape)) *
+                      npyElementSize(cache.dtype).value_or(4);
+    }
+    for (size_t i : s.prefill.caches)
+      if (std::find(names.begin(), names.end(), prefill.args[i].name) ==
+          names.end())
+        errors.push_back("@prefill's cache '" + prefill.args[i].name +
+                         "' is not a cache of @decode");
+    if (s.prefill.caches.size() != s.decode.caches.size() && errors.empty())
+      errors.push_back("@prefill and @decode update different caches");
+    s.vocab = prefill.args[s.prefill.tokens].vocab;
+  }
+  if (!errors.empty()) {
+    std::string message;
+    for (const std::string &error : errors)
+      message += (message.empty() ? "" : "\n") + error;
+    return Status(TPRT_ERR_INVALID_ARGUMENT, message);
+  }
+  return s;
+}
+
+std::optional<Prompt> readPrompt(const std::string &path,
+                                 const GenerationSignature &signature,
+                                 int64_t newTokens,
+                                 std::vector<std::string> &errors) {
+  Expected<NpyArray> read = readNpy(path);
+  if (!read) {
+    errors.push_back("prompt " + read.status().message());
+    return std::nullopt;
+  }
+  std::string where = "prompt '" + path + "'";
+  if (!isInteger(read->dtype) || read->shape.size() != 2) {
+    errors.push_back(where + " is " + read->dtype + " " +
+                     formatShape(read->shape) +
+                     "; it must be token ids [B, P] of int64 or int32");
+    return std::nullopt;
+  }
+  Prompt prompt;
+  prompt.batch = read->shape[0];
+  prompt.length = read->shape[1];
+  size_t count = size_t(prompt.batch * prompt.length);
+  prompt.ids.resize(count);
+  for (size_t k = 0; k < count; ++k)
+    prompt.ids[k] = read->dtype == "i64" ? read->buffer.as<int64_t>()[k]
+                                         : read->buffer.as<int32_t>()[k];
+  if (prompt.batch != signature.batch)
+    errors.push_back(where + " holds " + std::to_string(prompt.batch) +
+                     " sequences; the model was built for a batch of " +
+                     std::to_string(signature.batch));
+  if (prompt.length < 1)
+    errors.push_back(where + " is empty");
+  // The last new id is not fed back: S + K - 1 positions.
+  if (prompt.length + newTokens - 1 > signature.cacheLength)
+    errors.push_back(where + " has " + std::to_string(prompt.length) +
+                     " tokens; with " + std::to_string(newTokens) +
+                     " new ones that is " +
+                     std::to_string(prompt.length + newTokens - 1) +
+                     " positions, and the caches hold " +
+                     std::to_string(signature.cacheLength));
+  if (signature.vocab)
+    for (size_t k = 0; k < count; ++k)
+      if (prompt.ids[k] < 0 || prompt.ids[k] >= *signature.vocab) {
+        errors.push_back(where + ": id " + std::to_string(prompt.ids[k]) +
+                         " at [" + std::to_string(k / prompt.length) + ", " +
+                         std::to_string(k % prompt.length) +
+                         "] is outside the vocabulary [0, " +
+                         std::to_string(*signature.vocab) + ")");
+        break;
+      }
+  return prompt;
+}
+
+namespace {
+
+double now() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// `values` as `count` elements of the integer `dtype`.
+std::vector<uint8_t> encode(const std::vector<int64_t> &values,
+                            const std::string &dtype) {
+  std::vector<uint8_t> bytes(values.size() * (dtype == "i64" ? 8 : 4));
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (dtype == "i64") {
+      std::memcpy(&bytes[8 * k], &values[k], 8);
+    } else {
+      int32_t v = int32_t(values[k]);
+      std::memcpy(&bytes[4 * k], &v, 4);
+    }
+  }
+  return bytes;
+}
+
+std::vector<int64_t> decodeIds(const std::vector<uint8_t> &bytes,
+                               const std::string &dtype) {
+  size_t size = dtype == "i64" ? 8 : 4;
+  std::vector<int64_t> values(bytes.size() / size);
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (size == 8) {
+      std::memcpy(&values[k], &bytes[8 * k], 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, &bytes[4 * k], 4);
+      values[k] = v;
+    }
+  }
+  return values;
+}
+
+} // namespace
+
+Expected<GenerationResult> generate(const LoadedModel &model,
+                                    ModelArguments &arguments,
+                                    const GenerationSignature &signature,
+                                    const Prompt &prompt, int64_t newTokens,
+                                    std::optional<int64_t> eos,
+                                    const std::function<void()> &onFirstIds) {
+  const ManifestFunction &prefill = model.function(0);
+  const ManifestFunction &decode = model.function(1);
+  const int64_t batch = signature.batch;
+  GenerationResult out;
+  std::vector<std::vector<int64_t>> generated(static_cast<size_t>(batch));
+  std::vector<bool> ended(static_cast<size_t>(batch), false);
+  double start = now();
+
+  // One call; its next ids, or failure.
+  auto run = [&](size_t function) -> Expected<std::vector<int64_t>> {
+    if (Status status = model.call(arguments, function); !status)
+      return status;
+    const GenerationCall &call =
+        function == 0 ? signature.prefill : signature.decode;
+    const ManifestFunction &fn = function == 0 ? prefill : decode;
+    const ManifestResult &result = fn.results[call.nextIds];
+    std::vector<uint8_t> bytes(size_t(batch) *
+                               npyElementSize(result.dtype).value_or(8));
+    if (Status status = arguments.read(function, call.nextIds, bytes.data());
+        !status)
+      return status;
+    return decodeIds(bytes, result.dtype);
+  };
+  auto decodeStep = [&](const std::vector<int64_t> &ids,
+                        int64_t position) -> Expected<std::vector<int64_t>> {
+    const ManifestArg &tokens = decode.args[signature.decode.tokens];
+    const ManifestArg &pos = decode.args[*signature.decode.position];
+    std::vector<uint8_t> idBytes = encode(ids, tokens.dtype);
+    std::vector<uint8_t> posBytes = encode({position}, pos.dtype);
+    if (Status status =
+            arguments.write(1, signature.decode.tokens, idBytes.data());
+        !status)
+      return status;
+    if (Status status =
+            arguments.write(1, *signature.decode.position, posBytes.data());
+        !status)
+      return status;
+    return run(1);
+  };
+
+  // The prompt: @prefill over its first prefillLength tokens, then @decode
+  // over the others (all of them for a shorter prompt).
+  int64_t prefilled =
+      prompt.length >= signature.prefillLength ? signature.prefillLength : 0;
+  std::vector<int64_t> next;
+  if (prefilled) {
+    std::vector<int64_t> ids;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < prefilled; ++t)
+        ids.push_back(prompt.ids[size_t(b * prompt.length + t)]);
+    const ManifestArg &tokens = prefill.args[signature.prefill.tokens];
+    std::vector<uint8_t> bytes = encode(ids, tokens.dtype);
+    if (Status status =
+            arguments.write(0, signature.prefill.tokens, bytes.data());
+        !status)
+      return status;
+    Expected<std::vector<int64_t>> ids0 = run(0);
+    if (!ids0)
+      return ids0.status();
+    next = std::move(*ids0);
+  }
+  for (int64_t t = prefilled; t < prompt.length; ++t) {
+    std::vector<int64_t> ids;
+    for (int64_t b = 0; b < batch; ++b)
+      ids.push_back(prompt.ids[size_t(b * prompt.length + t)]);
+    Expected<std::vector<int64_t>> step = decodeStep(ids, t);
+    if (!step)
+      return step.status();
+    next = std::move(*step);
+  }
+  out.firstTokenSeconds = now() - start;
+
+  // Each new id is fed back at the next position.
+  if (onFirstIds)
+    onFirstIds();
+  int64_t position = prompt.length;
+  while (true) {
+    bool all = true;
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t id = ended[size_t(b)] ? *eos : next[size_t(b)];
+      generated[size_t(b)].push_back(id);
+      if (eos && id == *eos)
+        ended[size_t(b)] = true;
+      all = all && ended[size_t(b)];
+    }
+    ++out.steps;
+    if (out.steps == newTokens || all)
+      break;
+    double stepStart = now();
+    std::vector<int64_t> fed;
+    for (int64_t b = 0; b < batch; ++b)
+      fed.push_back(generated[size_t(b)].back());
+    Expected<std::vector<int64_t>> step = decodeStep(fed, position++);
+    if (!step)
+      return step.status();
+    next = std::move(*step);
+    out.stepSeconds.push_back(now() - stepStart);
+  }
+  for (int64_t b = 0; b < batch; ++b)
+    out.ids.insert(out.ids.end(), generated[size_t(b)].begin(),
+                   generated[size_t(b)].end());
+  return out;
+}
+
+} // namespace tprt

@@ -1,0 +1,71 @@
+"""A Hugging Face model directory with random weights, a prompt, and the
+greedy continuations of the numpy reference and of PyTorch (generate.test).
+
+  hf_generation.py model DIR {gpt2,llama} S_MAX
+      DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary 96
+      (llama: 4 query heads, 2 kv heads, RoPE; gpt2: learned positions for
+      S_MAX, tied head).
+  hf_generation.py prompt DIR OUT.npy B P
+      random ids [B, P] inside the vocabulary.
+  hf_generation.py reference DIR PROMPT.npy K PREFIX
+      PREFIX.numpy.npy and PREFIX.torch.npy: the new ids [B, K] of the numpy
+      reference and of tpmlir.torch_reference (a PyTorch model with a KV
+      cache, written from Hugging Face's), which must agree.
+"""
+import os
+import sys
+
+import numpy as np
+
+from tpmlir import hf, reference, torch_reference
+from tpmlir.checkpoint import load_model_dir, save_model_dir
+from tpmlir.config import tiny_gpt2, tiny_llama
+
+
+def model(model_dir: str, family: str, s_max: int):
+    if family == "gpt2":
+        cfg = tiny_gpt2(vocab=96, names="hf_gpt2", name_prefix="", positions=s_max)
+    else:
+        cfg = tiny_llama(vocab=96, names="hf_llama")
+    w = reference.random_weights(cfg, 5)
+    # A tied head on unit-scale embeddings repeats the last token; smaller
+    # rows make the continuations vary.
+    if cfg.tie_embeddings:
+        w["wte.weight"] = w["wte.weight"] * np.float32(0.1)
+    tensors = {k: v for k, v in hf.to_checkpoint(cfg, w).items() if not k.startswith("rope.")}
+    save_model_dir(model_dir, hf.hf_config(cfg), tensors, 1)
+
+
+def prompt(model_dir: str, out: str, batch: int, length: int):
+    cfg = hf.read_config(os.path.join(model_dir, "config.json"))
+    rng = np.random.default_rng(7)
+    np.save(out, rng.integers(0, cfg.vocab, (batch, length)).astype(np.int64))
+
+
+def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
+    ids = np.load(prompt_path)
+    config = os.path.join(model_dir, "config.json")
+    cfg = hf.read_config(config, batch=ids.shape[0], seq=ids.shape[1],
+                         generate=ids.shape[1] + steps)
+    tensors = load_model_dir(model_dir)
+    numpy_ids, _ = reference.generate(cfg, hf.from_checkpoint(cfg, tensors), ids, steps)
+    import json
+    with open(config) as f:
+        torch_model = torch_reference.load(json.load(f), tensors)
+    torch_ids, _ = torch_reference.greedy_generate(torch_model, ids, steps)
+    if not np.array_equal(numpy_ids, torch_ids):
+        sys.exit(f"numpy {numpy_ids} and PyTorch {torch_ids} differ")
+    np.save(prefix + ".numpy.npy", numpy_ids)
+    np.save(prefix + ".torch.npy", torch_ids)
+
+
+if __name__ == "__main__":
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "model":
+        model(args[0], args[1], int(args[2]))
+    elif command == "prompt":
+        prompt(args[0], args[1], int(args[2]), int(args[3]))
+    elif command == "reference":
+        references(args[0], args[1], int(args[2]), args[3])
+    else:
+        sys.exit(__doc__)
