@@ -240,22 +240,25 @@ def main(argv=None) -> int:
     if have_gen:
         p("## Compiled runs: collectives and memory per rank")
         p("")
-        p("| batch | tp | collectives per decode step | cache (MiB per rank) | weights (MiB per rank) | "
-          "peak RSS (MiB) |")
-        p("|---:|---:|---|---:|---:|---:|")
+        p("| batch | tp | collectives per decode step | GEMM share of a step | cache (MiB per rank) | "
+          "weights (MiB per rank) | peak RSS (MiB) |")
+        p("|---:|---:|---|---:|---:|---:|---:|")
         for b in batches:
             for n in (1, 2):
                 x = tp[(n, b)][0]
                 coll = field(x, "collectives_per_step", "collectives_per_decode_step", default={})
-                if isinstance(coll, dict):
+                if isinstance(coll, dict):  # {"all_reduce": 27, "all_reduce_bytes": ..., ...}
                     parts = []
                     for k, v in coll.items():
                         calls = v.get("calls") if isinstance(v, dict) else v
-                        if calls:
-                            parts.append(f"{k} {calls:g}")
+                        if calls and not k.endswith("_bytes"):
+                            nbytes = coll.get(f"{k}_bytes")
+                            parts.append(f"{k} {calls:g}" + (f" ({nbytes / 1024:.0f} KiB)" if nbytes else ""))
                     coll = ", ".join(parts) or "none"
                 num = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "?"  # noqa: E731
-                p(f"| {b} | {n} | {coll} | {num(field(x, 'cache_mib_per_rank', 'cache_mib'))} | "
+                share = field(x, "gemm_share_of_decode")
+                share = f"{share * 100:.0f}%" if isinstance(share, (int, float)) else "?"
+                p(f"| {b} | {n} | {coll} | {share} | {num(field(x, 'cache_mib_per_rank', 'cache_mib'))} | "
                   f"{num(field(x, 'weights_mib_per_rank', 'weights_local_mib'))} | "
                   f"{num(max(field(y, 'peak_rss_mib', default=0) or 0 for y in tp[(n, b)]))} |")
         p("")
