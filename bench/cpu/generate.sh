@@ -28,8 +28,9 @@
 # Correctness gates: every run's ids equal the expected ones token for token
 # (torch_generate.py checks its own before writing any number; the tp-run
 # runs of round 1 go through bench/cpu/generate_check.py, which also checks the
-# all-reduces per decode step: 0 at tp 1, 27 at tp 2 (the embedding lookup,
-# 2 per layer, the argmax's 2)). A failed gate stops the script.
+# all-reduces per decode step: 27, the embedding lookup, 2 per layer and the
+# argmax's 2; at tp 1 they are calls over one rank, as in cpu_forward.sh).
+# A failed gate stops the script.
 # Each run's decode step is the median over its steps; the table takes the
 # median over rounds. The bound: bandwidth / bytes a decode step must read (the
 # weights it streams + the KV cache up to the position; bench/cpu/generate_report.py).
@@ -153,9 +154,8 @@ measure() {  # measure KIND ROUND
         --prompt "$M/p$b.npy" --generate "$STEPS" --warmup 1 --iters 1 --output "$out.ids.npy" \
         --report-json "$out.json" > "$out.txt"
       if [ "$r" = 1 ]; then
-        local ar=0; [ "$n" = 1 ] || ar=$(( 2 * LAYERS + 3 ))
         "$PYTHON" "$HERE/generate_check.py" "$out.ids.npy" "$M/ids$b.npy" --report "$out.json" \
-          --all-reduces "$ar" | tee "$RUN/check-$kind.txt" >&2
+          --all-reduces "$(( 2 * LAYERS + 3 ))" | tee "$RUN/check-$kind.txt" >&2
       fi ;;
     torch-b*)
       local b=${kind#torch-b}

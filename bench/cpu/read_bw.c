@@ -7,13 +7,13 @@
 // Sums a float32 array of MIB MiB (far larger than the 32 MiB L3 here) PASSES
 // times, each pass timed alone, after one untimed pass (the array is written
 // first, so its pages are real pages, not the shared zero page).
-// Pages: "4k" is what plain malloc gives a large buffer; "huge" asks for
-// transparent huge pages (2 MiB aligned, madvise(MADV_HUGEPAGE), before the
-// first touch; /sys/kernel/mm/transparent_hugepage/enabled is "madvise"
-// here) and reports how much of the array got them (AnonHugePages). In this
-// VM the 4 KiB pages' TLB misses cost a third of the bandwidth or more, so
-// both are measured: "huge" is the machine's read bandwidth (the bound),
-// "4k" what a buffer from malloc streams at.
+// Pages: "4k" is what plain malloc gives a large buffer (tp-run's weights and
+// caches come from aligned_alloc); "huge" asks for transparent huge pages
+// (2 MiB aligned, madvise(MADV_HUGEPAGE) before the first touch;
+// /sys/kernel/mm/transparent_hugepage/enabled is "madvise" here) and reports
+// how much of the array got them (AnonHugePages). In this VM the 4 KiB pages'
+// TLB misses cost from a few percent (idle) to half the bandwidth (both cores
+// busy), so both are measured; the bound takes the larger.
 // A C loop rather than numpy: numpy's float32 sum is vectorised for numpy's
 // build baseline (SSE2 in Debian's), and its speed is that build's; this loop
 // is vectorised by clang for this CPU (-march=native; -ffast-math lets it
