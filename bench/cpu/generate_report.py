@@ -241,9 +241,10 @@ def main(argv=None) -> int:
     if have_gen:
         p("## Compiled runs: collectives and memory per rank")
         p("")
-        p("| batch | tp | collectives per decode step | GEMM share of a step | cache (MiB per rank) | "
-          "weights (MiB per rank) | peak RSS (MiB) |")
-        p("|---:|---:|---|---:|---:|---:|---:|")
+        p("| batch | tp | collectives per decode step | GEMM share of a step | bytes of the bound / step "
+          "(GB/s) | GEMM rate, est. (GFLOP/s) | cache (MiB per rank) | weights (MiB per rank) | "
+          "peak RSS (MiB) |")
+        p("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
         for b in batches:
             for n in (1, 2):
                 x = tp[(n, b)][0]
@@ -257,9 +258,12 @@ def main(argv=None) -> int:
                             parts.append(f"{k} {calls:g}" + (f" ({nbytes / 1024:.0f} KiB)" if nbytes else ""))
                     coll = ", ".join(parts) or "none"
                 num = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "?"  # noqa: E731
-                share = field(x, "gemm_share_of_decode")
-                share = f"{share * 100:.0f}%" if isinstance(share, (int, float)) else "?"
-                p(f"| {b} | {n} | {coll} | {share} | {num(field(x, 'cache_mib_per_rank', 'cache_mib'))} | "
+                share = med([field(y, "gemm_share_of_decode", default=0.0) or 0.0 for y in tp[(n, b)]])
+                step = summary[(f"tp{n}", b)]["step"]
+                # 2 flops per weight per sequence (the attention's few are left out).
+                rate = 2 * b * bound[(n, b)]["weights"] / 4 / (step * share) / 1e9 if share else 0.0
+                p(f"| {b} | {n} | {coll} | {share * 100:.0f}% | {bound[(n, b)]['bytes'] / step / 1e9:.1f} | "
+                  f"{rate:.1f} | {num(field(x, 'cache_mib_per_rank', 'cache_mib'))} | "
                   f"{num(field(x, 'weights_mib_per_rank', 'weights_local_mib'))} | "
                   f"{num(max(field(y, 'peak_rss_mib', default=0) or 0 for y in tp[(n, b)]))} |")
         p("")
