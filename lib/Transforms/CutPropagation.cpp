@@ -29,11 +29,14 @@ static std::string blocks(int64_t n) {
   return (Twine(n) + (n == 1 ? " block" : " blocks")).str();
 }
 
-/// "3 blocks", "1 block, each part on 2 ranks".
+/// "3 blocks", "1 block, each part on 2 ranks", "1 block, each part on 2
+/// ranks that split dimension 2".
 static std::string blocks(DimCut cut) {
   std::string s = blocks(cut.outer);
   if (cut.replicas > 1)
     s += (", each part on " + Twine(cut.replicas) + " ranks").str();
+  if (cut.subDim >= 0)
+    s += (" that split dimension " + Twine(cut.subDim)).str();
   return s;
 }
 
@@ -105,6 +108,29 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
   // Rules derive replicas from cuts of this attempt, which divide it.
   assert(cut.replicas >= 1 && numRanks % cut.replicas == 0 &&
          "replicas must divide the number of ranks");
+  assert((cut.subDim < 0 || (cut.replicas > 1 && cut.subDim != cut.dim)) &&
+         "a sub-dimension is split by the replicas of another one");
+  if (cut.subDim >= 0) {
+    // `#tp.shard` records one dimension: the caller could not slice it.
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      return fail(at, llvm::formatv("needs an argument cut on two dimensions "
+                                    "({0} and {1}), which no '#tp.shard' "
+                                    "records",
+                                    cut.dim, cut.subDim));
+    if (type.isDynamicDim(cut.subDim))
+      return fail(at, llvm::formatv("can only cut a static dimension, got "
+                                    "dimension {0} of {1}",
+                                    cut.subDim, typeString(v.getType())));
+    if (type.getDimSize(cut.subDim) % cut.replicas != 0)
+      return fail(at,
+                  llvm::formatv("cannot cut dimension {0} of {1} into {2} "
+                                "equal parts among the ranks that share a "
+                                "part of dimension {3}",
+                                cut.subDim, typeString(type), cut.replicas,
+                                cut.dim),
+                  /*indivisible=*/true);
+  }
   int64_t parts = cut.parts(numRanks);
   if (size % (cut.outer * parts) != 0)
     return fail(at,
@@ -126,6 +152,13 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
 void CutPropagation::gather(OpOperand &use, const Twine &reason) {
   if (!gathered.insert(&use).second)
     return;
+  if (std::optional<DimCut> cut = lookup(use.get()); cut && cut->subDim >= 0) {
+    (void)fail(use.getOwner(),
+               llvm::formatv("needs the whole of a value cut on dimensions "
+                             "{0} and {1}: no all-gather assembles it",
+                             cut->dim, cut->subDim));
+    return;
+  }
   if (std::optional<DimCut> cut = lookup(use.get()); cut && cut->replicas > 1) {
     (void)fail(use.getOwner(),
                llvm::formatv("needs the whole of a value whose parts {0} "

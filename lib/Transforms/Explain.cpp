@@ -31,6 +31,12 @@ static void printCut(raw_ostream &os, DimCut cut, int64_t tpSize,
     os << " of each of " << cut.outer << " blocks of " << part * parts;
   else
     os << " of " << part * parts;
+  if (cut.subDim < 0)
+    return;
+  int64_t sub = local.getDimSize(cut.subDim);
+  std::string s = "(r%" + std::to_string(cut.replicas) + ")";
+  os << "; dim " << cut.subDim << ": [" << s << "*" << sub << ", (" << s
+     << "+1)*" << sub << ") of " << sub * cut.replicas;
 }
 
 /// "all_reduce" -> "all-reduce".

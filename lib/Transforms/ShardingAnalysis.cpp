@@ -526,14 +526,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       continue;
     Value result = seed.op->getResult(0);
     SmallVector<std::pair<Value, DimCut>> queue{{seed.start, {seed.dim, 1}}};
-    std::set<std::tuple<void *, int64_t, int64_t, int64_t>> tried;
+    std::set<std::tuple<void *, int64_t, int64_t, int64_t, int64_t>> tried;
     std::optional<Candidate> best;
     SmallVector<CutPropagation::Failure> failures;
     for (size_t i = 0; i < queue.size() && i < 16; ++i) {
       auto [start, cut] = queue[i];
       if (!tried
                .insert({start.getAsOpaquePointer(), cut.dim, cut.outer,
-                        cut.replicas})
+                        cut.replicas, cut.subDim})
                .second)
         continue;
       CutPropagation attempt(tpSize, taken);

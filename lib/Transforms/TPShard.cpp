@@ -57,6 +57,8 @@ static RankedTensorType localType(Type full, DimCut cut, int64_t tpSize) {
   auto type = cast<RankedTensorType>(full);
   SmallVector<int64_t> shape(type.getShape());
   shape[cut.dim] /= cut.parts(tpSize);
+  if (cut.subDim >= 0)
+    shape[cut.subDim] /= cut.replicas;
   return type.clone(shape);
 }
 

@@ -282,6 +282,12 @@ extern "C" tprt_status tprt_copy_to_host(void *host, const void *device,
   return cudaStatus(call, rc, "cudaMemcpy (device to host)");
 }
 
+extern "C" void tprt_read_scalar(void *host, const void *device,
+                                 int64_t bytes) {
+  if (tprt_copy_to_host(host, device, size_t(bytes)) != TPRT_OK)
+    tprt_abort(tprt_last_error());
+}
+
 extern "C" tprt_status tprt_device_synchronize(void) {
   const char *call = "tprt_device_synchronize";
   if (!state().initialized)

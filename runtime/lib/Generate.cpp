@@ -15,6 +15,7 @@ static bool isInteger(const std::string &dtype) {
 /// The roles of `function`'s arguments and results; problems go to
 /// `errors`.
 static GenerationCall callOf(const ManifestFunction &function,
+                             const std::vector<size_t> &inputs,
                              bool takesPosition,
                              std::vector<std::string> &errors) {
   GenerationCall call;
@@ -31,6 +32,9 @@ static GenerationCall callOf(const ManifestFunction &function,
     if (isInteger(result.dtype) && result.localShape.size() == 2 &&
         result.localShape[1] == 1 && !cut && !nextIds)
       nextIds = j;
+    else if (result.dtype == "f32" && result.localShape.size() == 3 &&
+             result.localShape[1] == 1 && !cut && !call.logits)
+      call.logits = j;
     else if (result.name.rfind("cache.", 0) == 0)
       errors.push_back(at + "result " + std::to_string(j) + " ('" +
                        result.name +
@@ -47,10 +51,10 @@ static GenerationCall callOf(const ManifestFunction &function,
     } else if (takesPosition && !call.position && isInteger(arg.dtype) &&
                arg.shape.empty()) {
       call.position = i;
-    } else if (arg.role == "input" || (arg.named && arg.role.empty() &&
-                                       arg.name.rfind("cache.", 0) == 0)) {
+    } else if (std::find(inputs.begin(), inputs.end(), i) != inputs.end()) {
       errors.push_back(at + "argument " + std::to_string(i) + " ('" + arg.name +
-                       "') is an input that generation does not fill");
+                       "') is an input that generation does not " + "fill" +
+                       (arg.role.empty() ? " (no checkpoint holds it)" : ""));
     }
   }
   if (!tokens)
@@ -71,13 +75,13 @@ static GenerationCall callOf(const ManifestFunction &function,
   return call;
 }
 
-Expected<GenerationSignature>
-generationSignature(const ManifestFunction &prefill,
-                    const ManifestFunction &decode) {
+Expected<GenerationSignature> generationSignature(
+    const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
+    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs) {
   std::vector<std::string> errors;
   GenerationSignature s;
-  s.prefill = callOf(prefill, /*takesPosition=*/false, errors);
-  s.decode = callOf(decode, /*takesPosition=*/true, errors);
+  s.prefill = callOf(prefill, prefillInputs, /*takesPosition=*/false, errors);
+  s.decode = callOf(decode, decodeInputs, /*takesPosition=*/true, errors);
   if (errors.empty()) {
     const std::vector<int64_t> &ids = prefill.args[s.prefill.tokens].shape;
     const std::vector<int64_t> &step = decode.args[s.decode.tokens].shape;
@@ -227,13 +231,24 @@ Expected<GenerationResult> generate(const LoadedModel &model,
   std::vector<bool> ended(static_cast<size_t>(batch), false);
   double start = now();
 
-  // One call; its next ids, or failure.
+  // The logits the last call's next ids come from, [B, V], if returned.
+  std::vector<float> logits;
+  std::vector<std::vector<float>> logitsOfIds(static_cast<size_t>(batch));
+
+  // One call; its next ids (and logits), or failure.
   auto run = [&](size_t function) -> Expected<std::vector<int64_t>> {
     if (Status status = model.call(arguments, function); !status)
       return status;
     const GenerationCall &call =
         function == 0 ? signature.prefill : signature.decode;
     const ManifestFunction &fn = function == 0 ? prefill : decode;
+    if (call.logits) {
+      out.vocab = fn.results[*call.logits].localShape[2];
+      logits.resize(size_t(batch * out.vocab));
+      if (Status status = arguments.read(function, *call.logits, logits.data());
+          !status)
+        return status;
+    }
     const ManifestResult &result = fn.results[call.nextIds];
     std::vector<uint8_t> bytes(size_t(batch) *
                                npyElementSize(result.dtype).value_or(8));
@@ -300,6 +315,11 @@ Expected<GenerationResult> generate(const LoadedModel &model,
     for (int64_t b = 0; b < batch; ++b) {
       int64_t id = ended[size_t(b)] ? *eos : next[size_t(b)];
       generated[size_t(b)].push_back(id);
+      logitsOfIds[size_t(b)].insert(
+          logitsOfIds[size_t(b)].end(),
+          logits.begin() + std::min(logits.size(), size_t(b * out.vocab)),
+          logits.begin() +
+              std::min(logits.size(), size_t((b + 1) * out.vocab)));
       if (eos && id == *eos)
         ended[size_t(b)] = true;
       all = all && ended[size_t(b)];
@@ -317,9 +337,12 @@ Expected<GenerationResult> generate(const LoadedModel &model,
     next = std::move(*step);
     out.stepSeconds.push_back(now() - stepStart);
   }
-  for (int64_t b = 0; b < batch; ++b)
+  for (int64_t b = 0; b < batch; ++b) {
     out.ids.insert(out.ids.end(), generated[size_t(b)].begin(),
                    generated[size_t(b)].end());
+    out.logits.insert(out.logits.end(), logitsOfIds[size_t(b)].begin(),
+                      logitsOfIds[size_t(b)].end());
+  }
   return out;
 }
 

@@ -420,9 +420,25 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
   if (std::optional<std::string> fatal =
           openCheckpoints(files.weights, checkpoints))
     return {*fatal};
+  // The functions share their weights: a problem with one is said once,
+  // under the argument number of the first function that takes it.
+  auto withoutArgument = [](std::string message) {
+    size_t at = message.find(" (argument ");
+    size_t end = at == std::string::npos ? at : message.find(')', at);
+    return end == std::string::npos ? message : message.erase(at, end + 1 - at);
+  };
+  std::vector<std::string> said;
   bindings = std::vector<WeightBinding>(selected.size());
-  for (size_t k = 0; k < selected.size(); ++k)
-    bindWeights(*selected[k], checkpoints, bindings[k], errors);
+  for (size_t k = 0; k < selected.size(); ++k) {
+    std::vector<std::string> found;
+    bindWeights(*selected[k], checkpoints, bindings[k], found);
+    for (std::string &error : found)
+      if (std::find(said.begin(), said.end(), withoutArgument(error)) ==
+          said.end()) {
+        said.push_back(withoutArgument(error));
+        errors.push_back(std::move(error));
+      }
+  }
   // One function runs on the --input files; generation makes its own.
   if (selected.size() == 1)
     readInputs(files, errors);
@@ -742,6 +758,16 @@ Status ModelArguments::read(size_t function, size_t result, void *data) {
   return Status::success();
 }
 
+/// Writes `text` to the report file `path`; the message if that fails.
+static std::optional<std::string> writeReport(const std::string &path,
+                                              const std::string &text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file)
+    return "cannot write the report '" + path + "'";
+  return std::nullopt;
+}
+
 std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const ManifestFunction &function,
                                       const ModelArguments &arguments,
@@ -755,12 +781,36 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
     if (!written)
       errors.push_back(written.message());
   }
-  if (!files.reportJson.empty()) {
-    std::ofstream file(files.reportJson);
-    file << reportJson(report);
-    if (!file)
-      errors.push_back("cannot write the report '" + files.reportJson + "'");
+  if (!files.reportJson.empty())
+    if (std::optional<std::string> error =
+            writeReport(files.reportJson, reportJson(report)))
+      errors.push_back(*error);
+  return errors;
+}
+
+std::vector<std::string> writeGeneration(const LaunchFiles &files,
+                                         const std::vector<int64_t> &ids,
+                                         const std::vector<float> &logits,
+                                         const std::vector<int64_t> &shape,
+                                         const GenerationReport &report) {
+  std::vector<std::string> errors;
+  if (!files.output.empty())
+    if (Status written = writeNpy(files.output, ids.data(), shape, "i64");
+        !written)
+      errors.push_back(written.message());
+  if (!files.output.empty() && !logits.empty()) {
+    int64_t count = shape[0] * shape[1];
+    std::vector<int64_t> logitsShape = {shape[0], shape[1],
+                                        int64_t(logits.size()) / count};
+    if (Status written = writeNpy(resultPath(files.output, 1), logits.data(),
+                                  logitsShape, "f32");
+        !written)
+      errors.push_back(written.message());
   }
+  if (!files.reportJson.empty())
+    if (std::optional<std::string> error =
+            writeReport(files.reportJson, reportJson(report)))
+      errors.push_back(*error);
   return errors;
 }
 

@@ -20,7 +20,8 @@ func.func @ffn_not_divisible(%x: tensor<4x8xf32>, %up: tensor<8x6xf32>, %down: t
 // -----
 
 // Two heads of 8 for 4 ranks: the only cut left falls inside each head and
-// needs the scores summed before softmax.
+// needs the scores summed before softmax. (The cut that gives each head to 2
+// ranks, which split its 8 dimensions, fails at the scores too.)
 
 #q = affine_map<(h, s, t, e) -> (s, h, e)>
 #k = affine_map<(h, s, t, e) -> (t, h, e)>
@@ -38,11 +39,11 @@ func.func @heads_not_divisible(%x: tensor<4x16xf32>, %wqkv: tensor<16x48xf32>, %
   %v2 = tensor.extract_slice %qkv[0, 32] [4, 16] [1, 1] : tensor<4x48xf32> to tensor<4x16xf32>
   %q = tensor.expand_shape %q2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
   %k = tensor.expand_shape %k2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
-  // expected-note @below {{a cut without it was rejected: 'tensor.expand_shape' unfolds dimension 1 as [2 x 8]: a cut into 4 parts must fall on one whole factor (for attention: between heads), and no factor fits}}
   %v = tensor.expand_shape %v2 [[0], [1, 2]] output_shape [4, 2, 8] : tensor<4x16xf32> into tensor<4x2x8xf32>
   %se = tensor.empty() : tensor<2x4x4xf32>
   %sinit = linalg.fill ins(%zero : f32) outs(%se : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   // expected-error @below {{tensor-parallel cut for 4 ranks needs an all-reduce of partial sums of 'tensor<2x4x4xf32>' here (128 bytes per rank per forward pass)}}
+  // expected-note @below {{a cut without it was rejected: 'linalg.generic' reduces over loop 3, which the 2 ranks holding each part of loop 0 split among them: no all-reduce over all ranks combines their results}}
   %scores = linalg.generic {indexing_maps = [#q, #k, #sc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%q, %k : tensor<4x2x8xf32>, tensor<4x2x8xf32>) outs(%sinit : tensor<2x4x4xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):

@@ -22,7 +22,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <tuple>
@@ -175,6 +175,51 @@ void orAbort(const Status &status) {
     tprt_abort(status.message().c_str());
 }
 
+/// This rank's arguments, on the backend's device; `seconds` the time it
+/// took. Validation checked every shard, so slicing cannot differ between
+/// ranks: a failure here ends them all.
+tprt::ModelArguments sliceAndPlace(tprt::LoadedModel &loaded,
+                                   const tprt::Backend &backend,
+                                   double &seconds) {
+  double start = now();
+  Expected<tprt::ModelArguments> args =
+      loaded.slice(tprt_rank(), tprt_world_size());
+  if (!args) {
+    printError(args.status().message());
+    tprt_abort("slicing failed after validation");
+  }
+  orAbort(args->place(backend));
+  seconds = now() - start;
+  return std::move(*args);
+}
+
+/// Each value the largest over the ranks (the slowest rank's time).
+void maxOverRanks(std::initializer_list<std::vector<double> *> values) {
+  for (std::vector<double> *v : values)
+    MPI_Allreduce(MPI_IN_PLACE, v->data(), int(v->size()), MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
+}
+
+/// Rank 0 prints `report` (unless quiet) and runs `write`, which returns
+/// the messages of the writes that failed; a failed write fails the run on
+/// every rank, not on rank 0 alone. The exit status.
+int finish(const Options &options, const std::string &report,
+           const std::function<std::vector<std::string>()> &write) {
+  int status = 0;
+  if (tprt_rank() == 0) {
+    if (!options.quiet)
+      std::cout << report << std::flush;
+    std::vector<std::string> errors = write();
+    for (const std::string &error : errors)
+      printError(error);
+    status = errors.empty() ? 0 : 1;
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status != 0 && tprt_rank() != 0)
+    printError("rank 0 could not write the results");
+  return status;
+}
+
 /// Slices, runs and reports; every rank reaches the same collectives.
 int run(const Options &options, tprt::LoadedModel &loaded,
         const tprt::Backend &backend, double loadSeconds) {
@@ -182,57 +227,36 @@ int run(const Options &options, tprt::LoadedModel &loaded,
   tprt::RunReport r(options.files.model, manifest, loaded.function(),
                     loaded.inputs(), tprt_world_size(), options.warmup,
                     options.iters);
-  double sliceStart = now();
-  // Validation checked every shard, so slicing cannot differ between ranks.
-  Expected<tprt::ModelArguments> args = loaded.slice(tprt_rank(), r.worldSize);
-  if (!args) {
-    printError(args.status().message());
-    tprt_abort("slicing failed after validation");
-  }
-  orAbort(args->place(backend));
-  double sliceSeconds = now() - sliceStart;
+  double sliceSeconds = 0;
+  tprt::ModelArguments args = sliceAndPlace(loaded, backend, sliceSeconds);
 
   double heapBefore = tprt::heapBytes();
   for (int i = 0; i < options.warmup; ++i)
-    orAbort(loaded.call(*args));
+    orAbort(loaded.call(args));
   tprt_reset_counters();
   for (int i = 0; i < options.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     double start = now();
-    orAbort(loaded.call(*args));
+    orAbort(loaded.call(args));
     r.forwardSeconds.push_back(now() - start);
   }
   tprt_get_counters(&r.counters);
-  orAbort(args->fetchResults());
+  orAbort(args.fetchResults());
 
   // The slowest rank per iteration and per phase; memory in MiB.
   double mib = 1024.0 * 1024.0;
   std::vector<double> phases = {loadSeconds, sliceSeconds, tprt::peakRssMib(),
-                                double(args->weightBytes()) / mib,
+                                double(args.weightBytes()) / mib,
                                 std::max(0.0, tprt::heapBytes() - heapBefore) /
                                     mib};
-  for (std::vector<double> *values : {&r.forwardSeconds, &phases})
-    MPI_Allreduce(MPI_IN_PLACE, values->data(), int(values->size()), MPI_DOUBLE,
-                  MPI_MAX, MPI_COMM_WORLD);
+  maxOverRanks({&r.forwardSeconds, &phases});
   std::tie(r.loadSeconds, r.sliceSeconds, r.peakRssMib, r.weightsLocalMib,
            r.activationsMib) =
       std::tie(phases[0], phases[1], phases[2], phases[3], phases[4]);
 
-  int status = 0;
-  if (tprt_rank() == 0) {
-    if (!options.quiet)
-      std::cout << tprt::reportText(r) << std::flush;
-    std::vector<std::string> errors =
-        tprt::writeResults(options.files, loaded.function(), *args, r);
-    for (const std::string &error : errors)
-      printError(error);
-    status = errors.empty() ? 0 : 1;
-  }
-  // A failed write fails the run on every rank, not on rank 0 alone.
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (status != 0 && tprt_rank() != 0)
-    printError("rank 0 could not write the results");
-  return status;
+  return finish(options, tprt::reportText(r), [&] {
+    return tprt::writeResults(options.files, loaded.function(), args, r);
+  });
 }
 
 /// tp-run --generate: slices, generates, reports; every rank reaches the
@@ -251,20 +275,14 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   r.promptTokens = prompt.length;
   r.warmup = options.warmup;
   r.iterations = options.iters;
-  double sliceStart = now();
-  Expected<tprt::ModelArguments> args = loaded.slice(tprt_rank(), r.worldSize);
-  if (!args) {
-    printError(args.status().message());
-    tprt_abort("slicing failed after validation");
-  }
-  orAbort(args->place(backend));
-  double sliceSeconds = now() - sliceStart;
+  double sliceSeconds = 0;
+  tprt::ModelArguments args = sliceAndPlace(loaded, backend, sliceSeconds);
 
   tprt::GenerationResult last;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     Expected<tprt::GenerationResult> generated =
-        tprt::generate(loaded, *args, signature, prompt, options.generate,
+        tprt::generate(loaded, args, signature, prompt, options.generate,
                        options.eos, tprt_reset_counters);
     if (!generated)
       orAbort(generated.status());
@@ -283,42 +301,17 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   // the same steps: the ids, and so the stops, are the same on all.
   double mib = 1024.0 * 1024.0;
   std::vector<double> phases = {loadSeconds, sliceSeconds, tprt::peakRssMib(),
-                                double(args->weightBytes()) / mib,
+                                double(args.weightBytes()) / mib,
                                 double(signature.cacheBytes) / mib};
-  for (std::vector<double> *values :
-       {&r.firstTokenSeconds, &r.stepSeconds, &phases})
-    MPI_Allreduce(MPI_IN_PLACE, values->data(), int(values->size()), MPI_DOUBLE,
-                  MPI_MAX, MPI_COMM_WORLD);
+  maxOverRanks({&r.firstTokenSeconds, &r.stepSeconds, &phases});
   std::tie(r.loadSeconds, r.sliceSeconds, r.peakRssMib, r.weightsLocalMib,
            r.cacheMib) =
       std::tie(phases[0], phases[1], phases[2], phases[3], phases[4]);
 
-  int status = 0;
-  if (tprt_rank() == 0) {
-    if (!options.quiet)
-      std::cout << tprt::reportText(r) << std::flush;
-    std::vector<std::string> errors;
-    if (!options.files.output.empty())
-      if (tprt::Status written =
-              tprt::writeNpy(options.files.output, last.ids.data(),
-                             {signature.batch, last.steps}, "i64");
-          !written)
-        errors.push_back(written.message());
-    if (!options.files.reportJson.empty()) {
-      std::ofstream file(options.files.reportJson);
-      file << tprt::reportJson(r);
-      if (!file)
-        errors.push_back("cannot write the report '" +
-                         options.files.reportJson + "'");
-    }
-    for (const std::string &error : errors)
-      printError(error);
-    status = errors.empty() ? 0 : 1;
-  }
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (status != 0 && tprt_rank() != 0)
-    printError("rank 0 could not write the results");
-  return status;
+  return finish(options, tprt::reportText(r), [&] {
+    return tprt::writeGeneration(options.files, last.ids, last.logits,
+                                 {signature.batch, last.steps}, r);
+  });
 }
 
 int launch(int argc, char **argv) {
@@ -340,7 +333,8 @@ int launch(int argc, char **argv) {
   std::optional<tprt::Prompt> prompt;
   if (errors.empty() && options->generate) {
     Expected<tprt::GenerationSignature> found =
-        tprt::generationSignature(loaded.function(0), loaded.function(1));
+        tprt::generationSignature(loaded.function(0), loaded.inputs(0),
+                                  loaded.function(1), loaded.inputs(1));
     if (!found) {
       errors.push_back("'" + options->files.model + "' cannot generate:\n" +
                        found.status().message());

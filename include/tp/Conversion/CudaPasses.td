@@ -79,6 +79,21 @@ def TPCopyToLinalg : Pass<"tp-copy-to-linalg", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TPHostScalarReads : Pass<"tp-host-scalar-reads", "ModuleOp"> {
+  let summary = "Read the scalars the host needs from device memory by copies";
+  let description = [{
+    After the parallel loops, before `tp-tile-for-gpu`'s check: a
+    `memref.load` of a rank-0 memref outside every parallel loop (a
+    generating model's position, which sets the offset of a decode step's
+    cache write on the host) reads device memory on the host. It becomes a
+    call of `tprt_read_scalar(host, device, bytes)` (libtprt_cuda: a copy on
+    the rank's stream, after the work issued before it) into a
+    `memref.alloca` and a load of that.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "LLVM::LLVMDialect", "memref::MemRefDialect"];
+}
+
 def TPTileForGpu : Pass<"tp-tile-for-gpu", "func::FuncOp"> {
   let summary = "Tile outermost parallel loops into blocks x threads";
   let description = [{

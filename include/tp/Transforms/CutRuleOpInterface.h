@@ -33,18 +33,24 @@ namespace mlir::tp {
 /// contiguous cut; a fused QKV column [3*h*dh] cut between heads has
 /// `outer` = 3. `replicas` > 1 gives each part to that many consecutive
 /// ranks: the K/V heads of grouped-query attention with fewer kv heads than
-/// ranks (each kv head read by N / kv ranks). Two cuts hold the same
-/// elements iff they are equal.
+/// ranks (each kv head read by N / kv ranks). `subDim` >= 0 has those
+/// `replicas` ranks split another dimension among them instead of each
+/// holding it whole: `subDim` is cut into `replicas` contiguous parts and
+/// rank r holds part r % `replicas`, so no two ranks hold the same elements
+/// (decode attention batched over kv heads: a kv head on 2 ranks, each with
+/// its query heads of the group). Two cuts hold the same elements iff they
+/// are equal.
 struct DimCut {
   int64_t dim = -1;
   int64_t outer = 1;
   int64_t replicas = 1;
+  int64_t subDim = -1;
   int64_t parts(int64_t numRanks) const { return numRanks / replicas; }
   /// The part of each block rank `rank` holds.
   int64_t partOf(int64_t rank) const { return rank / replicas; }
   bool operator==(const DimCut &other) const {
     return dim == other.dim && outer == other.outer &&
-           replicas == other.replicas;
+           replicas == other.replicas && subDim == other.subDim;
   }
   bool operator!=(const DimCut &other) const { return !(*this == other); }
 };

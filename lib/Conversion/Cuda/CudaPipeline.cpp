@@ -77,6 +77,7 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
                                   const CudaLoweringOptions &options) {
   // Kernels: one per remaining linalg op.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createTPHostScalarReads());
   pm.addNestedPass<func::FuncOp>(createTPTileForGpu({options.blockSize}));
 }
 

@@ -18,27 +18,54 @@
 using namespace mlir;
 using namespace mlir::tp;
 
-/// The cut a cut operand or result puts on the loops (`dim` is the loop),
-/// or nothing if no operand or result of `op` is cut yet.
+/// The cut a cut operand or result puts on the loops (`dim` and `subDim`
+/// are loops), or nothing if no operand or result of `op` is cut yet.
 static FailureOr<std::optional<DimCut>>
 cutLoop(linalg::LinalgOp op, ArrayRef<AffineMap> maps, CutPropagation &state) {
   unsigned numInputs = op.getNumDpsInputs();
   std::optional<DimCut> loop;
+  auto loopOf = [&](int64_t dim, AffineMap map) -> FailureOr<int64_t> {
+    auto dimExpr = dyn_cast<AffineDimExpr>(map.getResult(dim));
+    if (!dimExpr)
+      return state.fail(op, llvm::formatv("indexes cut dimension {0} by {1}, "
+                                          "not by a single loop",
+                                          dim, map.getResult(dim)));
+    return dimExpr.getPosition();
+  };
   auto consider = [&](Value v, AffineMap map) -> LogicalResult {
     std::optional<DimCut> cut = state.lookup(v);
     if (!cut)
       return success();
-    auto dimExpr = dyn_cast<AffineDimExpr>(map.getResult(cut->dim));
-    if (!dimExpr)
-      return state.fail(op, llvm::formatv("indexes cut dimension {0} by {1}, "
-                                          "not by a single loop",
-                                          cut->dim, map.getResult(cut->dim)));
     DimCut here = *cut;
-    here.dim = dimExpr.getPosition();
-    if (loop && *loop != here)
+    FailureOr<int64_t> dim = loopOf(cut->dim, map);
+    if (failed(dim))
+      return failure();
+    here.dim = *dim;
+    if (cut->subDim >= 0) {
+      FailureOr<int64_t> subDim = loopOf(cut->subDim, map);
+      if (failed(subDim))
+        return failure();
+      here.subDim = *subDim;
+    }
+    // An operand that the loop the replicas split does not index holds its
+    // part whole on each of them (K of a kv head, read by the query heads
+    // its ranks split): the loops carry the split.
+    auto sameButSub = [&](const DimCut &plain, const DimCut &split) {
+      DimCut withSub = plain;
+      withSub.subDim = split.subDim;
+      return plain.subDim < 0 && withSub == split;
+    };
+    if (loop && *loop != here) {
+      if (sameButSub(*loop, here)) {
+        loop = here;
+        return success();
+      }
+      if (sameButSub(here, *loop))
+        return success();
       return state.fail(op, llvm::formatv("receives two different cuts (loop "
                                           "{0} and loop {1})",
                                           loop->dim, here.dim));
+    }
     loop = here;
     return success();
   };
@@ -183,21 +210,36 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
   if (std::optional<ReductionKind> kind = argReduction(op, l))
     return propagateArgReduction(op, loopCut, *kind, maps, state);
 
-  bool usesIndex = false;
-  op.getBlock()->walk(
-      [&](linalg::IndexOp index) { usesIndex |= index.getDim() == l; });
-  if (usesIndex)
-    return state.fail(op, llvm::formatv("reads the index of cut loop {0}, "
-                                        "which differs between ranks",
-                                        l));
+  // The loop whose parts the ranks that share a part of loop `l` split.
+  int64_t w = loopCut.subDim;
+  for (int64_t cutLoop : {static_cast<int64_t>(l), w}) {
+    bool usesIndex = false;
+    op.getBlock()->walk([&](linalg::IndexOp index) {
+      usesIndex |= static_cast<int64_t>(index.getDim()) == cutLoop;
+    });
+    if (usesIndex)
+      return state.fail(op, llvm::formatv("reads the index of cut loop {0}, "
+                                          "which differs between ranks",
+                                          cutLoop));
+  }
 
-  bool reduction =
-      op.getIteratorTypesArray()[l] == utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  bool reduction = iterators[l] == utils::IteratorType::reduction;
   // Ranks that hold the same part would each add it to the all-reduce.
   if (reduction && loopCut.replicas > 1)
     return state.fail(op, llvm::formatv("reduces over loop {0}, whose parts "
                                         "{1} ranks each hold",
                                         l, loopCut.replicas));
+  // A sum over the split loop would need the ranks that share a part of
+  // loop `l`, not all ranks, to add theirs (a head dimension split: a cut
+  // inside heads).
+  if (w >= 0 && iterators[w] == utils::IteratorType::reduction)
+    return state.fail(op, llvm::formatv("reduces over loop {0}, which the "
+                                        "{1} ranks holding each part of loop "
+                                        "{2} split among them: no all-reduce "
+                                        "over all ranks combines their "
+                                        "results",
+                                        w, loopCut.replicas, l));
   std::optional<ReductionKind> combine = combinableReduction(op);
   if (reduction && !isSumReduction(op) && !combine) {
     // A max or a normalisation over the cut: only the whole input will do.
@@ -213,22 +255,44 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
     return success();
   }
 
+  // An operand not indexed by loop `w` is held whole by each of the ranks
+  // that split it (its parts of loop `l` only).
   auto markIndexed = [&](Value v, AffineMap map) -> LogicalResult {
+    std::optional<int64_t> dim, subDim;
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
-      if (auto dimExpr = dyn_cast<AffineDimExpr>(expr);
-          dimExpr && dimExpr.getPosition() == l) {
-        DimCut cut = loopCut;
-        cut.dim = pos;
-        if (failed(state.mark(v, cut, op)))
-          return failure();
-      } else if (expr.isFunctionOfDim(l)) {
-        return state.fail(op, llvm::formatv("indexes an operand by {0}, "
-                                            "which mixes the cut loop with "
-                                            "others",
-                                            expr));
+      auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+      for (auto [loop, at] :
+           {std::pair(static_cast<int64_t>(l), &dim), std::pair(w, &subDim)}) {
+        if (loop < 0)
+          continue;
+        if (dimExpr && dimExpr.getPosition() == loop) {
+          if (*at)
+            return state.fail(op, llvm::formatv("indexes dimensions {0} and "
+                                                "{1} of an operand by cut "
+                                                "loop {2}",
+                                                **at, pos, loop));
+          *at = pos;
+        } else if (expr.isFunctionOfDim(loop)) {
+          return state.fail(op, llvm::formatv("indexes an operand by {0}, "
+                                              "which mixes the cut loop with "
+                                              "others",
+                                              expr));
+        }
       }
     }
-    return success();
+    if (!dim) {
+      if (subDim)
+        return state.fail(op, llvm::formatv("indexes an operand by loop {0}, "
+                                            "which the ranks that share a "
+                                            "part of loop {1} split, but not "
+                                            "by loop {1}",
+                                            w, l));
+      return success();
+    }
+    DimCut cut = loopCut;
+    cut.dim = *dim;
+    cut.subDim = subDim ? *subDim : -1;
+    return state.mark(v, cut, op);
   };
   for (OpOperand &operand : op->getOpOperands())
     if (failed(markIndexed(operand.get(), maps[operand.getOperandNumber()])))
@@ -334,7 +398,8 @@ struct SoftmaxCutRule
       cut = state.lookup(result);
     if (!cut)
       return success();
-    if (cut->dim != static_cast<int64_t>(softmax.getDimension()))
+    int64_t dim = softmax.getDimension();
+    if (cut->dim != dim && cut->subDim != dim)
       return propagateSameCut(op, state);
     if (state.lookup(result))
       return state.fail(op, "normalises over the cut dimension but its "

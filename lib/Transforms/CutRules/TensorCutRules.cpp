@@ -77,16 +77,31 @@ struct Reshape {
     int64_t numRanks = state.getNumRanks();
     int64_t parts = cut->parts(numRanks);
     const ReassociationIndices &group = groups[cut->dim];
-    SmallVector<int64_t> sizes =
-        llvm::map_to_vector(group, [&](int64_t d) { return splitShape[d]; });
+    SmallVector<int64_t> sizes = sizesOf(group);
+    // The dimension the replicas split lands on the outermost factor of
+    // its group that is not 1, whole (its parts are contiguous).
+    int64_t subDim = -1;
+    if (cut->subDim >= 0) {
+      const ReassociationIndices &subGroup = groups[cut->subDim];
+      SmallVector<int64_t> subSizes = sizesOf(subGroup);
+      auto refined = refineCut(subSizes, 1, cut->replicas);
+      if (!refined)
+        return state.fail(
+            op, describeNoFactor(cut->subDim, subSizes, 1, cut->replicas),
+            /*indivisible=*/true);
+      subDim = subGroup[refined->first];
+    }
     // Another factor of the group may be the one that keeps ops local
     // further on (heads rather than q|k|v): worth a try either way.
     for (int64_t outer : cutsThatPass(sizes, parts))
-      state.hint(merged, DimCut{cut->dim, outer, cut->replicas});
+      state.hint(merged, DimCut{cut->dim, outer, cut->replicas, cut->subDim});
     if (auto refined = refineCut(sizes, cut->outer, parts))
       return state.mark(
-          split, DimCut{group[refined->first], refined->second, cut->replicas},
+          split,
+          DimCut{group[refined->first], refined->second, cut->replicas, subDim},
           op);
+    if (std::optional<DimCut> spanning = spanningCut(*cut, group, numRanks))
+      return state.mark(split, *spanning, op);
     if (std::optional<DimCut> coarse = coarserCut(*cut, group, numRanks)) {
       state.refine(merged, DimCut{cut->dim, 1, coarse->replicas});
       return state.mark(split, *coarse, op);
@@ -100,25 +115,83 @@ struct Reshape {
     std::optional<DimCut> cut = state.lookup(split);
     if (!cut)
       return success();
-    for (auto [mergedDim, group] : llvm::enumerate(groups)) {
-      int64_t before = 1;
-      for (int64_t d : group) {
-        if (d == cut->dim) {
-          DimCut mergedCut{static_cast<int64_t>(mergedDim), cut->outer * before,
-                           cut->replicas};
-          // A refined result is cut finer than the reshape makes it.
-          if (auto it = state.refinements.find(merged);
-              it != state.refinements.end() && it->second == mergedCut)
-            return success();
-          return state.mark(merged, mergedCut, op);
-        }
-        before *= splitShape[d];
+    auto [mergedDim, before] = positionOf(cut->dim);
+    DimCut mergedCut{mergedDim, cut->outer * before, cut->replicas};
+    if (cut->subDim >= 0) {
+      auto [mergedSubDim, beforeSub] = positionOf(cut->subDim);
+      if (mergedSubDim == mergedDim) {
+        // Both in one group: [.., F1, 1.., F2, rest] with each rank on one
+        // element of F1 and on part r % replicas of F2 holds part r of the
+        // merged dim, as the spanning cut of splitCut makes it.
+        int64_t numRanks = state.getNumRanks();
+        if (beforeSub != before * splitShape[cut->dim] ||
+            splitShape[cut->dim] != cut->parts(numRanks))
+          return state.fail(op, describeNoFold(*cut, numRanks));
+        mergedCut.replicas = 1;
+      } else {
+        // Its parts stay contiguous if it is the outermost factor.
+        if (beforeSub != 1)
+          return state.fail(op, describeNoFold(*cut, state.getNumRanks()));
+        mergedCut.subDim = mergedSubDim;
       }
     }
-    return success();
+    // A refined result is cut finer than the reshape makes it.
+    if (auto it = state.refinements.find(merged);
+        it != state.refinements.end() && it->second == mergedCut)
+      return success();
+    return state.mark(merged, mergedCut, op);
   }
 
 private:
+  SmallVector<int64_t> sizesOf(ArrayRef<int64_t> group) const {
+    return llvm::map_to_vector(group, [&](int64_t d) { return splitShape[d]; });
+  }
+
+  /// The merged dim that dim `d` of `split` folds into, and the product of
+  /// the factors before it in its group.
+  std::pair<int64_t, int64_t> positionOf(int64_t d) const {
+    for (auto [mergedDim, group] : llvm::enumerate(groups)) {
+      int64_t before = 1;
+      for (int64_t g : group) {
+        if (g == d)
+          return {static_cast<int64_t>(mergedDim), before};
+        before *= splitShape[g];
+      }
+    }
+    llvm_unreachable("every dim of split is in a group");
+  }
+
+  /// When the cut of `merged` falls inside no one factor of `group` but
+  /// spans two, [kv heads, group members] for the query heads of decode
+  /// attention batched over kv heads: the outer factor cut into one element
+  /// per part, each on replicas = parts / that factor ranks, and a later
+  /// factor split among those ranks (`subDim`). Qwen2's 12 query heads in 2
+  /// groups of 6 at tp 4: rank r holds kv head r / 2 and members 3 * (r %
+  /// 2) .. 3 * (r % 2) + 2 of its group, that is query heads 3r .. 3r + 2.
+  std::optional<DimCut> spanningCut(DimCut cut, ArrayRef<int64_t> group,
+                                    int64_t numRanks) const {
+    if (cut.replicas != 1 || cut.subDim >= 0)
+      return std::nullopt;
+    int64_t parts = cut.parts(numRanks);
+    int64_t before = 1;
+    size_t j = 0;
+    for (; j < group.size() && before < cut.outer; ++j)
+      before *= splitShape[group[j]];
+    while (j < group.size() && splitShape[group[j]] == 1)
+      ++j;
+    if (before != cut.outer || j == group.size())
+      return std::nullopt;
+    int64_t outerFactor = splitShape[group[j]];
+    if (outerFactor == 1 || parts % outerFactor != 0)
+      return std::nullopt;
+    int64_t replicas = parts / outerFactor;
+    ArrayRef<int64_t> rest = group.drop_front(j + 1);
+    auto inner = refineCut(sizesOf(rest), 1, replicas);
+    if (!inner)
+      return std::nullopt;
+    return DimCut{group[j], 1, replicas, rest[inner->first]};
+  }
+
   /// When `merged` is the result (a collapse) and its cut falls inside no
   /// one factor of `group`, a cut of `split`'s outermost factor into fewer
   /// parts that holds it: [kv heads, repeats] merged into query heads, with
@@ -126,7 +199,7 @@ private:
   /// then slice their query heads out of its repeats.
   std::optional<DimCut> coarserCut(DimCut cut, ArrayRef<int64_t> group,
                                    int64_t numRanks) const {
-    if (merged != op->getResult(0) || cut.outer != 1)
+    if (merged != op->getResult(0) || cut.outer != 1 || cut.subDim >= 0)
       return std::nullopt;
     const auto *first =
         llvm::find_if(group, [&](int64_t d) { return splitShape[d] != 1; });
@@ -134,6 +207,17 @@ private:
       return std::nullopt;
     int64_t parts = std::gcd(cut.parts(numRanks), splitShape[*first]);
     return DimCut{*first, 1, numRanks / parts};
+  }
+
+  std::string describeNoFold(DimCut cut, int64_t numRanks) const {
+    return llvm::formatv("{0} dimensions {1} and {2} {3} one, which does "
+                         "not hold their cut ({4} parts of dimension {1}, "
+                         "each split {5} ways on dimension {2}) as one "
+                         "contiguous part per rank",
+                         verb, cut.dim, cut.subDim,
+                         verb == "folds" ? "into" : "from", cut.parts(numRanks),
+                         cut.replicas)
+        .str();
   }
 
   std::string describeNoFactor(int64_t dim, ArrayRef<int64_t> sizes,
@@ -220,9 +304,23 @@ struct ExtractSliceCutRule
     if (dropped.test(d))
       return state.fail(op, "takes a single index of a cut dimension");
     int64_t rd = llvm::find(kept, d) - kept.begin();
+    // The dimension the replicas split is taken whole.
+    int64_t sub = srcCut                ? srcCut->subDim
+                  : resCut->subDim >= 0 ? kept[resCut->subDim]
+                                        : -1;
+    int64_t rsub = -1;
+    if (sub >= 0) {
+      if (dropped.test(sub) || offsets[sub] != 0 ||
+          sizes[sub] != srcShape[sub] || strides[sub] != 1)
+        return state.fail(op, llvm::formatv("slices dimension {0}, which the "
+                                            "ranks that share a part of "
+                                            "dimension {1} split",
+                                            sub, d));
+      rsub = llvm::find(kept, sub) - kept.begin();
+    }
     if (srcCut) {
       int64_t block = srcShape[d] / srcCut->outer;
-      DimCut cut{rd, srcCut->outer, srcCut->replicas};
+      DimCut cut{rd, srcCut->outer, srcCut->replicas, rsub};
       if (offsets[d] != 0 || sizes[d] != srcShape[d]) {
         if (offsets[d] % block != 0 || sizes[d] % block != 0) {
           // Blocks as large as the slice's alignment would pass (q|k|v
@@ -249,7 +347,8 @@ struct ExtractSliceCutRule
                                             offsets[d], offsets[d] + sizes[d],
                                             block));
       return state.mark(slice.getSource(),
-                        DimCut{d, srcShape[d] / block, resCut->replicas}, op);
+                        DimCut{d, srcShape[d] / block, resCut->replicas, sub},
+                        op);
     }
     return success();
   }
@@ -266,6 +365,9 @@ struct ExtractSliceCutRule
     // Whole blocks of the full dim map to whole local blocks.
     offsets[d] /= parts;
     sizes[d] /= parts;
+    // The dimension the replicas split is taken whole: its local extent.
+    if (it->second.subDim >= 0)
+      sizes[it->second.subDim] /= it->second.replicas;
     slice.setStaticOffsets(offsets);
     slice.setStaticSizes(sizes);
   }
@@ -288,11 +390,12 @@ struct InsertSliceCutRule
     if (insert.getSourceType().getRank() != insert.getResultType().getRank())
       return state.fail(op, "rank-reducing inserts into a cut tensor are not "
                             "supported");
-    int64_t d = cut->dim;
-    if (insert.getStaticOffsets()[d] != 0 ||
-        insert.getStaticStrides()[d] != 1 ||
-        insert.getStaticSizes()[d] != insert.getResultType().getDimSize(d))
-      return state.fail(op, "inserts a part of a cut dimension");
+    for (int64_t d : {cut->dim, cut->subDim})
+      if (d >= 0 &&
+          (insert.getStaticOffsets()[d] != 0 ||
+           insert.getStaticStrides()[d] != 1 ||
+           insert.getStaticSizes()[d] != insert.getResultType().getDimSize(d)))
+        return state.fail(op, "inserts a part of a cut dimension");
     return failure(failed(state.mark(insert.getSource(), *cut, op)) ||
                    failed(state.mark(insert.getDest(), *cut, op)) ||
                    failed(state.mark(insert.getResult(), *cut, op)));
@@ -304,6 +407,8 @@ struct InsertSliceCutRule
     DimCut cut = cuts.lookup(insert.getResult());
     SmallVector<int64_t> sizes(insert.getStaticSizes());
     sizes[cut.dim] /= cut.parts(tpSize);
+    if (cut.subDim >= 0)
+      sizes[cut.subDim] /= cut.replicas;
     insert.setStaticSizes(sizes);
   }
 };
@@ -318,7 +423,8 @@ struct ConcatCutRule
         cut = state.lookup(input);
     if (!cut)
       return success();
-    if (cut->dim == static_cast<int64_t>(concat.getDim()))
+    if (cut->dim == static_cast<int64_t>(concat.getDim()) ||
+        cut->subDim == static_cast<int64_t>(concat.getDim()))
       return state.fail(op, "concatenates along the cut dimension");
     return propagateSameCut(op, state);
   }
@@ -343,7 +449,7 @@ struct DimCutRule
     auto dim = cast<tensor::DimOp>(op);
     std::optional<int64_t> index = dim.getConstantIndex();
     std::optional<DimCut> cut = state.lookup(dim.getSource());
-    if (index && cut && *index != cut->dim)
+    if (index && cut && *index != cut->dim && *index != cut->subDim)
       return success();
     return state.fail(op, "reads the size of a cut dimension, which differs "
                           "between the full tensor and a rank's part");

@@ -31,8 +31,10 @@ struct GenerationCall {
   size_t tokens = 0;
   std::optional<size_t> position;
   std::vector<size_t> caches;
-  /// The result of the next ids, [B, 1].
+  /// The result of the next ids, [B, 1], and of their logits, [B, 1, V],
+  /// when the model returns them (tpmlir.build --keep-logits).
   size_t nextIds = 0;
+  std::optional<size_t> logits;
 };
 
 struct GenerationSignature {
@@ -47,11 +49,14 @@ struct GenerationSignature {
 };
 
 /// The signature of `prefill` and `decode` (functions 0 and 1 of a loaded
-/// model), or every way they break the contract, one message each, naming
-/// the function and argument.
-Expected<GenerationSignature>
-generationSignature(const ManifestFunction &prefill,
-                    const ManifestFunction &decode);
+/// model) whose arguments `prefillInputs` and `decodeInputs` are inputs
+/// (the others are bound to checkpoint tensors), or every way they break
+/// the contract, one message each, naming the function and argument: an
+/// input other than the ids, the position and the caches among them (a
+/// weight no checkpoint holds).
+Expected<GenerationSignature> generationSignature(
+    const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
+    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs);
 
 /// A prompt read from an .npy file: ids [B, P], int64 or int32.
 struct Prompt {
@@ -71,6 +76,10 @@ struct GenerationResult {
   /// [B, T]: T <= the new tokens asked for; fewer when every sequence has
   /// given the end id, after which a sequence repeats it.
   std::vector<int64_t> ids;
+  /// [B, T, vocab]: the logits each id came from (the one it repeats after
+  /// its end id too); empty for a model that does not return them.
+  std::vector<float> logits;
+  int64_t vocab = 0;
   int64_t steps = 0;
   /// From the first call to the first new ids, and per decode step after.
   double firstTokenSeconds = 0;

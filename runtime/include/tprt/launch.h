@@ -259,8 +259,10 @@ public:
   const Manifest &manifest() const { return manifest_; }
   /// After load(): the selected functions, in the order asked for.
   const ManifestFunction &function(size_t k = 0) const { return *selected[k]; }
-  /// After load(): the arguments of the first function that are inputs.
-  const std::vector<size_t> &inputs() const { return bindings.front().inputs; }
+  /// After load(): the arguments of selected function `k` that are inputs.
+  const std::vector<size_t> &inputs(size_t k = 0) const {
+    return bindings[k].inputs;
+  }
 
 private:
   /// Matches `files` to the first function's inputs and reads them;
@@ -286,6 +288,15 @@ std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const ManifestFunction &function,
                                       const ModelArguments &arguments,
                                       const RunReport &report);
+
+/// The same for a generation: the new ids (int64 of `shape`, [B, T]) to
+/// `files.output`, their logits (f32 [B, T, V]; none: not written) to its
+/// result 1 (y.1.npy), `report` to `files.reportJson`.
+std::vector<std::string> writeGeneration(const LaunchFiles &files,
+                                         const std::vector<int64_t> &ids,
+                                         const std::vector<float> &logits,
+                                         const std::vector<int64_t> &shape,
+                                         const GenerationReport &report);
 
 } // namespace tprt
 

@@ -31,7 +31,15 @@ tprt_status tprt_device_synchronize(void);
 void *tprt_cuda_stream(void);
 int tprt_cuda_device(void);
 
-/*--- compiled-code side, cuda only (tp-compile --dtype bf16) ---------------*/
+/*--- compiled-code side, cuda only ----------------------------------------*/
+
+/* A scalar the host side of compiled code reads (a generating model's
+ * position): `bytes` from device to host on the rank's stream, after the
+ * work issued before; ends every rank (tprt_abort) if the copy fails
+ * (tp-host-scalar-reads). */
+void tprt_read_scalar(void *host, const void *device, int64_t bytes);
+
+/* tp-compile --dtype bf16: */
 
 typedef struct tprt_memref2d_bf16 {
   uint16_t *allocated;

@@ -10,7 +10,8 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
   hf_generation.py reference DIR PROMPT.npy K PREFIX
       PREFIX.numpy.npy and PREFIX.torch.npy: the new ids [B, K] of the numpy
       reference and of tpmlir.torch_reference (a PyTorch model with a KV
-      cache, written from Hugging Face's), which must agree.
+      cache, written from Hugging Face's), which must agree; and
+      PREFIX.torch.logits.npy, the logits [B, K, V] each id came from.
 """
 import os
 import sys
@@ -52,11 +53,12 @@ def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
     import json
     with open(config) as f:
         torch_model = torch_reference.load(json.load(f), tensors)
-    torch_ids, _ = torch_reference.greedy_generate(torch_model, ids, steps)
+    torch_ids, torch_logits = torch_reference.greedy_generate(torch_model, ids, steps)
     if not np.array_equal(numpy_ids, torch_ids):
         sys.exit(f"numpy {numpy_ids} and PyTorch {torch_ids} differ")
     np.save(prefix + ".numpy.npy", numpy_ids)
     np.save(prefix + ".torch.npy", torch_ids)
+    np.save(prefix + ".torch.logits.npy", torch_logits)
 
 
 if __name__ == "__main__":
