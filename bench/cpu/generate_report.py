@@ -325,8 +325,8 @@ def main(argv=None) -> int:
             f2 = [r for r in rows if r[0] == b and r[5] == "tp2"][0][6]
             p(f"- tp 2, batch {b}: GEMMs are {share(2, b) * 100:.0f}% of a step against "
               f"{share(1, b) * 100:.0f}% at tp 1; the rest is the 27 all-reduces and waiting in them for "
-              f"the other rank. The fastest steps, {f2 * 1e3:.1f} ms at tp 2 and {f1 * 1e3:.1f} ms at "
-              f"tp 1 ({f1 / f2:.2f}x), show a step when both ranks hold a core. Two ranks on two cores "
+              f"the other rank. The fastest single steps: {f2 * 1e3:.1f} ms at tp 2, {f1 * 1e3:.1f} ms at "
+              f"tp 1 ({f1 / f2:.2f}x). Two ranks on two cores "
               "leave nothing for anything else: each time another process runs, one rank stops and the "
               "other waits for it.")
         p("- At batch 1 the runtime's GEMMs are sgemv calls (one row of c: each weight streamed once); "
