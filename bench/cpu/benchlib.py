@@ -1,4 +1,4 @@
-"""What the forward-pass and GEMM bench scripts share.
+"""What the forward-pass, generation and GEMM bench scripts share.
 
 The numpy, torch (CPU) and torch (GPU) forward benches check the output the
 same way and report the same JSON fields, so that bench/cpu/cpu_forward_report.py
@@ -53,6 +53,18 @@ def forward_stats(times: list[float], tokens: int) -> dict:
     med = statistics.median(times)
     return {"forward_s": {"median": med, "min": min(times), "all": times},
             "tokens_per_s": tokens / med}
+
+
+def generate_stats(ttfts: list[float], steps: list[float], batch: int) -> dict:
+    """The timing fields of a generation bench's JSON, named as tp-run
+    --generate's report names them: the time to first token (median over
+    generations), the decode step (median over every step of every
+    generation) and decode tokens/s per sequence and for the batch."""
+    med = statistics.median(steps)
+    return {"ttft_s": statistics.median(ttfts), "ttft_all_s": ttfts,
+            "decode_step_s": med, "decode_step_mean_s": statistics.mean(steps),
+            "decode_step_all_s": steps,
+            "decode_tokens_per_s": 1.0 / med, "decode_tokens_per_s_batch": batch / med}
 
 
 def write_json(path: str | None, result: dict) -> None:

@@ -10,6 +10,10 @@ works); the tpmlir package does not import this module.
 
     model = load(hf_config, state_dict)
     ids, logits = greedy_generate(model, prompt, steps)
+
+`forward(ids, past, logits_to_keep)` returns the logits of the last
+`logits_to_keep` positions only (0: all of them), as `transformers`'
+`logits_to_keep` does: generation needs the last one.
 """
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ class GPT2:
         return torch.addmm(self.w[f"{name}.bias"], x.reshape(-1, x.shape[-1]),
                            self.w[f"{name}.weight"]).view(*x.shape[:-1], -1)
 
-    def forward(self, ids: torch.Tensor, past: list | None):
+    def forward(self, ids: torch.Tensor, past: list | None, logits_to_keep: int = 0):
         b, s = ids.shape
         past_len = past[0][0].shape[2] if past else 0
         positions = torch.arange(past_len, past_len + s)
@@ -71,7 +75,7 @@ class GPT2:
             h = h + self._conv1d(ctx, f"{p}.attn.c_proj")
             up = F.gelu(self._conv1d(self._ln(h, f"{p}.ln_2"), f"{p}.mlp.c_fc"), approximate="tanh")
             h = h + self._conv1d(up, f"{p}.mlp.c_proj")
-        logits = self._ln(h, "ln_f") @ self.w["wte.weight"].T
+        logits = self._ln(h[:, -logits_to_keep:], "ln_f") @ self.w["wte.weight"].T
         return logits, present
 
 
@@ -100,7 +104,7 @@ class Llama:
         rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
         return x * cos + rotated * sin
 
-    def forward(self, ids: torch.Tensor, past: list | None):
+    def forward(self, ids: torch.Tensor, past: list | None, logits_to_keep: int = 0):
         b, s = ids.shape
         past_len = past[0][0].shape[2] if past else 0
         positions = torch.arange(past_len, past_len + s).float()
@@ -128,7 +132,7 @@ class Llama:
             x = self._rms(h, f"{p}.post_attention_layernorm")
             h = h + self._linear(F.silu(self._linear(x, f"{p}.mlp.gate_proj")) * self._linear(x, f"{p}.mlp.up_proj"),
                                  f"{p}.mlp.down_proj")
-        h = self._rms(h, "model.norm")
+        h = self._rms(h[:, -logits_to_keep:], "model.norm")
         head = self.w.get("lm_head.weight", self.w["model.embed_tokens.weight"])
         return h @ head.T, present
 
