@@ -62,9 +62,11 @@ static int cmp(const void *x, const void *y) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 4 || atol(argv[1]) < 64 || atoi(argv[2]) < 1 || atoi(argv[2]) > 1000 ||
+  if (argc < 4 || atol(argv[1]) < 64 || atoi(argv[2]) < 1 ||
+      atoi(argv[2]) > 1000 ||
       (strcmp(argv[3], "4k") && strcmp(argv[3], "huge"))) {
-    fprintf(stderr, "usage: read_bw MIB(>= 64) PASSES(1..1000) 4k|huge [JSON]\n");
+    fprintf(stderr,
+            "usage: read_bw MIB(>= 64) PASSES(1..1000) 4k|huge [JSON]\n");
     return 2;
   }
   size_t mib = (size_t)atol(argv[1]);
@@ -83,7 +85,8 @@ int main(int argc, char **argv) {
     a[i] = (float)(i & 7);
   volatile float sink = sum(a, n);
   long hugeKb = anonHugeKb();
-  double hugeShare = hugeKb < 0 ? -1.0 : (double)hugeKb * 1024.0 / (double)bytes;
+  double hugeShare =
+      hugeKb < 0 ? -1.0 : (double)hugeKb * 1024.0 / (double)bytes;
   double *gbps = malloc(sizeof(double) * (size_t)passes);
   for (int p = 0; p < passes; ++p) {
     // A compiler barrier: the array may have changed, so the pass is not
@@ -97,9 +100,11 @@ int main(int argc, char **argv) {
   double *sorted = malloc(sizeof(double) * (size_t)passes);
   memcpy(sorted, gbps, sizeof(double) * (size_t)passes);
   qsort(sorted, (size_t)passes, sizeof(double), cmp);
-  double median = passes % 2 ? sorted[passes / 2]
-                             : 0.5 * (sorted[passes / 2 - 1] + sorted[passes / 2]);
-  printf("read_bw: %zu MiB, %s pages (%.0f%% huge), %d passes: median %.2f GB/s, max %.2f GB/s\n",
+  double median = passes % 2
+                      ? sorted[passes / 2]
+                      : 0.5 * (sorted[passes / 2 - 1] + sorted[passes / 2]);
+  printf("read_bw: %zu MiB, %s pages (%.0f%% huge), %d passes: median %.2f "
+         "GB/s, max %.2f GB/s\n",
          mib, argv[3], 100.0 * hugeShare, passes, median, sorted[passes - 1]);
   if (json) {
     FILE *f = fopen(json, "w");
@@ -107,11 +112,14 @@ int main(int argc, char **argv) {
       perror(json);
       return 1;
     }
-    fprintf(f, "{\"mib\": %zu, \"pages\": \"%s\", \"huge_share\": %.4f, \"passes\": [", mib,
-            argv[3], hugeShare);
+    fprintf(
+        f,
+        "{\"mib\": %zu, \"pages\": \"%s\", \"huge_share\": %.4f, \"passes\": [",
+        mib, argv[3], hugeShare);
     for (int p = 0; p < passes; ++p)
       fprintf(f, "%s%.4f", p ? ", " : "", gbps[p]);
-    fprintf(f, "], \"median_gbps\": %.4f, \"max_gbps\": %.4f}\n", median, sorted[passes - 1]);
+    fprintf(f, "], \"median_gbps\": %.4f, \"max_gbps\": %.4f}\n", median,
+            sorted[passes - 1]);
     fclose(f);
   }
   free(a);
