@@ -23,9 +23,12 @@ PACKAGES=(
   libclang-rt-22-dev  # ASan, UBSan and libFuzzer runtimes (scripts/asan.sh)
   clang-format-22     # scripts/format.sh (.clang-format)
   g++-12  # nvcc's host compiler (test/Cuda/device/gpu_bundle.sh, test/Cuda/device-script.test)
+  # PyTorch: the independent reference the generation tests compare ids
+  # with (test/*/generate.test, device-script.test), and the baseline of
+  # bench/cpu/cpu_forward.sh and generate.sh.
+  python3-torch
 )
 BENCH_PACKAGES=(
-  python3-torch  # PyTorch eager, the baseline of bench/cpu/cpu_forward.sh
   linux-perf valgrind  # the profilers of bench/compile/profile_tp_shard.sh
 )
 if ((BENCH)); then PACKAGES+=("${BENCH_PACKAGES[@]}"); fi
