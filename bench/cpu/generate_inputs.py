@@ -20,13 +20,13 @@ implementations mean something only when it is well above their rounding).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from benchlib import write_json  # noqa: E402  (this folder)
 from tpmlir import reference  # noqa: E402
 from tpmlir.builder import describe  # noqa: E402
 from tpmlir.checkpoint import save_safetensors  # noqa: E402
@@ -82,9 +82,7 @@ def main(argv=None) -> int:
     print(f"generate_inputs: batch {cfg.batch}, {args.steps} new ids, distinct per sequence "
           f"{info['distinct_ids']}, smallest top-2 logit gap {info['min_top2_gap']:.3g} "
           f"(max |logit| {info['max_abs_logit']:.3g})")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(info, f, indent=2)
+    write_json(args.json, info)
     return 0
 
 

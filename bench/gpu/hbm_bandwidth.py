@@ -12,10 +12,13 @@ this rate (gpu_report.py). Exits 2 when torch has no CUDA device.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cpu"))
+from benchlib import write_json  # noqa: E402
 
 
 def _best(fn, iters: int) -> float:
@@ -50,9 +53,7 @@ def main(argv=None) -> int:
               "copy_gbs": 2 * n / copy_s / 1e9, "read_sum_s": read_s, "read_sum_gbs": n / read_s / 1e9}
     print(f"hbm_bandwidth: {result['device']}: device-to-device copy of {args.mib} MiB "
           f"{result['copy_gbs']:.0f} GB/s (read + write), sum {result['read_sum_gbs']:.0f} GB/s (read)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+    write_json(args.json, result)
     return 0
 
 

@@ -21,9 +21,7 @@ last generation (--ids). Exits 2 when the device is not there.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import sys
 import time
 
@@ -31,7 +29,9 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "cpu"))  # benchlib
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+from benchlib import generate_stats, write_json  # noqa: E402
 from tpmlir import hf, torch_reference  # noqa: E402
 from tpmlir.build import _parser, config_from_args  # noqa: E402
 from tpmlir.checkpoint import load_safetensors  # noqa: E402
@@ -118,22 +118,22 @@ def main(argv=None) -> int:
         if i >= args.warmup:
             ttfts.append(ttft)
             steps.extend(step_s)
-    ttft = statistics.median(ttfts)
-    step = statistics.median(steps) if steps else 0.0
+    if not steps:
+        print("torch_generate_gpu: --steps 1 has no decode step to time")
+        return 2
     result = {"impl": "torch-eager-generate", "dtype": args.dtype, "torch": torch.__version__,
               "device": torch.cuda.get_device_name() if device.startswith("cuda") else device,
               "batch": int(prompt.shape[0]), "prompt_tokens": int(prompt.shape[1]),
-              "new_tokens": args.steps, "iters": args.iters, "ttft_s": ttft,
-              "decode_step_s": step, "decode_step_min_s": min(steps) if steps else 0.0,
-              "decode_tokens_per_s": 1.0 / step if step else 0.0}
+              "new_tokens": args.steps, "iters": args.iters,
+              **generate_stats(ttfts, steps, int(prompt.shape[0])),
+              "decode_step_min_s": min(steps)}
+    ttft, step = result["ttft_s"], result["decode_step_s"]
     print(f"torch_generate_gpu: {args.dtype}, prompt {prompt.shape[1]}, {args.steps} new: "
           f"first token {ttft * 1e3:.3f} ms, decode step {step * 1e3:.3f} ms "
           f"({result['decode_tokens_per_s']:.1f} tokens/s per sequence)")
     if args.ids:
         np.save(args.ids, ids.astype(np.int64))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+    write_json(args.json, result)
     return 0
 
 
