@@ -664,7 +664,6 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
         continue;
       }
       call.slots.push_back({out.buffers.size(), result.localShape});
-      out.results.push_back(out.buffers.size());
       out.buffers.emplace_back(size_t(numElements(result.localShape)) *
                                    npyElementSize(result.dtype).value_or(4),
                                /*zero=*/true);

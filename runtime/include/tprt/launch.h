@@ -225,8 +225,6 @@ private:
   void pointTo(const std::function<void *(size_t buffer)> &address);
 
   std::vector<AlignedBuffer> buffers;
-  /// The buffers that hold results not updated in place.
-  std::vector<size_t> results;
   std::vector<Call> calls;
   std::vector<std::unique_ptr<void, DeviceFree>> device;
   const DeviceCalls *device_ = nullptr;
