@@ -26,7 +26,7 @@ struct ManifestArg {
   std::string dtype;
   std::vector<int64_t> shape;      // the full tensor
   std::vector<int64_t> localShape; // what this rank's program takes
-  std::optional<Shard> shard;
+  std::optional<Shard> shard = std::nullopt;
   /// False for an argument the IR gave no tp.name: it binds to the
   /// checkpoint tensor at its position instead (see model.h).
   bool named = true;
@@ -34,7 +34,7 @@ struct ManifestArg {
   /// counts (see model.h).
   bool tokens = false;
   /// With `tokens`: the rows of the table the ids index, when known.
-  std::optional<int64_t> vocab;
+  std::optional<int64_t> vocab = std::nullopt;
 };
 
 struct ManifestResult {
@@ -44,9 +44,9 @@ struct ManifestResult {
   /// `local_shape` when the manifest gives one, else `shape`.
   std::vector<int64_t> localShape;
   /// A result that stays cut (a KV cache).
-  std::optional<Shard> shard;
+  std::optional<Shard> shard = std::nullopt;
   /// The argument whose buffer holds the result after a call.
-  std::optional<size_t> inPlace;
+  std::optional<size_t> inPlace = std::nullopt;
 };
 
 /// One entry of the model: `@forward`, or `@prefill` and `@decode`.
