@@ -248,9 +248,10 @@ struct SignatureShards {
 };
 
 /// Applies one region; the shards of the arguments it cuts and of the
-/// results it leaves cut go to `shards`.
+/// results it leaves cut (returned by `returns`) go to `shards`.
 static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
-                        int64_t tpSize, SignatureShards &shards) {
+                        ArrayRef<func::ReturnOp> returns, int64_t tpSize,
+                        SignatureShards &shards) {
   MLIRContext *ctx = func->getContext();
   OpBuilder builder(ctx);
   // Gathers read the local value, so they go in once types are local.
@@ -297,14 +298,13 @@ static void applyRegion(FunctionOpInterface func, const ShardRegion &region,
   }
   // Returned values not gathered above stay cut (the state a function
   // updates and returns, see FuncCutRules.cpp).
-  func->walk([&](func::ReturnOp ret) {
+  for (func::ReturnOp ret : returns)
     for (OpOperand &use : ret->getOpOperands())
       if (auto it = region.cuts.find(use.get()); it != region.cuts.end())
         shards.results[use.getOperandNumber()] = {
             ShardAttr::get(ctx, it->second.dim, it->second.outer,
                            it->second.replicas),
             use.get().getType()};
-  });
 }
 
 /// Emits one warning for `weights` (a model has hundreds), at the first and
@@ -490,9 +490,12 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
       privatizeInitTensors(func);
       FailureOr<ShardPlan> plan = planFor(func);
       if (succeeded(plan)) {
+        // Once, not per region: a deep model has two regions per layer.
+        SmallVector<func::ReturnOp> returns;
+        func->walk([&](func::ReturnOp ret) { returns.push_back(ret); });
         SignatureShards shards;
         for (const ShardRegion &region : plan->regions)
-          applyRegion(func, region, tpSize, shards);
+          applyRegion(func, region, returns, tpSize, shards);
         updateSignature(func, shards);
         if (explain)
           explainPlan(func, *plan, llvm::errs());
