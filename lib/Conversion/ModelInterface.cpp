@@ -10,7 +10,9 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 
+#include "mlir/Analysis/CFGLoopInfo.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/JSON.h"
 
@@ -88,21 +90,39 @@ static void mergeIntoCInterface(ModuleOp module, LLVM::LLVMFuncOp cInterface,
   expanded.erase();
 }
 
-/// Where a value used by `users` is best defined: before the first of them
-/// when they are all in `block`, else at `fallback`. A load placed so lives
-/// only across the layer that reads it, not across the whole forward pass.
-static Operation *firstUserIn(Block *block, ValueRange values,
-                              Operation *fallback) {
+/// The blocks of `body` inside a loop (from the lowered loops of the ops
+/// that stay in the entry, an embedding lookup say).
+static DenseSet<Block *> blocksInLoops(Region &body) {
+  DenseSet<Block *> inLoop;
+  if (body.hasOneBlock())
+    return inLoop;
+  DominanceInfo dominance;
+  CFGLoopInfo loops(dominance.getDomTree(&body));
+  for (Block &block : body)
+    if (loops.getLoopFor(&block))
+      inLoop.insert(&block);
+  return inLoop;
+}
+
+/// Where a value read by the users of `values` is best defined: before the
+/// first of them when they are all in one block outside any loop, else at
+/// `fallback`. A load placed so lives only across the layer that reads it,
+/// not across the whole forward pass, and the layers' calls look alike
+/// (tp-roll-repeated-calls rolls them); in a loop it would run every
+/// iteration.
+static Operation *firstUser(ValueRange values, Operation *fallback,
+                            const DenseSet<Block *> &inLoop) {
   Operation *first = nullptr;
   for (Value value : values)
     for (Operation *user : value.getUsers()) {
-      Operation *ancestor = block->findAncestorOpInBlock(*user);
-      if (!ancestor)
+      if (first && user->getBlock() != first->getBlock())
         return fallback;
-      if (!first || ancestor->isBeforeInBlock(first))
-        first = ancestor;
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
     }
-  return first ? first : fallback;
+  if (!first || inLoop.contains(first->getBlock()))
+    return fallback;
+  return first;
 }
 
 /// Loads of a whole descriptor whose fields are only extracted become loads
@@ -111,7 +131,8 @@ static Operation *firstUserIn(Block *block, ValueRange values,
 /// whole body, which LLVM's code generation pays for more than linearly.
 /// Descriptors are the launcher's and stay unchanged during the call, so a
 /// field may be read any time.
-static void sinkDescriptorLoads(LLVM::LLVMFuncOp fn) {
+static void sinkDescriptorLoads(LLVM::LLVMFuncOp fn,
+                                const DenseSet<Block *> &inLoop) {
   MLIRContext *ctx = fn.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   SmallVector<LLVM::LoadOp> loads;
@@ -129,8 +150,7 @@ static void sinkDescriptorLoads(LLVM::LLVMFuncOp fn) {
         extract.erase();
         continue;
       }
-      OpBuilder b(
-          firstUserIn(extract->getBlock(), extract.getResult(), extract));
+      OpBuilder b(firstUser(extract.getResult(), extract, inLoop));
       SmallVector<LLVM::GEPArg> indices{0};
       for (int64_t i : extract.getPosition())
         indices.push_back(int32_t(i));
@@ -190,7 +210,8 @@ static void addManifestFunction(OpBuilder &b, Location loc, StringRef text) {
 /// code generation costs more than linearly in how many are read);
 /// otherwise a call of it with every descriptor pointer loaded.
 static void addEntryFunction(OpBuilder &b, Location loc, StringRef symbol,
-                             LLVM::LLVMFuncOp callee, ArrayRef<int32_t> slots) {
+                             LLVM::LLVMFuncOp callee, ArrayRef<int32_t> slots,
+                             const DenseSet<Block *> &inLoop) {
   MLIRContext *ctx = b.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto fn = LLVM::LLVMFuncOp::create(
@@ -212,7 +233,7 @@ static void addEntryFunction(OpBuilder &b, Location loc, StringRef symbol,
     Value buffers = entry->insertArgument(0u, ptr, loc);
     for (int32_t slot : slots) {
       BlockArgument arg = entry->getArgument(1);
-      OpBuilder at(firstUserIn(entry, arg, &entry->front()));
+      OpBuilder at(firstUser(arg, &entry->front(), inLoop));
       arg.replaceAllUsesWith(loadBuffer(at, buffers, slot));
       entry->eraseArgument(1);
     }
@@ -250,9 +271,11 @@ static LogicalResult addEntry(ModuleOp module, OpBuilder &b,
                                  "llvm.emit_c_interface";
   if (auto expanded = module.lookupSymbol<LLVM::LLVMFuncOp>(*name))
     mergeIntoCInterface(module, callee, expanded);
+  DenseSet<Block *> inLoop;
   if (!callee.isExternal()) {
     foldDescriptorRoundTrips(callee);
-    sinkDescriptorLoads(callee);
+    inLoop = blocksInLoops(callee.getBody());
+    sinkDescriptorLoads(callee, inLoop);
   }
   if (failed(markBf16(module, function)))
     return failure();
@@ -263,7 +286,7 @@ static LogicalResult addEntry(ModuleOp module, OpBuilder &b,
     if (!result || !result->get("in_place"))
       slots.push_back(int32_t(i));
   }
-  addEntryFunction(b, module.getLoc(), *symbol, callee, slots);
+  addEntryFunction(b, module.getLoc(), *symbol, callee, slots, inLoop);
   return success();
 }
 

@@ -230,3 +230,55 @@ func.func @constant_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %h1 : tensor<4x8xf32>
 }
+
+// -----
+
+// A dynamic number of rows: the layers are outlined all the same, but the
+// callee keeps descriptors for its buffers (a bare pointer carries no
+// sizes, and the block reads the rows from its input): no llvm.bareptr.
+
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-COUNT-3: call @dynamic_rows_block0(
+// CHECK-LABEL: func.func private @dynamic_rows_block0(
+// CHECK-SAME: %[[BX:[^:]*]]: tensor<?x8xf32>, %{{[^:]*}}: tensor<8x8xf32>) -> tensor<?x8xf32>
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK: tensor.dim %[[BX]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dynamic_rows(%x: tensor<?x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e0 = tensor.empty(%d0) : tensor<?x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %x : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e0 : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  %d1 = tensor.dim %h0, %c0 : tensor<?x8xf32>
+  %e1 = tensor.empty(%d1) : tensor<?x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w1 : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %h0 : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e1 : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  %d2 = tensor.dim %h1, %c0 : tensor<?x8xf32>
+  %e2 = tensor.empty(%d2) : tensor<?x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %m2 = linalg.matmul ins(%h1, %w2 : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %h2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m2, %h1 : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e2 : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  return %h2 : tensor<?x8xf32>
+}

@@ -253,6 +253,10 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   lower.addPass(tp::createTPModelManifest({backend}));
   addLowering(lower);
   lower.addPass(tp::createTPModelInterface());
+  // The entry's calls of the outlined layers as one loop: LLVM's share of
+  // the compile time is then the same at any depth.
+  if (outlineRepeatedBlocks)
+    lower.addPass(tp::createTPRollRepeatedCalls());
   if (failed(lower.run(*module)) || failed(verifyOnce(*module, lowerTimer)))
     return fail("lowering failed on " + inputFile);
   lowerTimer.stop();

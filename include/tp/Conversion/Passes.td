@@ -125,6 +125,36 @@ def TPOutlineRepeatedBlocks
   let dependentDialects = ["func::FuncDialect", "LLVM::LLVMDialect"];
 }
 
+def TPRollRepeatedCalls : Pass<"tp-roll-repeated-calls", "ModuleOp"> {
+  let summary = "Turn a run of identical calls that differ in the slots "
+                "they load into a loop over a table of slots";
+  let description = [{
+    On the LLVM-dialect module, after `tp-model-interface`: an entry calls
+    each outlined block (`tp-outline-repeated-blocks`) once per layer, after
+    loading that layer's buffers from the launcher's array, so the entry, one
+    basic block, grows with the depth, and LLVM's optimisation and code
+    generation with it. In each block of each function, the calls of one
+    callee at evenly spaced places cut the ops into segments (each phase of
+    the boundary is tried, and the first few segments may be left out). A
+    run of at least 3 segments is rolled when every segment does what the
+    first does: the same ops, each operand read from its own segment where
+    the first's is (at the same place), from the previous segment's (the
+    same place in every segment: a carried value, such as the activation
+    one layer passes the next), or the same value defined before the run;
+    and GEPs with one constant index may differ in it (the slot of
+    `buffers` a layer reads). Values used after the run must be the last
+    segment's.
+
+    The run becomes a loop: a header with the iteration and one argument per
+    carried value (or value used after the run), a body with the first
+    segment, its carried operands read from the header and each varying
+    index loaded from an internal constant global `<function>_slots<n>`
+    (`[segments x varying GEPs] x i32`), and the rest of the block after
+    it, reading the header's arguments for the last segment's values.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
   let summary = "Turn f32 linalg.matmul / batch_matmul on buffers into "
                 "calls of the runtime's GEMM";
