@@ -25,5 +25,5 @@ trap 'rm -f "$lowered"' EXIT
 "$bin/tp-opt" "$model" --tp-shard="tp-size=$tp allow-fallback=$fallback" \
   --tp-model-manifest="backend=$backend" \
   --tp-test-lower-cuda-emulated="runtime=$backend dtype=$dtype" \
-  --tp-model-interface -o "$lowered"
+  --tp-model-interface --tp-roll-repeated-calls -o "$lowered"
 "$bin/tp-compile" "$lowered" --from=lowered --backend "$backend" -o "$out"
