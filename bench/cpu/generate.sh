@@ -45,7 +45,7 @@
 #   PYTHON   python with numpy and torch                  (default /usr/bin/python3)
 #   CC       C compiler for read_bw.c                     (default clang-22)
 #   NO_BUILD 1: use build/ as it is (no ninja run; without tp-run the compiled rows are skipped)
-# Needs scripts/setup.sh --bench (PyTorch); it checks, installs nothing, and
+# Needs what scripts/setup.sh installs (PyTorch included); it checks, installs nothing, and
 # builds only tp-compile and tp-run.
 set -euo pipefail
 
@@ -67,7 +67,7 @@ case "$R" in ''|*[!0-9]*|0) echo "error: R must be a positive integer" >&2; exit
 for b in $BATCHES; do
   case "$b" in *[!0-9]*|0) echo "error: BATCHES must be positive integers" >&2; exit 2;; esac
 done
-need() { echo "error: $1: run scripts/setup.sh --bench" >&2; exit 1; }
+need() { echo "error: $1: run scripts/setup.sh" >&2; exit 1; }
 [ -n "${NO_BUILD:-}" ] || [ -f "$ROOT/build/build.ninja" ] || need "no build/ ($ROOT/build/build.ninja)"
 command -v mpirun >/dev/null 2>&1 || need "mpirun (openmpi-bin) missing"
 command -v "$CC" >/dev/null 2>&1 || need "$CC (clang-22) missing"
