@@ -299,6 +299,16 @@ def main(argv=None) -> int:
         p(f"| {b} | tp 2 decode ≥ 1.7x tp 1 | {speedup:.2f}x | "
           f"{verdict(speedup >= 1.7, f'{1.7 - speedup:.2f}x short')} |")
     p("")
+    # What the memory allows tp 2 over tp 1 here: a decode step that streams its bytes at the
+    # bandwidth cannot scale past the ratio of the two bounds.
+    caps = {b: bound[(1, b)]["step_s"] / bound[(2, b)]["step_s"] for b in batches}
+    ceilings = ", ".join(f"{caps[b]:.2f}x at batch {b}" for b in batches)
+    p(f"The bandwidth bounds cap tp 2 over tp 1 at {ceilings} in this run: both cores reading at "
+      f"once got {2 * gbps[2] / 1e9:.1f} GB/s together against {gbps[1] / 1e9:.1f} GB/s for one "
+      "alone, and a step that streams its bytes at the bandwidth scales no further" +
+      (": the 1.7x target is out of reach on this machine whatever the runtime does (it needs "
+       "cores with memory bandwidth of their own)." if max(caps.values()) < 1.7 else "."))
+    p("")
 
     # --- notes -------------------------------------------------------------------------
     p("## Notes")
