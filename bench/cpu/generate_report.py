@@ -235,7 +235,7 @@ def main(argv=None) -> int:
       "the loop never limits the pass (numpy's float32 sum runs at its build's SIMD width, SSE2 in "
       "Debian's, and cannot ask for huge pages). Huge pages: `madvise(MADV_HUGEPAGE)` before the first "
       f"touch ({huge_share * 100:.0f}% of the array got them, in the run that got the fewest); 4 KiB "
-      "pages: what `malloc` gives a large buffer (`tp-run`'s weights and caches come from `aligned_alloc`). "
+      "pages: what `malloc` gives a large buffer. "
       "The bound takes the larger of the two, the machine's bandwidth; in this VM 4 KiB pages' TLB "
       "misses have cost from a few percent (idle) to half of it (both cores busy). "
       "Two copies at once (one per core) give the per-core bandwidth while both ranks stream their "
@@ -343,9 +343,9 @@ def main(argv=None) -> int:
           "at batch 8 they are sgemm with 8 rows, whose rate (the estimate above: flops over the GEMM "
           "time) is far below OpenBLAS's ~90 GFLOP/s on 128 rows (docs/bench-cpu.md) and below what "
           "streaming the weights once would allow.")
-        p("- `tp-run` keeps weights and caches in `aligned_alloc` buffers, on 4 KiB pages here "
-          "(transparent huge pages are `madvise` only); the bound's bandwidth and the 4 KiB one are in "
-          "the bandwidth table.")
+        p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "
+          "every buffer of 2 MiB or more (the weights and caches a step streams); the bound's "
+          "bandwidth and the 4 KiB one are in the bandwidth table.")
     p("- Both cores of this machine are shared with whatever else runs (builds and test suites of other "
       "worktrees); the load averages below say how busy it was (a 1-min load above 2 means processes "
       "waited for a core). All ratios are of numbers taken in the same run.")

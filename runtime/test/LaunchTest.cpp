@@ -5,6 +5,7 @@
 #include "tprt/launch.h"
 #include "tprt/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +71,26 @@ TEST(Launch, Bf16RoundsToNearestEven) {
   EXPECT_EQ(bf16.as<uint16_t>()[0], 0x3f80);
   EXPECT_EQ(bf16.as<uint16_t>()[1], 0x3f00);
   EXPECT_EQ(bf16.as<uint16_t>()[2], 0xc040);
+}
+
+TEST(Launch, AlignedBuffers) {
+  // Small ones at 64 bytes; one of several huge pages starts on one and is
+  // not rounded up to a whole number of them; both zeroed on request.
+  for (size_t bytes : {size_t(1), size_t(100), (size_t(5) << 20) + 100}) {
+    tprt::AlignedBuffer buffer(bytes, /*zero=*/true);
+    auto address = reinterpret_cast<uintptr_t>(buffer.data());
+    EXPECT_EQ(address % tprt::AlignedBuffer::kAlignment, 0u) << bytes;
+    if (bytes > (size_t(2) << 20))
+      EXPECT_EQ(address % (size_t(2) << 20), 0u) << bytes;
+    EXPECT_EQ(buffer.size(), bytes);
+    const auto *data = buffer.as<unsigned char>();
+    EXPECT_TRUE(std::all_of(data, data + bytes,
+                            [](unsigned char c) { return c == 0; }))
+        << bytes;
+    std::memset(buffer.data(), 0xff, bytes);
+    tprt::AlignedBuffer moved = std::move(buffer);
+    EXPECT_EQ(moved.as<unsigned char>()[bytes - 1], 0xff);
+  }
 }
 
 TEST(Launch, ResultPaths) {
