@@ -84,9 +84,9 @@ TEST(Launch, AlignedBuffers) {
       EXPECT_EQ(address % (size_t(2) << 20), 0u) << bytes;
     EXPECT_EQ(buffer.size(), bytes);
     const auto *data = buffer.as<unsigned char>();
-    EXPECT_TRUE(std::all_of(data, data + bytes,
-                            [](unsigned char c) { return c == 0; }))
-        << bytes;
+    EXPECT_TRUE(std::all_of(data, data + bytes, [](unsigned char c) {
+      return c == 0;
+    })) << bytes;
     std::memset(buffer.data(), 0xff, bytes);
     tprt::AlignedBuffer moved = std::move(buffer);
     EXPECT_EQ(moved.as<unsigned char>()[bytes - 1], 0xff);
