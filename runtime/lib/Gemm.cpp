@@ -6,7 +6,7 @@
 // is the transpose of a row-major matrix (flip the transposition, ld =
 // strides[1]). Any other view (negative, zero or two non-unit strides) is
 // copied to a contiguous temporary first. A decode step's few rows of c take
-// cblas_sgemv (one row) or blocks of b (2-8 rows): see gemv() and smallM().
+// cblas_sgemv (one row) or blocks of b (2-14 rows): see gemv() and smallM().
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,10 +81,10 @@ bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
   return true;
 }
 
-/// The most rows of c that smallM() takes. At 16 it wins by less and loses
-/// on some shapes: with b in blocks of rows, each block adds into all of c
-/// (docs/bench-small-m-gemm.md).
-constexpr int64_t kMaxSmallM = 8;
+/// The most rows of c that smallM() takes: from 9 to 14 rows it still ran
+/// 1.4-1.9x faster than one sgemm at GPT-2-small's shapes, at 16 by 1.1-1.5x
+/// and on a busy machine sometimes slower (docs/bench-small-m-gemm.md).
+constexpr int64_t kMaxSmallM = 14;
 
 /// Bytes of b per block in smallM(): a quarter of the L2, so that the block
 /// and OpenBLAS's packed copy of it both stay there.
@@ -97,10 +97,11 @@ int64_t smallMBlockBytes() {
 }
 
 /// Loads `rows` rows of `cols` floats (`ld` apart), one float per cache line,
-/// in address order. OpenBLAS packs b a few columns at a time across all the
-/// rows of its block, dozens of interleaved streams from DRAM that the
-/// prefetcher follows badly; read in order first, the block comes at the
-/// full streaming rate and the packing reads it from the L2.
+/// in address order. OpenBLAS packs b a 64-byte column strip at a time down
+/// many rows, each row its own stream from DRAM, which ran at about half the
+/// streaming rate here; read in address order first, the block streams in and
+/// the packing finds it in the L2 (at m = 8, 1.0-1.4x faster than the same
+/// blocks without it).
 void touch(const float *data, int64_t rows, int64_t cols, int64_t ld) {
   constexpr int64_t floatsPerLine = 64 / sizeof(float);
   float sum = 0;
