@@ -5,7 +5,8 @@
 // be: inner stride 1 is a row-major matrix (ld = strides[0]); strides[0] == 1
 // is the transpose of a row-major matrix (flip the transposition, ld =
 // strides[1]). Any other view (negative, zero or two non-unit strides) is
-// copied to a contiguous temporary first.
+// copied to a contiguous temporary first. A decode step's few rows of c take
+// cblas_sgemv (one row) or blocks of b (2-14 rows): see gemv() and smallM().
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 #include <algorithm>
 #include <climits>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace tprt::detail;
 using namespace tprt::common;
@@ -78,6 +81,88 @@ bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
   return true;
 }
 
+/// The most rows of c that smallM() takes: from 9 to 14 rows it still ran
+/// 1.4-1.9x faster than one sgemm at GPT-2-small's shapes, at 16 by 1.1-1.5x
+/// and on a busy machine sometimes slower (docs/bench-small-m-gemm.md).
+constexpr int64_t kMaxSmallM = 14;
+
+/// Bytes of b per block in smallM(): a quarter of the L2, so that the block
+/// and OpenBLAS's packed copy of it both stay there.
+int64_t smallMBlockBytes() {
+  static const int64_t bytes = [] {
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return static_cast<int64_t>(l2 > 0 ? l2 : 1 << 20) / 4;
+  }();
+  return bytes;
+}
+
+/// Loads `rows` rows of `cols` floats (`ld` apart), one float per cache line,
+/// in address order. OpenBLAS packs b a 64-byte column strip at a time down
+/// many rows, each row its own stream from DRAM, which ran at about half the
+/// streaming rate here; read in address order first, the block streams in and
+/// the packing finds it in the L2 (at m = 8, 1.0-1.4x faster than the same
+/// blocks without it).
+void touch(const float *data, int64_t rows, int64_t cols, int64_t ld) {
+  constexpr int64_t floatsPerLine = 64 / sizeof(float);
+  float sum = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; j += floatsPerLine)
+      sum += data[i * ld + j];
+  volatile float sink = sum;
+  (void)sink;
+}
+
+/// c = op(a) * op(b) + beta c for a few rows of c (a decode step's batch),
+/// over blocks of whole rows of b as stored, each read from DRAM by touch()
+/// then multiplied by one sgemm. One sgemm on all of b packs it straight from
+/// DRAM (see touch()) at a third to a half of the streaming rate, and with a
+/// few rows of c that read is the whole cost. False (nothing done) where c
+/// is neither row- nor column-major.
+bool smallM(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
+            int64_t m, int64_t n, int64_t k, float beta) {
+  Layout cLayout = layoutOf(c);
+  if (cLayout == Layout::Other)
+    return false;
+  bool rowMajorC = cLayout == Layout::RowMajor;
+  int64_t ldc = rowMajorC ? rowMajorLd(c) : columnMajorLd(c);
+  if (!fitsBlasInt(ldc))
+    return false;
+  auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
+  // c[:, 0:cols] (+)= a' b' for a' the columns of op(a) and b' the rows of
+  // op(b) given; a column-major c is computed as c^T = b'^T a'^T.
+  auto product = [&](int64_t cols, int64_t depth, const float *pa,
+                     const float *pb, float blockBeta, float *pc) {
+    if (rowMajorC)
+      cblas_sgemm(CblasRowMajor, blasTrans(opA.trans), blasTrans(opB.trans), m,
+                  cols, depth, 1.0f, pa, opA.ld, pb, opB.ld, blockBeta, pc,
+                  ldc);
+    else
+      cblas_sgemm(CblasRowMajor, blasTrans(!opB.trans), blasTrans(!opA.trans),
+                  cols, m, depth, 1.0f, pb, opB.ld, pa, opA.ld, blockBeta, pc,
+                  ldc);
+  };
+  // b as stored is row-major: [k, n] (op(b) = b) or [n, k] (op(b) = b^T).
+  int64_t storedRows = opB.trans ? n : k, storedCols = opB.trans ? k : n;
+  int64_t blockRows = std::max<int64_t>(
+      1, smallMBlockBytes() / (storedCols * int64_t(sizeof(float))));
+  for (int64_t r = 0; r < storedRows; r += blockRows) {
+    int64_t rows = std::min(blockRows, storedRows - r);
+    const float *block = opB.data + r * opB.ld;
+    touch(block, rows, storedCols, opB.ld);
+    if (opB.trans) {
+      // Rows r.. of b are columns r.. of c.
+      product(rows, k, opA.data, block, beta,
+              c.data + r * (rowMajorC ? 1 : ldc));
+    } else {
+      // Rows r.. of b are the terms r.. of the sum: the first block scales
+      // c by beta, the others add to it.
+      const float *aColumns = opA.data + (opA.trans ? r * opA.ld : r);
+      product(n, rows, aColumns, block, r == 0 ? beta : 1.0f, c.data);
+    }
+  }
+  return true;
+}
+
 /// c = op(a) * op(b) + beta c (beta 0 or 1); `call` names the entry point in
 /// messages.
 void gemm(const char *call, const MatrixView &a, const MatrixView &b,
@@ -98,6 +183,8 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b,
   auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
 
   if (m == 1 && gemv(c, opA, opB, n, k, beta))
+    return;
+  if (m <= kMaxSmallM && smallM(c, opA, opB, m, n, k, beta))
     return;
   Layout cLayout = layoutOf(c);
   if (cLayout == Layout::ColumnMajor && fitsBlasInt(columnMajorLd(c))) {

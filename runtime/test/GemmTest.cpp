@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -94,45 +97,71 @@ std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta, bool tb,
   return out;
 }
 
+const Layout kLayouts[] = {Layout::RowMajor, Layout::ColumnMajor,
+                           Layout::Strided};
+
+/// One matmul_f32 call on fresh operands of the given layouts, against the
+/// reference; c outside its view must stay untouched.
+void checkMatmul(int64_t m, int64_t n, int64_t k, Layout la, Layout lb,
+                 Layout lc, int ta, int tb, int acc, std::mt19937 &rng,
+                 float tolerance) {
+  SCOPED_TRACE(testing::Message()
+               << "m " << m << ", n " << n << ", k " << k << ", a " << name(la)
+               << ", b " << name(lb) << ", c " << name(lc) << ", trans_a " << ta
+               << ", trans_b " << tb << ", accumulate " << acc);
+  Matrix a(ta ? k : m, ta ? m : k, la, rng);
+  Matrix b(tb ? n : k, tb ? k : n, lb, rng);
+  Matrix c(m, n, lc, rng);
+  std::vector<float> expected = reference(a, b, c, ta, tb, acc);
+  // Without accumulation c is not read: NaN there must not show.
+  if (!acc)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c.at(i, j) = std::nanf("");
+  std::vector<float> before = c.storage;
+  auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
+  std::vector<float> got = values(c);
+  for (size_t i = 0; i < expected.size(); ++i)
+    ASSERT_NEAR(got[i], expected[i], tolerance) << "element " << i;
+  for (size_t i = 0; i < before.size(); ++i)
+    if (before[i] == -1e9f)
+      ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+}
+
 TEST(Gemm, EveryLayoutAndTransposition) {
   std::mt19937 rng(42);
-  const int64_t n = 7, k = 3;
-  const Layout layouts[] = {Layout::RowMajor, Layout::ColumnMajor,
-                            Layout::Strided};
   // One row of c (a decode step) takes the matrix-vector path.
   for (int64_t m : {5, 1})
-    for (Layout la : layouts)
-      for (Layout lb : layouts)
-        for (Layout lc : layouts)
+    for (Layout la : kLayouts)
+      for (Layout lb : kLayouts)
+        for (Layout lc : kLayouts)
           for (int ta = 0; ta < 2; ++ta)
             for (int tb = 0; tb < 2; ++tb)
-              for (int acc = 0; acc < 2; ++acc) {
-                SCOPED_TRACE(testing::Message()
-                             << "m " << m << ", a " << name(la) << ", b "
-                             << name(lb) << ", c " << name(lc) << ", trans_a "
-                             << ta << ", trans_b " << tb << ", accumulate "
-                             << acc);
-                Matrix a(ta ? k : m, ta ? m : k, la, rng);
-                Matrix b(tb ? n : k, tb ? k : n, lb, rng);
-                Matrix c(m, n, lc, rng);
-                std::vector<float> expected = reference(a, b, c, ta, tb, acc);
-                // Without accumulation c is not read: NaN there must not show.
-                if (!acc)
-                  for (int64_t i = 0; i < m; ++i)
-                    for (int64_t j = 0; j < n; ++j)
-                      c.at(i, j) = std::nanf("");
-                std::vector<float> before = c.storage;
-                auto da = a.descriptor(), db = b.descriptor(),
-                     dc = c.descriptor();
-                _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
-                std::vector<float> got = values(c);
-                for (size_t i = 0; i < expected.size(); ++i)
-                  ASSERT_NEAR(got[i], expected[i], 1e-5) << "element " << i;
-                // Nothing outside the view of c changed.
-                for (size_t i = 0; i < before.size(); ++i)
-                  if (before[i] == -1e9f)
-                    ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
-              }
+              for (int acc = 0; acc < 2; ++acc)
+                ASSERT_NO_FATAL_FAILURE(
+                    checkMatmul(m, 7, 3, la, lb, lc, ta, tb, acc, rng, 1e-5));
+}
+
+TEST(Gemm, FewRowsGoThroughBlocksOfB) {
+  // A few rows of c (a decode step's batch) take b in blocks of a quarter of
+  // the L2 (Gemm.cpp): of k rows of n floats when b is [k, n], of n rows of
+  // k floats when it is [n, k]. These n and k give either three blocks, the
+  // last one partial; 15 rows and more take one sgemm.
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  int64_t blockFloats = (l2 > 0 ? l2 : 1 << 20) / 4 / int64_t(sizeof(float));
+  const int64_t n = 1003, k = 2 * (blockFloats / n) + 3;
+  ASSERT_GT(n, 2 * (blockFloats / k));
+  std::mt19937 rng(11);
+  for (int64_t m : {2, 3, 8, 14, 15, 16, 17})
+    for (Layout la : kLayouts)
+      for (Layout lb : kLayouts)
+        for (Layout lc : kLayouts)
+          for (int ta = 0; ta < 2; ++ta)
+            for (int tb = 0; tb < 2; ++tb)
+              for (int acc = 0; acc < 2; ++acc)
+                ASSERT_NO_FATAL_FAILURE(
+                    checkMatmul(m, n, k, la, lb, lc, ta, tb, acc, rng, 1e-4));
 }
 
 TEST(Gemm, VectorShapesAndEmptyK) {

@@ -1,0 +1,130 @@
+// The runtime's matmul with a few rows of c (a decode step at batch m) against
+// what it did before (bench/cpu/small_m_gemm.sh runs it;
+// docs/bench-small-m-gemm.md).
+//
+//   small_m_gemm [ROUNDS]            (default 9)
+//
+// Shapes: GPT-2-small's weights on one rank, b as the checkpoint lays it out:
+// qkv, out, up and down are [k, n], the LM head (the embedding) [n, k] and
+// read transposed. For each, enough copies of b that one pass over them is
+// three times the 32 MiB L3, so every call reads its weight from DRAM, as a
+// decode step does; aligned_alloc, as tp-run's weights (4 KiB pages here).
+// old: Gemm.cpp before the small-m path: cblas_sgemv for m = 1, one
+// cblas_sgemm otherwise. new: _mlir_ciface_tprt_matmul_f32 of libtprt as
+// built. Every round times one pass of each, old first in even rounds and new
+// first in odd ones; a sample is the pass's time per call. Prints a markdown
+// row per shape and m: the medians, and the median of the per-round ratios
+// old / new (the machine is shared: only ratios from the same round compare).
+#include "tprt/tprt.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct Shape {
+  const char *name;
+  int64_t k, n;
+  bool transB; // b stored [n, k]
+};
+
+void oldPath(int64_t m, const Shape &s, const float *a, const float *b,
+             float *c) {
+  int64_t ldb = s.transB ? s.k : s.n;
+  if (m == 1) {
+    cblas_sgemv(CblasRowMajor, s.transB ? CblasNoTrans : CblasTrans,
+                s.transB ? s.n : s.k, s.transB ? s.k : s.n, 1.0f, b, ldb, a, 1,
+                0.0f, c, 1);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, s.transB ? CblasTrans : CblasNoTrans,
+              m, s.n, s.k, 1.0f, a, s.k, b, ldb, 0.0f, c, s.n);
+}
+
+void newPath(int64_t m, const Shape &s, float *a, float *b, float *c) {
+  int64_t rows = s.transB ? s.n : s.k, cols = s.transB ? s.k : s.n;
+  tprt_memref2d_f32 da{a, a, 0, {m, s.k}, {s.k, 1}};
+  tprt_memref2d_f32 db{b, b, 0, {rows, cols}, {cols, 1}};
+  tprt_memref2d_f32 dc{c, c, 0, {m, s.n}, {s.n, 1}};
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, s.transB, 0);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  openblas_set_num_threads(1);
+  int rounds = argc > 1 ? std::atoi(argv[1]) : 9;
+  const Shape shapes[] = {{"qkv", 768, 2304, false},
+                          {"out", 768, 768, false},
+                          {"up", 768, 3072, false},
+                          {"down", 3072, 768, false},
+                          {"lm head", 768, 50304, true}};
+  const int64_t ms[] = {1, 2, 4, 8, 12, 14, 16};
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> a(16 * 3072), c(16 * 50304);
+  for (float &x : a)
+    x = dist(rng);
+  std::printf("| weight | m | k | n | old (us) | new (us) | old GFLOP/s | new "
+              "GFLOP/s | old GB/s | new GB/s | new vs old |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Shape &s : shapes) {
+    size_t floats = size_t(s.k * s.n), bytes = floats * sizeof(float);
+    size_t copies = std::max<size_t>(1, (96u << 20) / bytes + 1);
+    std::vector<float *> bs;
+    for (size_t i = 0; i < copies; ++i) {
+      float *b =
+          static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      for (size_t j = 0; j < floats; ++j)
+        b[j] = dist(rng);
+      bs.push_back(b);
+    }
+    for (int64_t m : ms) {
+      std::vector<double> told, tnew, ratio;
+      for (int r = 0; r < rounds; ++r) {
+        double t[2];
+        for (int which : {r % 2, 1 - r % 2}) {
+          double start = now();
+          for (float *b : bs)
+            which == 0 ? oldPath(m, s, a.data(), b, c.data())
+                       : newPath(m, s, a.data(), b, c.data());
+          t[which] = (now() - start) / double(copies);
+        }
+        told.push_back(t[0]);
+        tnew.push_back(t[1]);
+        ratio.push_back(t[0] / t[1]);
+      }
+      double o = median(told), n = median(tnew);
+      double flops = 2.0 * double(m) * double(s.k) * double(s.n);
+      std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.1f | %.1f | "
+                  "%.2f | %.2f | %.2fx |\n",
+                  s.name, (long long)m, (long long)s.k, (long long)s.n, o * 1e6,
+                  n * 1e6, flops / o / 1e9, flops / n / 1e9, bytes / o / 1e9,
+                  bytes / n / 1e9, median(ratio));
+      std::fflush(stdout);
+    }
+    for (float *b : bs)
+      std::free(b);
+  }
+  return 0;
+}
