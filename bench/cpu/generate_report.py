@@ -340,9 +340,10 @@ def main(argv=None) -> int:
               "leave nothing for anything else: each time another process runs, one rank stops and the "
               "other waits for it.")
         p("- At batch 1 the runtime's GEMMs are sgemv calls (one row of c: each weight streamed once); "
-          "at batch 8 they are sgemm with 8 rows, whose rate (the estimate above: flops over the GEMM "
-          "time) is far below OpenBLAS's ~90 GFLOP/s on 128 rows (docs/bench-cpu.md) and below what "
-          "streaming the weights once would allow.")
+          "at batch 8 each weight goes through sgemm in blocks of a quarter of the L2, each read in "
+          "address order first (runtime/lib/Gemm.cpp `smallM`, docs/bench-small-m-gemm.md): the "
+          "packing of one sgemm over the whole weight read it from DRAM at a third to a half of the "
+          "streaming rate.")
         p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "
           "every buffer of 2 MiB or more (the weights and caches a step streams); the bound's "
           "bandwidth and the 4 KiB one are in the bandwidth table.")
