@@ -848,11 +848,15 @@ mlir::tp::analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs,
     attempts.push_back(
         attemptSharding(func, tpSize, allowFallback, RequiredCuts()));
 
-  // The weights several functions read, by name and type: the runtime
-  // gives them one buffer where their cuts agree, else one per cut.
+  // The weights several public functions read, by name and type: the
+  // runtime, which calls them, gives such a weight one buffer where their
+  // cuts agree, else one per cut. (A private function's arguments are its
+  // callers' values, not buffers of their own.)
   llvm::MapVector<std::pair<Attribute, Type>, SmallVector<Reader>> shared;
   for (unsigned i = 0, e = funcs.size(); i < e; ++i) {
     FunctionOpInterface func = funcs[i];
+    if (!func.isPublic())
+      continue;
     for (BlockArgument arg : func.getArguments())
       if (auto name = func.getArgAttrOfType<StringAttr>(
               arg.getArgNumber(), TPDialect::getNameAttrName()))

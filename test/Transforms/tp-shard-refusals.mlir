@@ -680,3 +680,32 @@ func.func @columns(%z: tensor<4x32xf32>,
   %y = linalg.matmul ins(%s, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// The same in a private function: its arguments are its callers' values, not
+// buffers a runtime holds, so no cut is decided for it jointly, and nothing
+// is said.
+
+func.func @rows(%x: tensor<4x16xf32>, %v: tensor<16x32xf32> {tp.name = "v"},
+                %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %h = linalg.matmul ins(%x, %v : tensor<4x16xf32>, tensor<16x32xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%h, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+func.func private @columns(%z: tensor<4x32xf32>,
+                           %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<4x32xf32>
+  %s = linalg.softmax dimension(1) ins(%z : tensor<4x32xf32>) outs(%es : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%s, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

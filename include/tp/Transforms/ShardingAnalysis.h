@@ -107,7 +107,7 @@ analyzeSharding(FunctionOpInterface func, int64_t tpSize, bool allowFallback,
                 const RequiredCuts &required = RequiredCuts());
 
 /// Finds the cuts of each of `funcs` (the functions of one module, in
-/// order) for `tpSize` ranks, so that a weight several of them read (the
+/// order) for `tpSize` ranks, so that a weight several public ones read (the
 /// same `tp.name` and type) gets one cut in all where their rules allow:
 /// the cut most of them give it (the first such function's on a tie), which
 /// the others are analyzed again to give it (analyzeSharding's `required`).
