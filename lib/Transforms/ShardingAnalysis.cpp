@@ -11,6 +11,10 @@
 // pass proposes the cuts that would (one per factor of the group), and each
 // is tried in turn. The cheapest in communication wins.
 //
+// The functions of a module are planned together (analyzeModuleSharding, at
+// the end): a weight several of them read gets one cut, so that each rank
+// holds one part of it for all.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tp/Transforms/ShardingAnalysis.h"
