@@ -954,11 +954,15 @@ mlir::tp::analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs,
       for (const Reader &r : readers) {
         if (r.func != i || !unmet.contains(r.arg))
           continue;
+        // (A plan made for another weight may have given it the cut after
+        // all.)
+        std::optional<DimCut> own = cutOf(*plans.back(), r.arg);
+        if (own == decision.required.cut)
+          continue;
         MLIRContext *ctx = func->getContext();
         InFlightDiagnostic diag =
             emitRemark(r.arg.getLoc())
             << "weight '" << decision.required.name.getValue() << "' is ";
-        std::optional<DimCut> own = cutOf(*plans.back(), r.arg);
         if (own)
           diag << "cut " << shardAttr(ctx, *own);
         else
