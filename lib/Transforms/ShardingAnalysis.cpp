@@ -11,6 +11,10 @@
 // pass proposes the cuts that would (one per factor of the group), and each
 // is tried in turn. The cheapest in communication wins.
 //
+// The functions of a module are planned together (analyzeModuleSharding, at
+// the end): a weight several of them read gets one cut, so that each rank
+// holds one part of it for all.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tp/Transforms/ShardingAnalysis.h"
@@ -19,6 +23,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <set>
 
@@ -153,7 +160,11 @@ struct Seed {
   int64_t dim;
   /// Where the cut starts: the contraction's result, or the table.
   Value start;
+  /// The weight argument the contraction or the lookup reads.
+  Value weight;
   bool lookup = false;
+  /// A lookup seeded only because another function cuts its table so.
+  const RequiredCut *shared = nullptr;
 };
 
 struct Candidate {
@@ -163,9 +174,12 @@ struct Candidate {
   CutMap refinements;
   bool hasNarrowing = false;
   int64_t extra = 0, total = 0;
-  /// Lower is better: a pair first, then the least extra communication.
-  std::tuple<bool, int64_t, int64_t> cost() const {
-    return {!hasNarrowing, extra, total};
+  /// Required cuts (analyzeSharding's `required`) it cuts differently.
+  int64_t violations = 0;
+  /// Lower is better: a pair first, then the least extra communication,
+  /// then the cut another function gives a shared weight.
+  std::tuple<bool, int64_t, int64_t, int64_t> cost() const {
+    return {!hasNarrowing, extra, violations, total};
   }
 };
 } // namespace
@@ -212,7 +226,8 @@ static std::optional<Seed> asSeed(linalg::LinalgOp op) {
             return i == w || !inputMaps[i].isFunctionOfDim(dim.getPosition());
           });
       if (onlyWeight)
-        return Seed{op, static_cast<int64_t>(pos), op->getResult(0)};
+        return Seed{op, static_cast<int64_t>(pos), op->getResult(0),
+                    weightSource(op.getDpsInputs()[w])};
     }
   }
   return std::nullopt;
@@ -222,9 +237,12 @@ static std::optional<Seed> asSeed(linalg::LinalgOp op) {
 /// embedding), worth cutting: the table's memory saved per rank is at least
 /// kLookupCutRatio times the bytes the all-reduce of the lookup moves per
 /// forward pass. A vocabulary table is (BERT-base: 47 MB saved at tp 2 for
-/// 22 KB per pass); position and token-type tables are not.
+/// 22 KB per pass); position and token-type tables are not. A table another
+/// function cuts on the rows (`required`) is worth it in any case: left
+/// whole here, each rank would hold it whole besides its part.
 constexpr int64_t kLookupCutRatio = 64;
-static std::optional<Seed> asLookupSeed(linalg::GenericOp op, int64_t tpSize) {
+static std::optional<Seed> asLookupSeed(linalg::GenericOp op, int64_t tpSize,
+                                        const RequiredCuts &required) {
   std::optional<Seed> seed;
   op.getBody()->walk([&](tensor::ExtractOp extract) {
     if (getLookupGeneric(extract) != op || !isWeight(extract.getTensor()))
@@ -235,14 +253,41 @@ static std::optional<Seed> asLookupSeed(linalg::GenericOp op, int64_t tpSize) {
       int64_t ranks = std::max<int64_t>(tpSize, 2);
       int64_t saved =
           tensorBytes(extract.getTensor().getType()) / ranks * (ranks - 1);
-      if (saved >= kLookupCutRatio * tensorBytes(op->getResult(0).getType()))
-        seed = Seed{op, static_cast<int64_t>(dim), extract.getTensor(),
-                    /*lookup=*/true};
+      Value table = extract.getTensor();
+      Seed found{op, static_cast<int64_t>(dim), table, weightSource(table),
+                 /*lookup=*/true};
+      auto it = required.find(table);
+      if (saved >= kLookupCutRatio * tensorBytes(op->getResult(0).getType())) {
+        seed = found;
+      } else if (it != required.end() && it->second.cut == DimCut{found.dim}) {
+        seed = found;
+        seed->shared = &it->second;
+      }
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
   });
   return seed;
+}
+
+/// Says at `seed` that its cut, not worth it by `why` alone, is kept
+/// because another function cuts the same weight so (`shared`).
+static void remarkShared(Operation *seed, const Twine &why,
+                         const RequiredCut &shared) {
+  seed->emitRemark() << "cut although " << why << ": @" << shared.by.getValue()
+                     << " cuts '" << shared.name.getValue()
+                     << "' the same way, and each rank holds one part of it "
+                        "for both";
+}
+
+/// The required cut `region` gives one of its arguments, if any.
+static const RequiredCut *sharedCut(const ShardRegion &region,
+                                    const RequiredCuts &required) {
+  for (auto &[value, cut] : region.cuts)
+    if (auto it = required.find(value);
+        it != required.end() && it->second.cut == cut)
+      return &it->second;
+  return nullptr;
 }
 
 /// Attaches one note per distinct rejected cut to `diag`.
@@ -454,8 +499,12 @@ static int64_t workPerPair(const ShardRegion &region) {
 /// saving: a BERT pooler and classifier on one token, next to blocks on
 /// every token. It is dropped, its values computed whole on every rank (as
 /// Megatron keeps the pooler). Lookups are kept: they save memory, not work.
+/// So is a region that gives a weight the cut another function gives it
+/// (`required`): whole here, each rank would hold the weight whole besides
+/// its part, which costs more than the sliver saves (one LM head for
+/// @prefill's one position, cut for @decode's).
 constexpr int64_t kSliverRatio = 16;
-static void dropSlivers(ShardPlan &plan) {
+static void dropSlivers(ShardPlan &plan, const RequiredCuts &required) {
   auto isLookup = [](const ShardRegion &region) {
     return llvm::any_of(region.collectives, [](const PlannedCollective &c) {
       return c.purpose == PlannedCollective::Purpose::Lookup;
@@ -469,11 +518,16 @@ static void dropSlivers(ShardPlan &plan) {
     int64_t work = workPerPair(region);
     if (isLookup(region) || work * kSliverRatio >= most)
       return false;
-    std::string why = ("its cut would divide " + Twine(work) +
-                       " multiply-adds per pair, under 1/" +
-                       Twine(kSliverRatio) + " of the largest pair's " +
-                       Twine(most) + ": not worth its collectives")
-                          .str();
+    std::string why =
+        ("its cut would divide " + Twine(work) +
+         " multiply-adds per pair, under 1/" + Twine(kSliverRatio) +
+         " of the largest pair's " + Twine(most))
+            .str();
+    if (const RequiredCut *shared = sharedCut(region, required)) {
+      remarkShared(region.seed, why, *shared);
+      return false;
+    }
+    why += ": not worth its collectives";
     region.seed->emitRemark() << "left whole on every rank: " << why;
     plan.wholeSeeds.push_back({region.seed, why});
     return true;
@@ -482,7 +536,8 @@ static void dropSlivers(ShardPlan &plan) {
 
 FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                                                int64_t tpSize,
-                                               bool allowFallback) {
+                                               bool allowFallback,
+                                               const RequiredCuts &required) {
   ShardPlan plan;
   plan.tpSize = tpSize;
   DenseSet<Value> taken;
@@ -493,7 +548,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     std::optional<Seed> seed = asSeed(op);
     if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
         generic && !seed)
-      seed = asLookupSeed(generic, tpSize);
+      seed = asLookupSeed(generic, tpSize, required);
     if (seed)
       seeds.push_back(*seed);
   });
@@ -526,6 +581,9 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       continue;
     Value result = seed.op->getResult(0);
     SmallVector<std::pair<Value, DimCut>> queue{{seed.start, {seed.dim, 1}}};
+    // A weight another function cuts is tried first with that cut.
+    if (auto it = required.find(seed.weight); it != required.end())
+      queue.insert(queue.begin(), {seed.weight, it->second.cut});
     std::set<std::tuple<void *, int64_t, int64_t, int64_t, int64_t>> tried;
     std::optional<Candidate> best;
     SmallVector<CutPropagation::Failure> failures;
@@ -554,10 +612,14 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
           candidate.extra += c.bytes;
         candidate.hasNarrowing |= c.isPlanned();
       }
+      for (auto &[arg, shared] : required)
+        if (auto it = candidate.cuts.find(arg);
+            it != candidate.cuts.end() && it->second != shared.cut)
+          ++candidate.violations;
       if (!best || candidate.cost() < best->cost())
         best = std::move(candidate);
       // The first clean cut found is the simplest (contiguous cuts first).
-      if (best->hasNarrowing && best->extra == 0)
+      if (best->hasNarrowing && best->extra == 0 && best->violations == 0)
         break;
     }
 
@@ -629,6 +691,11 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     region.cuts = std::move(best->cuts);
     region.collectives = std::move(best->collectives);
     region.refinements = std::move(best->refinements);
+    if (seed.shared && region.cuts.lookup(seed.weight) == seed.shared->cut)
+      remarkShared(seed.op,
+                   "its table saves under " + Twine(kLookupCutRatio) +
+                       " times the bytes its all-reduce moves",
+                   *seed.shared);
     for (auto &[value, cut] : region.cuts) {
       taken.insert(value);
       if (Operation *def = value.getDefiningOp())
@@ -639,7 +706,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     plan.regions.push_back(std::move(region));
   }
 
-  dropSlivers(plan);
+  dropSlivers(plan, required);
 
   // A seed without a cut may stay whole on every rank when what it computes
   // reaches a broadcast that makes a cut region's cut dimension, through
@@ -698,4 +765,217 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
     return failure();
   }
   return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Weights several functions read
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One analysis of a function: its plan and the diagnostics it emitted,
+/// held back until the plan is the one kept.
+struct Attempt {
+  FailureOr<ShardPlan> plan = failure();
+  SmallVector<Diagnostic> diagnostics;
+};
+
+/// An argument of function `func` that another function reads too.
+struct Reader {
+  unsigned func;
+  BlockArgument arg;
+};
+
+/// The one cut decided for a shared weight, and its first reader that cuts
+/// it so.
+struct Decision {
+  RequiredCut required;
+  Reader by;
+};
+} // namespace
+
+static Attempt attemptSharding(FunctionOpInterface func, int64_t tpSize,
+                               bool allowFallback,
+                               const RequiredCuts &required) {
+  Attempt attempt;
+  ScopedDiagnosticHandler hold(func->getContext(), [&](Diagnostic &diag) {
+    attempt.diagnostics.push_back(std::move(diag));
+    return success();
+  });
+  attempt.plan = analyzeSharding(func, tpSize, allowFallback, required);
+  // At tp 1 every cut is exact, so the plan is the one larger tp sizes
+  // would use where one exists (a tp-1 build then runs the same program,
+  // all-reduces over one rank included, as the baseline of a scaling run);
+  // where none does, one rank holds everything and nothing is cut.
+  if (tpSize == 1 && failed(attempt.plan))
+    attempt.plan = ShardPlan{};
+  return attempt;
+}
+
+static std::optional<DimCut> cutOf(const ShardPlan &plan, Value arg) {
+  for (const ShardRegion &region : plan.regions)
+    if (auto it = region.cuts.find(arg); it != region.cuts.end())
+      return it->second;
+  return std::nullopt;
+}
+
+/// Analyzes `func` again with its `required` cuts. A cut the plan does not
+/// give moves from `required` to `unmet`, and the analysis is repeated
+/// without it (a preference kept for nothing may have cost another): the
+/// plan returned gives every cut left in `required`.
+static Attempt meetRequired(FunctionOpInterface func, int64_t tpSize,
+                            bool allowFallback, RequiredCuts &required,
+                            DenseSet<Value> &unmet) {
+  while (true) {
+    Attempt attempt = attemptSharding(func, tpSize, allowFallback, required);
+    SmallVector<Value> missed;
+    for (auto &[arg, shared] : required)
+      if (failed(attempt.plan) || cutOf(*attempt.plan, arg) != shared.cut)
+        missed.push_back(arg);
+    if (missed.empty())
+      return attempt;
+    for (Value arg : missed) {
+      required.erase(arg);
+      unmet.insert(arg);
+    }
+  }
+}
+
+static ShardAttr shardAttr(MLIRContext *ctx, DimCut cut) {
+  return ShardAttr::get(ctx, cut.dim, cut.outer, cut.replicas);
+}
+
+SmallVector<FailureOr<ShardPlan>, 0>
+mlir::tp::analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs,
+                                int64_t tpSize, bool allowFallback) {
+  SmallVector<Attempt, 0> attempts;
+  for (FunctionOpInterface func : funcs)
+    attempts.push_back(
+        attemptSharding(func, tpSize, allowFallback, RequiredCuts()));
+
+  // The weights several public functions read, by name and type: the
+  // runtime, which calls them, gives such a weight one buffer where their
+  // cuts agree, else one per cut. (A private function's arguments are its
+  // callers' values, not buffers of their own.)
+  llvm::MapVector<std::pair<Attribute, Type>, SmallVector<Reader>> shared;
+  for (unsigned i = 0, e = funcs.size(); i < e; ++i) {
+    FunctionOpInterface func = funcs[i];
+    if (!func.isPublic())
+      continue;
+    for (BlockArgument arg : func.getArguments())
+      if (auto name = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), TPDialect::getNameAttrName()))
+        shared[{name, arg.getType()}].push_back({i, arg});
+  }
+  shared.remove_if([](const auto &entry) {
+    ArrayRef<Reader> readers = entry.second;
+    return llvm::all_of(readers, [&](const Reader &r) {
+      return r.func == readers.front().func;
+    });
+  });
+
+  // One cut per shared weight: if any function cuts it, the cut most of
+  // them give it (the first's on a tie), which the others are analyzed
+  // again to give it too. Leaving it whole where another function cuts it
+  // would keep it whole on every rank besides the part. Each reader is
+  // required a cut once and keeps it or gives it up (`unmet`), so this
+  // ends.
+  SmallVector<RequiredCuts> required(funcs.size());
+  DenseMap<std::pair<Attribute, Type>, Decision> decided;
+  DenseSet<Value> unmet;
+  auto cutIn = [&](const Reader &r) -> std::optional<DimCut> {
+    return cutOf(*attempts[r.func].plan, r.arg);
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SetVector<unsigned> again;
+    for (auto &[key, readers] : shared) {
+      SmallVector<Reader> planned;
+      for (const Reader &r : readers)
+        if (succeeded(attempts[r.func].plan))
+          planned.push_back(r);
+      auto it = decided.find(key);
+      if (it == decided.end()) {
+        std::optional<Reader> choice;
+        int64_t votes = 0;
+        for (const Reader &r : planned) {
+          std::optional<DimCut> cut = cutIn(r);
+          if (!cut)
+            continue;
+          int64_t n = llvm::count_if(
+              planned, [&](const Reader &o) { return cutIn(o) == cut; });
+          if (n > votes) {
+            choice = r;
+            votes = n;
+          }
+        }
+        if (!choice || votes == static_cast<int64_t>(planned.size()))
+          continue;
+        auto name = cast<StringAttr>(key.first);
+        it = decided
+                 .insert({key,
+                          {{*cutIn(*choice), name,
+                            SymbolTable::getSymbolName(funcs[choice->func])},
+                           *choice}})
+                 .first;
+      }
+      const RequiredCut &target = it->second.required;
+      for (const Reader &r : planned) {
+        if (cutIn(r) == target.cut || unmet.contains(r.arg) ||
+            required[r.func].contains(r.arg))
+          continue;
+        required[r.func][r.arg] = target;
+        again.insert(r.func);
+        changed = true;
+      }
+    }
+    for (unsigned f : again)
+      attempts[f] =
+          meetRequired(funcs[f], tpSize, allowFallback, required[f], unmet);
+  }
+
+  // The diagnostics of the plans kept, and the weights held once per cut;
+  // none at tp 1, where they would be about a size not asked for.
+  SmallVector<FailureOr<ShardPlan>, 0> plans;
+  for (unsigned i = 0, e = funcs.size(); i < e; ++i) {
+    FunctionOpInterface func = funcs[i];
+    Attempt &attempt = attempts[i];
+    plans.push_back(std::move(attempt.plan));
+    if (tpSize == 1)
+      continue;
+    DiagnosticEngine &engine = func->getContext()->getDiagEngine();
+    for (Diagnostic &diag : attempt.diagnostics)
+      engine.emit(std::move(diag));
+    for (auto &[key, readers] : shared) {
+      auto it = decided.find(key);
+      if (it == decided.end() || failed(plans.back()))
+        continue;
+      const Decision &decision = it->second;
+      for (const Reader &r : readers) {
+        if (r.func != i || !unmet.contains(r.arg))
+          continue;
+        // (A plan made for another weight may have given it the cut after
+        // all.)
+        std::optional<DimCut> own = cutOf(*plans.back(), r.arg);
+        if (own == decision.required.cut)
+          continue;
+        MLIRContext *ctx = func->getContext();
+        InFlightDiagnostic diag =
+            emitRemark(r.arg.getLoc())
+            << "weight '" << decision.required.name.getValue() << "' is ";
+        if (own)
+          diag << "cut " << shardAttr(ctx, *own);
+        else
+          diag << "left whole";
+        StringRef self = SymbolTable::getSymbolName(func).getValue();
+        diag << " by @" << self << " and " << (own ? "" : "cut ")
+             << shardAttr(ctx, decision.required.cut) << " by @"
+             << decision.required.by.getValue() << ", which no cut of @" << self
+             << " gives it: each rank holds it once per cut";
+        diag.attachNote(decision.by.arg.getLoc())
+            << "cut " << shardAttr(ctx, decision.required.cut) << " here";
+      }
+    }
+  }
+  return plans;
 }

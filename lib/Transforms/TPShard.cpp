@@ -477,6 +477,7 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
     if (failed(checkNotSharded(module)))
       return signalPassFailure();
     bool anyFailed = false;
+    SmallVector<FunctionOpInterface> funcs;
     module.walk([&](FunctionOpInterface func) {
       // Functions of other type systems (llvm.func) hold no tensors.
       if (func.isExternal() || !isa<FunctionType>(func.getFunctionType()))
@@ -488,44 +489,32 @@ struct TPShardPass : public tp::impl::TPShardBase<TPShardPass> {
       if (tpSize > 1)
         warnUncutWeights(func);
       privatizeInitTensors(func);
-      FailureOr<ShardPlan> plan = planFor(func);
-      if (succeeded(plan)) {
-        // Once, not per region: a deep model has two regions per layer.
-        SmallVector<func::ReturnOp> returns;
-        func->walk([&](func::ReturnOp ret) { returns.push_back(ret); });
-        SignatureShards shards;
-        for (const ShardRegion &region : plan->regions)
-          applyRegion(func, region, returns, tpSize, shards);
-        updateSignature(func, shards);
-        if (explain)
-          explainPlan(func, *plan, llvm::errs());
-      }
-      anyFailed |= failed(plan);
+      funcs.push_back(func);
     });
+    // All functions are planned before any is rewritten: a weight several
+    // of them read gets one cut.
+    SmallVector<FailureOr<ShardPlan>, 0> plans =
+        analyzeModuleSharding(funcs, tpSize, allowFallback);
+    for (auto [func, plan] : llvm::zip_equal(funcs, plans)) {
+      if (failed(plan)) {
+        anyFailed = true;
+        continue;
+      }
+      // Once, not per region: a deep model has two regions per layer.
+      SmallVector<func::ReturnOp> returns;
+      func->walk([&](func::ReturnOp ret) { returns.push_back(ret); });
+      SignatureShards shards;
+      for (const ShardRegion &region : plan->regions)
+        applyRegion(func, region, returns, tpSize, shards);
+      updateSignature(func, shards);
+      if (explain)
+        explainPlan(func, *plan, llvm::errs());
+    }
     if (anyFailed)
       return signalPassFailure();
     module->setAttr(
         TPDialect::getSizeAttrName(),
         IntegerAttr::get(IntegerType::get(&getContext(), 64), tpSize));
-  }
-
-  /// At tp 1 every cut is exact, so the plan is the one larger tp sizes
-  /// would use where one exists (a tp-1 build then runs the same program,
-  /// all-reduces over one rank included, as the baseline of a scaling
-  /// run); where none does, one rank holds everything and nothing is cut.
-  FailureOr<ShardPlan> planFor(FunctionOpInterface func) {
-    if (tpSize > 1)
-      return analyzeSharding(func, tpSize, allowFallback);
-    FailureOr<ShardPlan> plan = [&] {
-      ScopedDiagnosticHandler quiet(&getContext(),
-                                    [](Diagnostic &) { return success(); });
-      return analyzeSharding(func, /*tpSize=*/1, allowFallback);
-    }();
-    if (succeeded(plan))
-      return plan;
-    ShardPlan whole;
-    whole.tpSize = 1;
-    return whole;
   }
 };
 } // namespace

@@ -648,3 +648,64 @@ func.func @narrower_than_tp_size(%x: tensor<4x8xf32>, %w: tensor<8x1xf32>) -> te
   %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x1xf32>) outs(%init : tensor<4x1xf32>) -> tensor<4x1xf32>
   return %y : tensor<4x1xf32>
 }
+
+// -----
+
+// A weight two functions read, cut on different dimensions: @rows cuts `w`
+// by rows (its pair's narrowing half) first, and no cut of @columns gives it
+// rows (its input is a softmax over that dimension), so each keeps its own
+// cut and each rank holds `w` twice.
+
+func.func @rows(%x: tensor<4x16xf32>, %v: tensor<16x32xf32> {tp.name = "v"},
+                // expected-note @+1 {{cut #tp.shard<dim = 0> here}}
+                %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %h = linalg.matmul ins(%x, %v : tensor<4x16xf32>, tensor<16x32xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%h, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+func.func @columns(%z: tensor<4x32xf32>,
+                   // expected-remark @+1 {{weight 'w' is cut #tp.shard<dim = 1> by @columns and #tp.shard<dim = 0> by @rows, which no cut of @columns gives it: each rank holds it once per cut}}
+                   %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<4x32xf32>
+  %s = linalg.softmax dimension(1) ins(%z : tensor<4x32xf32>) outs(%es : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%s, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// The same in a private function: its arguments are its callers' values, not
+// buffers a runtime holds, so no cut is decided for it jointly, and nothing
+// is said.
+
+func.func @rows(%x: tensor<4x16xf32>, %v: tensor<16x32xf32> {tp.name = "v"},
+                %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %h = linalg.matmul ins(%x, %v : tensor<4x16xf32>, tensor<16x32xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%h, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+func.func private @columns(%z: tensor<4x32xf32>,
+                           %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<4x32xf32>
+  %s = linalg.softmax dimension(1) ins(%z : tensor<4x32xf32>) outs(%es : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%s, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

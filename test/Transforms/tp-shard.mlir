@@ -332,3 +332,39 @@ llvm.func @lowered(%a: !llvm.ptr) {
   llvm.store %c, %a : f32, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// A weight two functions read (the same tp.name and type) gets one cut: @a
+// cuts `w` by rows (the narrowing half of its pair), @b alone would cut it
+// by columns and gather its output. On that tie the first function's cut
+// wins, and @b gives `w` its rows too: its input is cut to match and its
+// partial products summed (one all-reduce, as many bytes as the gather).
+
+// CHECK-LABEL: func.func @rows
+// CHECK-SAME: tensor<16x16xf32> {tp.name = "w", tp.shard = #tp.shard<dim = 0>}
+func.func @rows(%x: tensor<4x16xf32>, %v: tensor<16x32xf32> {tp.name = "v"},
+                %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %h = linalg.matmul ins(%x, %v : tensor<4x16xf32>, tensor<16x32xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%h, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// CHECK-LABEL: func.func @columns
+// CHECK-SAME: %[[Z:.*]]: tensor<4x16xf32> {tp.shard = #tp.shard<dim = 1>}
+// CHECK-SAME: %[[W:.*]]: tensor<16x16xf32> {tp.name = "w", tp.shard = #tp.shard<dim = 0>}
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[Z]], %[[W]] : tensor<4x16xf32>, tensor<16x16xf32>)
+// CHECK: tp.all_reduce sum %[[P]] : tensor<4x16xf32>
+// CHECK-NOT: tp.all_gather
+func.func @columns(%z: tensor<4x32xf32>, %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%z, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

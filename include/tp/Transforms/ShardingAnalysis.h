@@ -2,8 +2,9 @@
 //
 // The analysis half of `tp-shard`: which dimension of which value each rank
 // holds a part of, and which collectives that costs. It reads only structure
-// (indexing maps, iterator types, reassociations, slice offsets), never op or
-// argument names. The rewrite (TPShard.cpp) applies its result.
+// (indexing maps, iterator types, reassociations, slice offsets), never op
+// names; argument names (`tp.name`) only tell which arguments of different
+// functions are the same weight. The rewrite (TPShard.cpp) applies its result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,18 @@ struct ShardPlan {
   /// the analysis emitted there), for explain.
   SmallVector<std::pair<Operation *, std::string>> wholeSeeds;
 };
+
+/// The cut a function's analysis should give an argument: the one another
+/// function of the module gives the same weight (`tp.name` and type), so
+/// that each rank holds one part of it for both (analyzeModuleSharding).
+struct RequiredCut {
+  DimCut cut;
+  /// The weight's `tp.name` and the function whose cut it is, for the
+  /// remarks.
+  StringAttr name, by;
+};
+/// Required cuts by argument.
+using RequiredCuts = DenseMap<Value, RequiredCut>;
 
 /// Elements of a ranked tensor type, each dynamic dimension counted as 1
 /// (sizes are then per unit of each dynamic dimension, a dynamic batch say).
@@ -84,9 +97,28 @@ linalg::GenericOp getLookupGeneric(Operation *extract);
 /// Finds the cuts of `func` for `tpSize` ranks. Emits a diagnostic at the
 /// op concerned and fails when no cut keeps a pair free of extra
 /// communication, unless `allowFallback`, in which case the extra
-/// collectives are part of the plan and reported as remarks.
-FailureOr<ShardPlan> analyzeSharding(FunctionOpInterface func, int64_t tpSize,
-                                     bool allowFallback);
+/// collectives are part of the plan and reported as remarks. Among cuts of
+/// equal communication, those that give the arguments of `required` their
+/// cut win, and a region or a lookup that does so is cut even where it
+/// would be left whole as not worth its collectives; a required cut no clean
+/// cut gives is not met (the caller checks).
+FailureOr<ShardPlan>
+analyzeSharding(FunctionOpInterface func, int64_t tpSize, bool allowFallback,
+                const RequiredCuts &required = RequiredCuts());
+
+/// Finds the cuts of each of `funcs` (the functions of one module, in
+/// order) for `tpSize` ranks, so that a weight several public ones read (the
+/// same `tp.name` and type) gets one cut in all where their rules allow:
+/// the cut most of them give it (the first such function's on a tie), which
+/// the others are analyzed again to give it (analyzeSharding's `required`).
+/// One that cannot keeps its own cut, with a remark at the weight naming
+/// both functions. A weight one function reads is cut as analyzeSharding
+/// cuts it. Emits the diagnostics of the plans kept only; at tp 1 none, and
+/// a function without a plan gets an empty one (one rank holds everything).
+/// Returns a plan per function, failure where its analysis failed.
+SmallVector<FailureOr<ShardPlan>, 0>
+analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs, int64_t tpSize,
+                      bool allowFallback);
 
 } // namespace mlir::tp
 
