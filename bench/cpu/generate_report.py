@@ -9,8 +9,8 @@ The memory-bandwidth bound of a decode step: the bytes it must read, over
 the read bandwidth of the core(s) reading them. Bytes: every weight once
 (the LM head reads the whole tied embedding; the lookup's B rows are among
 them; of the position table only the step's row), plus the KV cache of
-positions 0 .. p for the step at position p, K and V of every layer (the
-minimum: the compiled graph reads all S_max positions, masked). At tp N a
+positions 0 .. p for the step at position p, K and V of every layer (what
+the compiled graph's decode reads: a slice of p + 1 positions). At tp N a
 rank reads its shard: the column- and row-cut matrices, the embedding's rows
 of its vocabulary part and the cut biases divided by N, the norms and the
 row-cut layers' biases whole, and its kv heads' part of the cache. The

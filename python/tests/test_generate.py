@@ -101,9 +101,21 @@ def test_two_functions_verify(mlir_opt, name):
     # Decode attention batches over kv heads, a group's query heads as rows:
     # the cache is read as it lies, never repeated per query head.
     assert "linalg.broadcast" not in decode
+    # It reads the cache's positions [0, pos] only: a slice of each updated
+    # cache, pos + 1 long, and scores and probabilities that long; no mask.
+    pos = re.search(r"(%\S+) = tensor.extract %arg1\[\] : tensor<i64>", decode).group(1)
+    pos = re.search(rf"(%\S+) = arith.index_cast {pos} : i64 to index", decode).group(1)
+    seen = re.search(rf"%(\S+) = arith.addi {pos}, %c1\S* : index", decode).group(1)
+    slices = re.findall(rf"tensor.extract_slice %\S+\[0, 0, 0, 0\] \[{b}, {kvh}, %{seen}, {dh}\] \[1, 1, 1, 1\] "
+                        rf": tensor<{b}x{kvh}x{smax}x{dh}xf32> to tensor<{b}x{kvh}x\?x{dh}xf32>", decode)
+    assert len(slices) == 2 * cfg.layers
     g = cfg.heads // kvh
-    assert re.search(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x{dh}xf32>, "
-                     rf"tensor<{b * kvh}x{dh}x{smax}xf32>\)", decode)
+    assert len(re.findall(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x{dh}xf32>, "
+                          rf"tensor<{b * kvh}x{dh}x\?xf32>\) outs\(%\S+ : tensor<{b * kvh}x{g}x\?xf32>\)",
+                          decode)) == cfg.layers
+    assert len(re.findall(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x\?xf32>, "
+                          rf"tensor<{b * kvh}x\?x{dh}xf32>\)", decode)) == cfg.layers
+    assert "-1.000000e+09" not in decode and f"x{smax}xf32>) outs" not in decode
 
 
 def test_logits_are_optional():

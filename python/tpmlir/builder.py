@@ -36,6 +36,7 @@ class _Builder:
         # `pos` in @decode (an SSA index, set when the body starts).
         self.seq = 1 if function == "decode" else cfg.seq
         self.pos: int | str = 0
+        self.seen: str | None = None  # @decode: pos + 1, the cached positions it reads
         self.rope_tables: tuple[Val, Val] | None = None
         self.caches: dict[str, Val] = {}  # the updated caches, by name
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
@@ -197,14 +198,18 @@ class _Builder:
         if self.function != "forward":
             k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
         if self.function == "decode":
-            # The query reads the whole cache; positions after pos are masked.
-            # Batched over kv heads, the g query heads of a group as g rows:
-            # the cache is read as it lies, never repeated per query head.
+            # The query reads the cache's positions [0, pos] only (a slice of
+            # dynamic length), so a step reads what it attends to, not S_max
+            # rows, and needs no mask. Batched over kv heads, the g query
+            # heads of a group as g rows: the cache is read as it lies, never
+            # repeated per query head.
             G = cfg.group
             q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
             q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
             qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
-            kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
+            seen = (B, KVH, self.seen, Dh)
+            kh, vh = (ir.collapse(ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen"),
+                                  [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         else:
             # A prompt attends to itself: its keys and values are all there is.
             if KVH != H:
@@ -214,13 +219,8 @@ class _Builder:
         scores = ir.batch_matmul(qh, kt, f"{p}_scores")
         scale = 1.0 / math.sqrt(Dh)
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
-        if self.function == "decode":
-            def after_pos(b, s, pos, o):
-                col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
-                future = b(f"arith.cmpi sgt, {col}, {pos} : i64")
-                return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
-            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], after_pos)
-        elif cfg.causal:
+        # @decode reads positions up to its own only: nothing to mask.
+        if cfg.causal and self.function != "decode":
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
                 future = b(f"arith.cmpi ugt, {col}, {row} : index")
@@ -296,6 +296,8 @@ class _Builder:
         cfg, ir = self.cfg, self.ir
         if self.function == "decode":
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
+            one = ir.scalar("c1", "arith.constant 1 : index")
+            self.seen = ir.scalar("seen", f"arith.addi {self.pos}, {one} : index")
         if cfg.rope_tables_in_graph:
             self.rope_tables = self.make_rope_tables()
         x = self.embed()

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
-def tensor_type(shape: Sequence[int], dtype: str = "f32") -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+def tensor_type(shape: Sequence[int | str], dtype: str = "f32") -> str:
+    """A dimension given as an SSA index name is dynamic (`?`)."""
+    return "tensor<" + "".join(f"{'?' if isinstance(d, str) else d}x" for d in shape) + dtype + ">"
 
 
 def f32(value: float) -> str:
@@ -29,7 +30,7 @@ def ilist(values: Sequence[int]) -> str:
 @dataclass(frozen=True)
 class Val:
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int | str, ...]  # a str is a dynamic size: the SSA index that holds it
     dtype: str = "f32"  # token ids are i64
 
     @property
@@ -131,8 +132,9 @@ class Emitter:
         return self.maps[text]
 
     # -- tensor ops -----------------------------------------------------
-    def empty(self, shape: Sequence[int], hint: str = "empty", dtype: str = "f32") -> Val:
-        return self.op(hint, shape, f"tensor.empty() : {tensor_type(shape, dtype)}", dtype)
+    def empty(self, shape: Sequence[int | str], hint: str = "empty", dtype: str = "f32") -> Val:
+        sizes = ", ".join(d for d in shape if isinstance(d, str))
+        return self.op(hint, shape, f"tensor.empty({sizes}) : {tensor_type(shape, dtype)}", dtype)
 
     def fill(self, value: float, shape: Sequence[int], hint: str) -> Val:
         init = self.empty(shape, hint + "_empty")
@@ -273,7 +275,13 @@ class Emitter:
         return self.generic(hint, pairs, rank, out_shape, kept, (rank - 1,), fn, init=init)
 
 
-def _prod(values) -> int:
+def _prod(values) -> int | str:
+    """The size of merged dimensions; a dynamic one can only stand alone."""
+    values = list(values)
+    if len(values) == 1:
+        return values[0]
+    if any(isinstance(v, str) for v in values):
+        raise ValueError(f"cannot merge a dynamic dimension with others: {values}")
     out = 1
     for v in values:
         out *= v

@@ -199,7 +199,9 @@ def empty_caches(cfg: ModelConfig) -> list[np.ndarray]:
 def _cached_attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray, pos: int,
                       k_cache: np.ndarray, v_cache: np.ndarray) -> np.ndarray:
     """The S tokens of x at positions pos .. pos+S-1: their K and V go into the
-    caches (in place), their queries attend to every cached position up to their own."""
+    caches (in place), their queries attend to every cached position up to their own:
+    the cache's first pos+S positions, as @decode's slice of pos + 1 (whose mask,
+    at S = 1, masks nothing)."""
     b, s = x.shape[:2]
     h, dh = cfg.heads, cfg.head_dim
     q, k, v = _qkv(cfg, w, i, x)
