@@ -129,18 +129,25 @@ void checkMatmul(int64_t m, int64_t n, int64_t k, Layout la, Layout lb,
       ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
 }
 
+/// checkMatmul for every layout of a, b and c, both transpositions and
+/// both betas.
+void checkEveryLayout(int64_t m, int64_t n, int64_t k, std::mt19937 &rng,
+                      float tolerance) {
+  for (Layout la : kLayouts)
+    for (Layout lb : kLayouts)
+      for (Layout lc : kLayouts)
+        for (int ta = 0; ta < 2; ++ta)
+          for (int tb = 0; tb < 2; ++tb)
+            for (int acc = 0; acc < 2; ++acc)
+              ASSERT_NO_FATAL_FAILURE(checkMatmul(m, n, k, la, lb, lc, ta, tb,
+                                                  acc, rng, tolerance));
+}
+
 TEST(Gemm, EveryLayoutAndTransposition) {
   std::mt19937 rng(42);
   // One row of c (a decode step) takes the matrix-vector path.
   for (int64_t m : {5, 1})
-    for (Layout la : kLayouts)
-      for (Layout lb : kLayouts)
-        for (Layout lc : kLayouts)
-          for (int ta = 0; ta < 2; ++ta)
-            for (int tb = 0; tb < 2; ++tb)
-              for (int acc = 0; acc < 2; ++acc)
-                ASSERT_NO_FATAL_FAILURE(
-                    checkMatmul(m, 7, 3, la, lb, lc, ta, tb, acc, rng, 1e-5));
+    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(m, 7, 3, rng, 1e-5));
 }
 
 TEST(Gemm, FewRowsGoThroughBlocksOfB) {
@@ -154,14 +161,7 @@ TEST(Gemm, FewRowsGoThroughBlocksOfB) {
   ASSERT_GT(n, 2 * (blockFloats / k));
   std::mt19937 rng(11);
   for (int64_t m : {2, 3, 8, 14, 15, 16, 17})
-    for (Layout la : kLayouts)
-      for (Layout lb : kLayouts)
-        for (Layout lc : kLayouts)
-          for (int ta = 0; ta < 2; ++ta)
-            for (int tb = 0; tb < 2; ++tb)
-              for (int acc = 0; acc < 2; ++acc)
-                ASSERT_NO_FATAL_FAILURE(
-                    checkMatmul(m, n, k, la, lb, lc, ta, tb, acc, rng, 1e-4));
+    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(m, n, k, rng, 1e-4));
 }
 
 TEST(Gemm, VectorShapesAndEmptyK) {
