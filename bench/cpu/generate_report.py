@@ -339,7 +339,9 @@ def main(argv=None) -> int:
               f"tp 1 ({f1 / f2:.2f}x). Two ranks on two cores "
               "leave nothing for anything else: each time another process runs, one rank stops and the "
               "other waits for it.")
-        p("- At batch 1 the runtime's GEMMs are sgemv calls (one row of c: each weight streamed once); "
+        p("- At batch 1 the runtime's GEMMs are matrix-vector products (one row of c: each weight "
+          "streamed once): sgemv for the blocks' [in, out] weights, dot products over the rows of the "
+          "tied LM head in address order (runtime/lib/Gemv.cpp: 1.9x sgemv on it); "
           "at batch 8 each weight goes through sgemm in blocks of a quarter of the L2, each read in "
           "address order first (runtime/lib/Gemm.cpp `smallM`, docs/bench-small-m-gemm.md): the "
           "packing of one sgemm over the whole weight read it from DRAM at a third to a half of the "

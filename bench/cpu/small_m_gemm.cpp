@@ -6,13 +6,16 @@
 //
 // Shapes: GPT-2-small's weights on one rank, b as the checkpoint lays it out:
 // qkv, out, up and down are [k, n], the LM head (the embedding) [n, k] and
-// read transposed. For each, enough copies of b that one pass over them is
-// three times the 32 MiB L3, so every call reads its weight from DRAM, as a
-// decode step does; aligned_alloc, as tp-run's weights (4 KiB pages here).
-// old: Gemm.cpp before the small-m path: cblas_sgemv for m = 1, one
+// read transposed; and qkv and down as torch's Linear (Llama's checkpoints)
+// lays them out, [n, k]. For each, enough copies of b that one pass over them
+// is three times the 32 MiB L3, so every call reads its weight from DRAM, as a
+// decode step does; on a 2 MiB boundary with madvise(MADV_HUGEPAGE), as
+// tp-run's weights (runtime/lib/Buffers.cpp).
+// old: Gemm.cpp before its small-m paths: cblas_sgemv for m = 1, one
 // cblas_sgemm otherwise. new: _mlir_ciface_tprt_matmul_f32 of libtprt as
-// built. Every round times one pass of each, old first in even rounds and new
-// first in odd ones; a sample is the pass's time per call. Prints a markdown
+// built; read: a plain sum of b's floats (readPass). Every round times one
+// pass of each, in an order rotated every round; a sample is the pass's time
+// per call. Prints a markdown
 // row per shape and m: the medians, and the median of the per-round ratios
 // old / new (the machine is shared: only ratios from the same round compare).
 #include "tprt/tprt.h"
@@ -23,8 +26,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
+
+#include <sys/mman.h>
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -69,16 +75,45 @@ void newPath(int64_t m, const Shape &s, float *a, float *b, float *c) {
   _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, s.transB, 0);
 }
 
+/// Sums b's floats in address order: the rate at which this core reads a
+/// weight from DRAM, against which the two paths' GB/s compare. Four vector
+/// accumulators, so the adds never limit the read (a plain float loop at -O2
+/// is one add at a time).
+float readPass(const float *b, size_t floats) {
+  using Vec = float __attribute__((vector_size(64)));
+  constexpr size_t lanes = 16;
+  Vec s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  auto load = [](const float *p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  size_t i = 0;
+  for (; i + 4 * lanes <= floats; i += 4 * lanes) {
+    s0 += load(b + i);
+    s1 += load(b + i + lanes);
+    s2 += load(b + i + 2 * lanes);
+    s3 += load(b + i + 3 * lanes);
+  }
+  Vec sum = (s0 + s1) + (s2 + s3);
+  float total = 0;
+  for (size_t lane = 0; lane < lanes; ++lane)
+    total += sum[lane];
+  for (; i < floats; ++i)
+    total += b[i];
+  return total;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   openblas_set_num_threads(1);
   int rounds = argc > 1 ? std::atoi(argv[1]) : 9;
-  const Shape shapes[] = {{"qkv", 768, 2304, false},
-                          {"out", 768, 768, false},
-                          {"up", 768, 3072, false},
-                          {"down", 3072, 768, false},
-                          {"lm head", 768, 50304, true}};
+  const Shape shapes[] = {
+      {"qkv", 768, 2304, false},       {"out", 768, 768, false},
+      {"up", 768, 3072, false},        {"down", 3072, 768, false},
+      {"lm head", 768, 50304, true},   {"qkv [n, k]", 768, 2304, true},
+      {"down [n, k]", 3072, 768, true}};
   const int64_t ms[] = {1, 2, 4, 8, 12, 14, 16};
   std::mt19937 rng(0);
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -86,41 +121,51 @@ int main(int argc, char **argv) {
   for (float &x : a)
     x = dist(rng);
   std::printf("| weight | m | k | n | old (us) | new (us) | old GFLOP/s | new "
-              "GFLOP/s | old GB/s | new GB/s | new vs old |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "GFLOP/s | old GB/s | new GB/s | read GB/s | new vs old |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Shape &s : shapes) {
     size_t floats = size_t(s.k * s.n), bytes = floats * sizeof(float);
     size_t copies = std::max<size_t>(1, (96u << 20) / bytes + 1);
     std::vector<float *> bs;
+    const size_t hugePage = size_t(2) << 20;
+    size_t rounded = (bytes + hugePage - 1) / hugePage * hugePage;
     for (size_t i = 0; i < copies; ++i) {
-      float *b =
-          static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      float *b = static_cast<float *>(std::aligned_alloc(hugePage, rounded));
+      madvise(b, rounded, MADV_HUGEPAGE);
       for (size_t j = 0; j < floats; ++j)
         b[j] = dist(rng);
       bs.push_back(b);
     }
     for (int64_t m : ms) {
-      std::vector<double> told, tnew, ratio;
+      std::vector<double> told, tnew, tread, ratio;
+      volatile float sink = 0;
       for (int r = 0; r < rounds; ++r) {
-        double t[2];
-        for (int which : {r % 2, 1 - r % 2}) {
+        double t[3];
+        for (int step = 0; step < 3; ++step) {
+          int which = (r + step) % 3;
           double start = now();
-          for (float *b : bs)
-            which == 0 ? oldPath(m, s, a.data(), b, c.data())
-                       : newPath(m, s, a.data(), b, c.data());
+          for (float *b : bs) {
+            if (which == 0)
+              oldPath(m, s, a.data(), b, c.data());
+            else if (which == 1)
+              newPath(m, s, a.data(), b, c.data());
+            else
+              sink = sink + readPass(b, floats);
+          }
           t[which] = (now() - start) / double(copies);
         }
         told.push_back(t[0]);
         tnew.push_back(t[1]);
+        tread.push_back(t[2]);
         ratio.push_back(t[0] / t[1]);
       }
-      double o = median(told), n = median(tnew);
+      double o = median(told), n = median(tnew), rd = median(tread);
       double flops = 2.0 * double(m) * double(s.k) * double(s.n);
       std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.1f | %.1f | "
-                  "%.2f | %.2f | %.2fx |\n",
+                  "%.2f | %.2f | %.2f | %.2fx |\n",
                   s.name, (long long)m, (long long)s.k, (long long)s.n, o * 1e6,
                   n * 1e6, flops / o / 1e9, flops / n / 1e9, bytes / o / 1e9,
-                  bytes / n / 1e9, median(ratio));
+                  bytes / n / 1e9, bytes / rd / 1e9, median(ratio));
       std::fflush(stdout);
     }
     for (float *b : bs)

@@ -150,6 +150,19 @@ TEST(Gemm, EveryLayoutAndTransposition) {
     ASSERT_NO_FATAL_FAILURE(checkEveryLayout(m, 7, 3, rng, 1e-5));
 }
 
+TEST(Gemm, OneRowAgainstRowsOfB) {
+  // One row of c against b stored [n, k] takes Gemv.cpp's dot products: 64
+  // floats per step, then 16 at a time, then one at a time; rows longer than
+  // a quarter of the L1 go to sgemv.
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  int64_t longRow = (l1 > 0 ? l1 : 32 << 10) / 4 / int64_t(sizeof(float)) + 5;
+  std::mt19937 rng(5);
+  const int64_t shapes[][2] = {
+      {1, 1}, {17, 15}, {67, 211}, {5, 64}, {3, longRow}};
+  for (auto [n, k] : shapes)
+    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(1, n, k, rng, 1e-4));
+}
+
 TEST(Gemm, FewRowsGoThroughBlocksOfB) {
   // A few rows of c (a decode step's batch) take b in blocks of a quarter of
   // the L2 (Gemm.cpp): of k rows of n floats when b is [k, n], of n rows of

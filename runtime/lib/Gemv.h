@@ -1,0 +1,26 @@
+//===- Gemv.h - one row of c against a weight stored [n, k] ----*- C++ -*-===//
+//
+// A decode step at batch 1 multiplies one activation row by every weight:
+// each weight is read once from DRAM and the step is as fast as that read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TPRT_LIB_GEMV_H
+#define TPRT_LIB_GEMV_H
+
+#include <cstdint>
+
+namespace tprt {
+namespace detail {
+
+/// y[i] = b[i, :] . x (+ y[i] when `accumulate`; y is not read otherwise)
+/// for i < n, where b is stored row-major, n rows of k floats `ld` apart, and
+/// x and y are contiguous. b is read once, in address order. False (nothing
+/// done) where x is more than a quarter of the L1 (see Gemv.cpp).
+bool dotRows(const float *b, int64_t ld, const float *x, float *y, int64_t n,
+             int64_t k, bool accumulate);
+
+} // namespace detail
+} // namespace tprt
+
+#endif // TPRT_LIB_GEMV_H
