@@ -1,5 +1,12 @@
 // RUN: tp-opt %s --pass-pipeline='builtin.module(func.func(tp-split-reductions))' | FileCheck %s
 // RUN: tp-opt %s --pass-pipeline='builtin.module(func.func(tp-split-reductions{min-size=2048}))' | FileCheck %s --check-prefix=MIN2048
+// A larger min-size leaves the static lengths below it; a dynamic length is
+// split whatever the option, since it may reach any size.
+// MIN2048-LABEL: func.func @sum_of_squares(
+// MIN2048-NOT: tensor.expand_shape
+// MIN2048-LABEL: func.func @dynamic_sum_of_exp(
+// MIN2048: tensor.expand_shape
+// MIN2048-LABEL: func.func @odd_max(
 // MIN2048-NOT: tensor.expand_shape
 
 // RMSNorm's sum of squares over d = 1024: 32 interleaved partial sums per
@@ -7,6 +14,7 @@
 // every parallel loop first, then the partials' sum.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 // CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[ROW3:.*]] = affine_map<(d0, d1, d2) -> (d0)>
 // CHECK-LABEL: func.func @sum_of_squares(
 // CHECK: %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [8, 32, 32]
 // CHECK: %[[ZERO:.*]] = linalg.fill
@@ -45,4 +53,67 @@ func.func @short(%x: tensor<8x128xf32>) -> tensor<8xf32> {
     linalg.yield %r : f32
   } -> tensor<8xf32>
   return %s : tensor<8xf32>
+}
+
+// Decode attention's softmax sum over the pos + 1 positions written so far
+// (a dynamic length): the scores are padded to a multiple of 32 (with NaN,
+// which would show in the result if the padding were ever counted) and split
+// [chunks, 32]; each partial leaves its accumulator as it is past the
+// length; the row max is read whole.
+// CHECK-LABEL: func.func @dynamic_sum_of_exp(
+// CHECK-SAME: %[[S:.*]]: tensor<4x?xf32>, %[[M:.*]]: tensor<4xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[S]], %{{.*}} : tensor<4x?xf32>
+// CHECK: %[[CHUNKS:.*]] = affine.apply #{{.*}}()[%[[N]]]
+// CHECK: %[[HIGH:.*]] = affine.apply #{{.*}}()[%[[N]]]
+// CHECK: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK: %[[PAD:.*]] = tensor.pad %[[S]] low[0, 0] high[0, %[[HIGH]]]
+// CHECK: tensor.yield %[[NAN]]
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[PAD]] {{\[}}[0], [1, 2]] output_shape [4, %[[CHUNKS]], 32] : tensor<4x?xf32> into tensor<4x?x32xf32>
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[ROW3]], #[[PART]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[M]] : tensor<4x?x32xf32>, tensor<4xf32>) outs(%[[ZERO]] : tensor<4x32xf32>)
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %[[ACC]] : f32
+// CHECK: %[[CHUNK:.*]] = linalg.index 2
+// CHECK: %[[LANE:.*]] = linalg.index 1
+// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %[[LANE]]
+// CHECK: %[[IN_RANGE:.*]] = arith.cmpi ult, %[[POS]], %[[N]]
+// CHECK: arith.select %[[IN_RANGE]], %[[SUM]], %[[ACC]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<4x32xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[IN]], %[[OUT]]
+func.func @dynamic_sum_of_exp(%s: tensor<4x?xf32>, %m: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%s, %m : tensor<4x?xf32>, tensor<4xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %d = arith.subf %a, %b : f32
+    %x = math.exp %d : f32
+    %sum = arith.addf %x, %acc : f32
+    linalg.yield %sum : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// A static length that 32 does not divide: padded by 24 to 32 chunks; the
+// partial maxima start from -inf (the combiner's neutral element) and are
+// combined into the original init.
+// CHECK-LABEL: func.func @odd_max(
+// CHECK-SAME: %{{.*}}: tensor<8x1000xf32>, %[[INIT:.*]]: tensor<8xf32>
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[0, 24]
+// CHECK: tensor.expand_shape %{{.*}} output_shape [8, 32, 32]
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: arith.cmpi ult, %{{.*}}, %c1000
+// CHECK: linalg.generic {{.*}} outs(%[[INIT]] : tensor<8xf32>)
+// CHECK: arith.maximumf
+func.func @odd_max(%x: tensor<8x1000xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x1000xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
 }

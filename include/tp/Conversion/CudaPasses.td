@@ -15,9 +15,13 @@ def TPSplitReductions : Pass<"tp-split-reductions", "func::FuncOp"> {
                 "a short final one (coalesced on the GPU)";
   let description = [{
     A `linalg.generic` with one reduction dimension of at least `min-size`
-    static elements (divisible by 32) becomes 32 partial reductions per
-    output point, the inner factor parallel (thread j reads j, j + 32, ...:
-    a warp reads contiguous memory), then the partials' sum. Bodies that
+    elements, or of a dynamic size, becomes 32 partial reductions per output point, the inner factor
+    parallel (thread j reads j, j + 32, ...: a warp reads contiguous
+    memory), then the partials' combination into the original init. A size
+    that 32 does not divide, dynamic included (decode attention's softmax
+    over `pos + 1` positions), is padded to a multiple of 32, and the
+    partial reductions skip the padding. The body must fold into the
+    accumulator with one combiner that has a neutral element; bodies that
     use `linalg.index` and maps that are not projected permutations are
     left alone.
   }];
@@ -27,7 +31,8 @@ def TPSplitReductions : Pass<"tp-split-reductions", "func::FuncOp"> {
            "split reductions over at least this many elements "
            "(default: kSplitReductionsMin, tp/Conversion/CudaPipeline.h)">,
   ];
-  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
 def TPGemmBf16 : Pass<"tp-gemm-bf16", "ModuleOp"> {
