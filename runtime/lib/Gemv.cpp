@@ -6,8 +6,9 @@
 // GPT-2-small's LM head at 13-14 GB/s where a plain sum of the same bytes ran
 // at 25-27; these loops, which read b strictly in address order, one row
 // after the other, ran at 22-27 (docs/bench-small-m-gemm.md, m = 1). The same
-// loops taking two or four rows at a time (streams from DRAM side by side)
-// were slower than sgemv, and software prefetching did not help. They need x
+// loops taking four rows at a time (streams from DRAM side by side) were no
+// faster than sgemv, two at a time slower, and software prefetching did not
+// help. They need x
 // to stay in the L1 while b streams past: with rows of up to 8 KiB (a quarter
 // of the 32 KiB L1) they ran at 22-23 GB/s, with rows of 12 KiB at 12-17,
 // below sgemv's 17-19; longer rows stay on sgemv. Their arithmetic is
