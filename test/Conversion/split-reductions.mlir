@@ -8,6 +8,7 @@
 // MIN2048: tensor.expand_shape
 // MIN2048-LABEL: func.func @odd_max(
 // MIN2048-NOT: tensor.expand_shape
+// MIN2048-LABEL: func.func @to_scalar(
 
 // RMSNorm's sum of squares over d = 1024: 32 interleaved partial sums per
 // row (the inner factor is the parallel one: thread j reads j, j + 32, ...),
@@ -116,4 +117,56 @@ func.func @odd_max(%x: tensor<8x1000xf32>, %init: tensor<8xf32>) -> tensor<8xf32
     linalg.yield %m : f32
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
+}
+
+// Down to a scalar (a 0-d init): the partials are [32], combined into it.
+// CHECK-LABEL: func.func @to_scalar(
+// CHECK-SAME: %{{.*}}: tensor<2048xf32>, %[[INIT:.*]]: tensor<f32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [64, 32]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<64x32xf32>) outs(%{{.*}} : tensor<32xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%[[P]] : tensor<32xf32>) outs(%[[INIT]] : tensor<f32>)
+func.func @to_scalar(%x: tensor<2048xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<2048xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maxnumf %acc, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// Two inputs, the length static in the first and dynamic in the second: the
+// second, padded by the same 24, is cast to the static 1024 before its split.
+// CHECK-LABEL: func.func @static_and_dynamic(
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[0, 24]
+// CHECK: %[[PAD2:.*]] = tensor.pad %{{.*}} low[0, 0] high[0, 24]
+// CHECK: %[[CAST:.*]] = tensor.cast %[[PAD2]] : tensor<4x?xf32> to tensor<4x1024xf32>
+// CHECK: tensor.expand_shape %[[CAST]] {{\[}}[0], [1, 2]] output_shape [4, 32, 32]
+func.func @static_and_dynamic(%x: tensor<4x1000xf32>, %y: tensor<4x?xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %y : tensor<4x1000xf32>, tensor<4x?xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// Integers are padded with one: a division in the body, computed on the
+// padding before the select drops it, cannot divide by zero.
+// CHECK-LABEL: func.func @integer_quotients(
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: tensor.pad
+// CHECK: tensor.yield %[[ONE]]
+func.func @integer_quotients(%x: tensor<4x?xi32>, %init: tensor<4xi32>) -> tensor<4xi32> {
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x?xi32>) outs(%init : tensor<4xi32>) {
+  ^bb0(%a: i32, %acc: i32):
+    %c = arith.constant 100 : i32
+    %q = arith.divsi %c, %a : i32
+    %s = arith.addi %q, %acc : i32
+    linalg.yield %s : i32
+  } -> tensor<4xi32>
+  return %r : tensor<4xi32>
 }

@@ -58,9 +58,11 @@ struct Reduction {
 };
 
 /// `v` padded at the end of dimension `pos` by `high` elements, then
-/// reshaped there to [chunks, 32]. The partial reductions skip the padding;
-/// it holds NaN (zero for integers), so that a value of it used by mistake
-/// shows in every result instead of passing for a plausible number.
+/// reshaped there to [chunks, 32]. The partial reductions skip the padding,
+/// but the body still computes on it before the select: NaN for floats, so
+/// that a value of it used by mistake shows in every result instead of
+/// passing for a plausible number; one for integers, which no division or
+/// remainder in the body can trap on.
 Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
                   OpFoldResult high, OpFoldResult chunks) {
   auto type = cast<RankedTensorType>(v.getType());
@@ -82,12 +84,21 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
     SmallVector<OpFoldResult> highs = low;
     highs[pos] = high;
     Type element = type.getElementType();
-    TypedAttr filler = rewriter.getZeroAttr(element);
+    TypedAttr filler = rewriter.getOneAttr(element);
     if (auto floatType = dyn_cast<FloatType>(element))
       filler = rewriter.getFloatAttr(
           floatType, APFloat::getNaN(floatType.getFloatSemantics()));
     Value fill = arith::ConstantOp::create(rewriter, loc, filler);
     v = tensor::PadOp::create(rewriter, loc, Type(), v, low, highs, fill);
+  }
+  // Another input may have given a static length where this one's is
+  // dynamic: the split's static chunks need a static padded dimension.
+  auto padded = cast<RankedTensorType>(v.getType());
+  if (std::optional<int64_t> staticChunks = getConstantIntValue(chunks);
+      staticChunks && padded.isDynamicDim(pos)) {
+    SmallVector<int64_t> shape(padded.getShape());
+    shape[pos] = *staticChunks * kRatio;
+    v = tensor::CastOp::create(rewriter, loc, padded.clone(shape), v);
   }
   auto splitType = RankedTensorType::get(decomposeMixedValues(shape).first,
                                          type.getElementType());
@@ -230,7 +241,8 @@ struct SplitReductionsPass
     // The partials [outputs..., 32] combined into op's init.
     unsigned outRank = initType.getRank();
     AffineMap all = rewriter.getMultiDimIdentityMap(outRank + 1);
-    SmallVector<AffineMap> finalMaps = {all, all.getMajorSubMap(outRank)};
+    SmallVector<AffineMap> finalMaps = {
+        all, AffineMap::get(outRank + 1, 0, all.getResults().drop_back(), ctx)};
     SmallVector<utils::IteratorType> finalIterators(
         outRank, utils::IteratorType::parallel);
     finalIterators.push_back(utils::IteratorType::reduction);
