@@ -96,9 +96,9 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
   auto padded = cast<RankedTensorType>(v.getType());
   if (std::optional<int64_t> staticChunks = getConstantIntValue(chunks);
       staticChunks && padded.isDynamicDim(pos)) {
-    SmallVector<int64_t> shape(padded.getShape());
-    shape[pos] = *staticChunks * kRatio;
-    v = tensor::CastOp::create(rewriter, loc, padded.clone(shape), v);
+    SmallVector<int64_t> paddedShape(padded.getShape());
+    paddedShape[pos] = *staticChunks * kRatio;
+    v = tensor::CastOp::create(rewriter, loc, padded.clone(paddedShape), v);
   }
   auto splitType = RankedTensorType::get(decomposeMixedValues(shape).first,
                                          type.getElementType());
