@@ -118,6 +118,24 @@ def test_two_functions_verify(mlir_opt, name):
     assert "-1.000000e+09" not in decode and f"x{smax}xf32>) outs" not in decode
 
 
+def test_masked_decode_has_static_shapes(mlir_opt):
+    """decode_attention="masked": @decode reads every cached position, with
+    the ones past pos masked; no shape in it depends on pos."""
+    cfg = GEN["llama_gqa"].replace(decode_attention="masked")
+    proc = subprocess.run([mlir_opt, "--verify-each"], input=build_mlir(cfg), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    decode = _function(proc.stdout, "decode")
+    b, kvh, smax, dh = cache_specs(cfg)[0][1]
+    assert "?" not in decode and f"tensor<{b}x{kvh}x{smax}x{dh}xf32> to" not in decode
+    g = cfg.heads // kvh
+    masks = re.findall(rf"ins\(%\S+, %arg1 : tensor<{b * kvh}x{g}x{smax}xf32>, tensor<i64>\)", decode)
+    assert len(masks) == cfg.layers
+    assert len(re.findall(r"arith.cmpi sgt, %\S+, %\S+ : i64", decode)) == cfg.layers
+    with pytest.raises(ValueError, match="decode_attention is an option of generate"):
+        tiny_llama(decode_attention="masked")
+
+
 def test_logits_are_optional():
     cfg = GEN["llama_gqa"].replace(keep_logits=False)
     assert [n for n, _ in result_specs(cfg)][:2] == ["next_ids", "cache.0.k"]
@@ -178,9 +196,10 @@ def test_torch_matches_numpy(name):
 
 # -- the graphs run by upstream MLIR -------------------------------------------------
 
+@pytest.mark.parametrize("attention", ["seen", "masked"])
 @pytest.mark.parametrize("name", sorted(GEN))
-def test_mlir_generation(mlir_runner, name):
-    cfg = GEN[name]
+def test_mlir_generation(mlir_runner, name, attention):
+    cfg = GEN[name].replace(decode_attention=attention)
     w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
     got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
     ids, logits = reference.generate(cfg, w, prompt, STEPS)

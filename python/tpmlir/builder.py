@@ -36,7 +36,8 @@ class _Builder:
         # `pos` in @decode (an SSA index, set when the body starts).
         self.seq = 1 if function == "decode" else cfg.seq
         self.pos: int | str = 0
-        self.seen: str | None = None  # @decode: pos + 1, the cached positions it reads
+        # @decode: the cached positions it reads, pos + 1 (or S_max, masked).
+        self.seen: str | int | None = None
         self.rope_tables: tuple[Val, Val] | None = None
         self.caches: dict[str, Val] = {}  # the updated caches, by name
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
@@ -200,16 +201,19 @@ class _Builder:
         if self.function == "decode":
             # The query reads the cache's positions [0, pos] only (a slice of
             # dynamic length), so a step reads what it attends to, not S_max
-            # rows, and needs no mask. Batched over kv heads, the g query
-            # heads of a group as g rows: the cache is read as it lies, never
-            # repeated per query head.
+            # rows, and needs no mask; or, "masked", all S_max rows (static
+            # shapes) and a mask past pos below. Batched over kv heads, the
+            # g query heads of a group as g rows: the cache is read as it
+            # lies, never repeated per query head.
             G = cfg.group
             q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
             q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
             qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
             seen = (B, KVH, self.seen, Dh)
-            kh, vh = (ir.collapse(ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen"),
-                                  [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
+            if cfg.decode_attention == "seen":
+                k_all, v_all = (ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen")
+                                for t, n in ((k_all, "k"), (v_all, "v")))
+            kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         else:
             # A prompt attends to itself: its keys and values are all there is.
             if KVH != H:
@@ -219,13 +223,19 @@ class _Builder:
         scores = ir.batch_matmul(qh, kt, f"{p}_scores")
         scale = 1.0 / math.sqrt(Dh)
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
-        # @decode reads positions up to its own only: nothing to mask.
+        # @decode reading positions up to its own only: nothing to mask.
         if cfg.causal and self.function != "decode":
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
                 future = b(f"arith.cmpi ugt, {col}, {row} : index")
                 return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
+        elif self.function == "decode" and cfg.decode_attention == "masked":
+            def mask_past_pos(b, s, pos, o):
+                col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
+                future = b(f"arith.cmpi sgt, {col}, {pos} : i64")
+                return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_past_pos)
         probs = self.softmax(scores, f"{p}_probs")
         ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
         if self.function == "decode":  # [B*KVH, G, Dh] -> [B, 1, H, Dh]
@@ -296,8 +306,10 @@ class _Builder:
         cfg, ir = self.cfg, self.ir
         if self.function == "decode":
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
-            one = ir.scalar("c1", "arith.constant 1 : index")
-            self.seen = ir.scalar("seen", f"arith.addi {self.pos}, {one} : index")
+            self.seen = cfg.generate  # "masked": all S_max positions
+            if cfg.decode_attention == "seen":
+                one = ir.scalar("c1", "arith.constant 1 : index")
+                self.seen = ir.scalar("seen", f"arith.addi {self.pos}, {one} : index")
         if cfg.rope_tables_in_graph:
             self.rope_tables = self.make_rope_tables()
         x = self.embed()
@@ -378,8 +390,8 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
-_LATER_FIELDS = ("positions", "rope_theta", "qkv_bias", "generate", "keep_logits", "names",
-                 "name_prefix")
+_LATER_FIELDS = ("positions", "rope_theta", "qkv_bias", "generate", "keep_logits",
+                 "decode_attention", "names", "name_prefix")
 
 
 def describe(cfg: ModelConfig) -> str:

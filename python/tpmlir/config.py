@@ -16,6 +16,7 @@ _CHOICES = {
     "names": ("tpmlir", "hf_gpt2", "hf_llama"),
     "softmax": ("named", "generic"),
     "dtype": ("f32",),
+    "decode_attention": ("seen", "masked"),
 }
 
 
@@ -61,6 +62,12 @@ class ModelConfig:
     generate: int = 0
     # Generation also returns the logits [B, 1, vocab] of the last position.
     keep_logits: bool = False
+    # What @decode's attention reads of the caches: "seen", the positions
+    # [0, pos] (a slice of dynamic length pos + 1: a step reads only what it
+    # attends to); "masked", all S_max positions with the ones past pos
+    # masked (static shapes: no size depends on pos, as capturing a step in
+    # a CUDA graph needs; the reads grow with S_max).
+    decode_attention: str = "seen"
     # The weights' names: tpmlir's own, or a Hugging Face checkpoint's
     # (GPT2LMHeadModel, LlamaForCausalLM / Qwen2ForCausalLM), see params.py.
     names: str = "tpmlir"
@@ -152,6 +159,8 @@ class ModelConfig:
                              f"{max(self.seq, self.generate)} positions the model reads")
         if self.keep_logits and not self.generate:
             raise ValueError("keep_logits is an option of generate")
+        if self.decode_attention != "seen" and not self.generate:
+            raise ValueError("decode_attention is an option of generate")
         self._validate_names()
 
     def _validate_names(self) -> None:
