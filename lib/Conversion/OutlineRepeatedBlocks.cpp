@@ -95,6 +95,42 @@ static bool isClonedConstant(Value v) {
          (elements.isSplat() || elements.getNumElements() <= 16);
 }
 
+/// Whether `v` is a scalar computed by pure ops from rank-0 tensors and
+/// constants (a generating model's position: `tensor.extract`, then
+/// `arith.index_cast`); those tensors go to `roots`.
+static bool isRecomputable(Value v, SetVector<Value> &roots) {
+  Operation *def = v.getDefiningOp();
+  if (!def || isa<ShapedType>(v.getType()) || def->getNumRegions() ||
+      def->getNumResults() != 1 || !isPure(def))
+    return false;
+  for (Value operand : def->getOperands()) {
+    auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+    if (tensor && tensor.getRank() == 0)
+      roots.insert(operand);
+    else if (!isClonedConstant(operand) && !isRecomputable(operand, roots))
+      return false;
+  }
+  return true;
+}
+
+/// Whether ops [begin, begin + size) of the body use `v` as a dynamic size
+/// (of a tensor.empty or a slice): the host needs such a value anyway.
+static bool usedAsSize(const Body &body, unsigned begin, unsigned size,
+                       Value v) {
+  for (unsigned i = begin; i < begin + size; ++i) {
+    WalkResult result = body.ops[i]->walk([&](Operation *op) {
+      auto slice = dyn_cast<OffsetSizeAndStrideOpInterface>(op);
+      bool asSize = isa<tensor::EmptyOp>(op)
+                        ? llvm::is_contained(op->getOperands(), v)
+                        : slice && llvm::is_contained(slice.getSizes(), v);
+      return asSize ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return true;
+  }
+  return false;
+}
+
 static Body collectBody(Block &block) {
   Body body;
   body.block = &block;
@@ -337,7 +373,7 @@ static bool takesBarePointers(FunctionType type) {
 static func::FuncOp
 createCallee(func::FuncOp parent, const Body &body, const Instance &ref,
              unsigned size, ArrayRef<std::pair<unsigned, unsigned>> liveOuts,
-             SymbolTable &symbols) {
+             ArrayRef<Value> recomputed, SymbolTable &symbols) {
   MLIRContext *ctx = parent.getContext();
   SmallVector<Type> argTypes, resultTypes;
   for (Value v : ref.liveIns)
@@ -382,6 +418,18 @@ createCallee(func::FuncOp parent, const Body &body, const Instance &ref,
               b.clone(*operand.getDefiningOp())
                   ->getResult(cast<OpResult>(operand).getResultNumber()));
     });
+  // Operands first: the chain of a recomputed value ends at live-ins and
+  // constants.
+  std::function<Value(Value)> recompute = [&](Value v) -> Value {
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    for (Value operand : def->getOperands())
+      recompute(operand);
+    return b.clone(*def, mapping)->getResult(0);
+  };
+  for (Value v : recomputed)
+    recompute(v);
   for (unsigned i = 0; i < size; ++i)
     b.clone(*body.ops[ref.begin + i], mapping);
   SmallVector<Value> results;
@@ -411,6 +459,57 @@ static void replaceByCall(const Body &body, const Instance &inst, unsigned size,
         });
   for (Operation *op : llvm::reverse(ops))
     op->erase();
+}
+
+/// The scalar live-ins the callee computes itself from the rank-0 tensors
+/// they come from (isRecomputable), which replace them among the live-ins
+/// of the `chosen` instances: a value every instance reads, used for no
+/// dynamic size. A generating model's position then crosses the call as
+/// the tensor, not as a number read on the caller's side: on the cuda
+/// backend its load can go into the kernels that use it (the offset of the
+/// cache write), and a step needs no read of device memory on the host.
+static SmallVector<Value> recomputeScalars(const Body &body,
+                                           MutableArrayRef<Instance> instances,
+                                           ArrayRef<unsigned> chosen,
+                                           unsigned size) {
+  const Instance &ref = instances[chosen.front()];
+  SmallVector<Value> recomputed;
+  SetVector<Value> roots;
+  SmallVector<bool> drop(ref.liveIns.size(), false);
+  for (auto [i, v] : llvm::enumerate(ref.liveIns)) {
+    SetVector<Value> its;
+    if (!isRecomputable(v, its) || llvm::any_of(chosen, [&](unsigned k) {
+          return instances[k].liveIns[i] != v ||
+                 usedAsSize(body, instances[k].begin, size, v);
+        }))
+      continue;
+    drop[i] = true;
+    recomputed.push_back(v);
+    roots.insert(its.begin(), its.end());
+  }
+  if (recomputed.empty())
+    return recomputed;
+  for (unsigned k : chosen) {
+    SmallVector<Value> liveIns;
+    for (auto [i, v] : llvm::enumerate(instances[k].liveIns))
+      if (!drop[i])
+        liveIns.push_back(v);
+    instances[k].liveIns = std::move(liveIns);
+  }
+  // A root that is a live-in already, in the same place in every instance
+  // (the position a mask reads), stays one argument.
+  for (Value root : roots) {
+    auto at = llvm::find(instances[chosen.front()].liveIns, root);
+    unsigned j = at - instances[chosen.front()].liveIns.begin();
+    if (at != instances[chosen.front()].liveIns.end() &&
+        llvm::all_of(chosen, [&](unsigned k) {
+          return instances[k].liveIns[j] == root;
+        }))
+      continue;
+    for (unsigned k : chosen)
+      instances[k].liveIns.push_back(root);
+  }
+  return recomputed;
 }
 
 /// Finds and outlines one repeated block of `fn`; false when there is none.
@@ -450,8 +549,10 @@ static bool outlineOnce(func::FuncOp fn, SymbolTable &symbols) {
       llvm::append_range(liveOuts, instances[k].liveOuts);
     llvm::sort(liveOuts);
     liveOuts.erase(llvm::unique(liveOuts), liveOuts.end());
+    SmallVector<Value> recomputed =
+        recomputeScalars(body, instances, chosen, size);
     func::FuncOp callee = createCallee(fn, body, instances[chosen.front()],
-                                       size, liveOuts, symbols);
+                                       size, liveOuts, recomputed, symbols);
     // Last first: each call then reads the values the earlier instances
     // still define, and their replacement reaches the call.
     for (unsigned k : llvm::reverse(chosen))

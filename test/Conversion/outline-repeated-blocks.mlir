@@ -282,3 +282,68 @@ func.func @dynamic_rows(%x: tensor<?x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8
   } -> tensor<?x8xf32>
   return %h2 : tensor<?x8xf32>
 }
+
+// -----
+
+// A generating model's position, a scalar read from a rank-0 tensor: the
+// callee reads it itself from the tensor (so that on the cuda backend its
+// kernels can load it), rather than taking the number read by the caller.
+
+// CHECK-LABEL: func.func @position(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x8xf32>, %[[POS:[^:]*]]: tensor<i64>, %[[C0:[^:]*]]: tensor<16x8xf32>, %[[C1:[^:]*]]: tensor<16x8xf32>, %[[W0:[^:]*]]: tensor<8x8xf32>, %[[W1:[^:]*]]: tensor<8x8xf32>)
+// CHECK: %[[L0:.*]]:2 = call @position_block0(%[[X]], %[[W0]], %[[C0]], %[[POS]]) : (tensor<1x8xf32>, tensor<8x8xf32>, tensor<16x8xf32>, tensor<i64>)
+// CHECK: call @position_block0(%[[L0]]#0, %[[W1]], %[[C1]], %[[POS]])
+// CHECK-LABEL: func.func private @position_block0(
+// CHECK-SAME: %[[P:[^:]*]]: tensor<i64>)
+// CHECK: %[[E:.*]] = tensor.extract %[[P]][] : tensor<i64>
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[E]] : i64 to index
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], 0] [1, 8]
+func.func @position(%x: tensor<1x8xf32>, %pos: tensor<i64>, %c0: tensor<16x8xf32>, %c1: tensor<16x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>) -> (tensor<1x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) {
+  %p = tensor.extract %pos[] : tensor<i64>
+  %i = arith.index_cast %p : i64 to index
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h0 = linalg.matmul ins(%x, %w0 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %k0 = tensor.insert_slice %h0 into %c0[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h1 = linalg.matmul ins(%h0, %w1 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %k1 = tensor.insert_slice %h1 into %c1[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  return %h1, %k0, %k1 : tensor<1x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>
+}
+
+// -----
+
+// A scalar the layer takes as a dynamic size (the length pos + 1 of its
+// attention) stays an argument: the host needs that value anyway. The
+// offset beside it is still read in the callee.
+
+// CHECK-LABEL: func.func @length(
+// CHECK-SAME: %[[POS:[^:]*]]: tensor<i64>
+// CHECK: %[[N:.*]] = arith.addi
+// CHECK: call @length_block0(%{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %[[POS]]) : (tensor<1x8xf32>, tensor<8x8xf32>, tensor<16x8xf32>, index, tensor<i64>)
+// CHECK-LABEL: func.func private @length_block0(
+// CHECK-SAME: %[[LEN:[^:]*]]: index, %[[P:[^:]*]]: tensor<i64>)
+// CHECK: %[[E:.*]] = tensor.extract %[[P]][] : tensor<i64>
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[E]] : i64 to index
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], 0] [1, 8]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [%[[LEN]], 8]
+func.func @length(%x: tensor<1x8xf32>, %pos: tensor<i64>, %c0: tensor<16x8xf32>, %c1: tensor<16x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>) -> (tensor<1x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %p = tensor.extract %pos[] : tensor<i64>
+  %i = arith.index_cast %p : i64 to index
+  %one = arith.constant 1 : index
+  %n = arith.addi %i, %one : index
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h0 = linalg.matmul ins(%x, %w0 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %k0 = tensor.insert_slice %h0 into %c0[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  %s0 = tensor.extract_slice %k0[0, 0] [%n, 8] [1, 1] : tensor<16x8xf32> to tensor<?x8xf32>
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h1 = linalg.matmul ins(%h0, %w1 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %k1 = tensor.insert_slice %h1 into %c1[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  %s1 = tensor.extract_slice %k1[0, 0] [%n, 8] [1, 1] : tensor<16x8xf32> to tensor<?x8xf32>
+  return %h1, %s0, %s1 : tensor<1x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}

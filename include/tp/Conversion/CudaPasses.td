@@ -89,11 +89,18 @@ def TPHostScalarReads : Pass<"tp-host-scalar-reads", "ModuleOp"> {
   let description = [{
     After the parallel loops, before `tp-tile-for-gpu`'s check: a
     `memref.load` of a rank-0 memref outside every parallel loop (a
-    generating model's position, which sets the offset of a decode step's
-    cache write on the host) reads device memory on the host. It becomes a
-    call of `tprt_read_scalar(host, device, bytes)` (libtprt_cuda: a copy on
-    the rank's stream, after the work issued before it) into a
-    `memref.alloca` and a load of that.
+    generating model's position) reads device memory on the host. Where a
+    parallel loop (a kernel to be) uses a value computed from such a load
+    through pure ops (casts, index arithmetic, views such as the subview at
+    the offset of a decode step's cache write), and nothing writes the
+    memref (its other uses are loads, or arguments of calls whose callee
+    only reads them), the chain is cloned into the loop: the kernel loads
+    the scalar itself, and the host's copy goes when nothing else uses it.
+    A load the host still needs (a loop bound, an allocation's size, the
+    length `pos + 1` of a decode step's attention) becomes a call of
+    `tprt_read_scalar(host, device, bytes)` (libtprt_cuda: a copy on the
+    rank's stream, after the work issued before it) into a `memref.alloca`
+    and a load of that. A step without one can be captured in a CUDA graph.
   }];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "LLVM::LLVMDialect", "memref::MemRefDialect"];

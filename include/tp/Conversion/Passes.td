@@ -115,7 +115,11 @@ def TPOutlineRepeatedBlocks
     body, and, when every argument and result has a static shape,
     `llvm.bareptr`: `convert-func-to-llvm` passes each buffer as one pointer,
     not as the fields of its descriptor. Each instance becomes a `func.call`
-    of it. Repeats for up to
+    of it. A scalar every instance reads, computed by pure ops from rank-0
+    tensors (a generating model's position: `tensor.extract`,
+    `arith.index_cast`) and used for no dynamic size, is recomputed in the
+    callee, which takes those tensors instead: on the cuda backend the
+    kernels then load the position themselves (`tp-host-scalar-reads`). Repeats for up to
     `max-blocks` distinct blocks.
   }];
   let options = [

@@ -1,17 +1,23 @@
 //===- HostScalarReads.cpp - scalars the host reads from device memory ----===//
 //
-// The host side of a cuda model reads a few scalars itself: a generating
-// model's position, the offset at which a decode step writes its row of the
-// KV cache. Every buffer is device memory on this backend, so such a read
-// becomes a copy into a host scalar (tprt_read_scalar of libtprt_cuda: on
-// the rank's stream, after everything issued before it) and a load of that.
+// The host side of a cuda model loads a few scalars itself: a generating
+// model's position, which sets the offset at which a decode step writes its
+// row of the KV cache (and, in a step over the positions [0, pos], the
+// length of its attention). Every buffer is device memory on this backend.
+// Where only kernels use such a scalar (an offset), each kernel loads it
+// itself: a step then needs no host read, and a CUDA graph can replay it.
+// What the host still needs (a length) becomes a copy into a host scalar
+// (tprt_read_scalar of libtprt_cuda: on the rank's stream, after everything
+// issued before it) and a load of that.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaPasses.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPHOSTSCALARREADS
@@ -38,14 +44,86 @@ Value addressOf(OpBuilder &b, Location loc, Value memref) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
 }
 
+bool isHostLoad(memref::LoadOp load) {
+  return load.getMemRefType().getRank() == 0 &&
+         !load->getParentOfType<scf::ParallelOp>();
+}
+
+/// Whether nothing writes `memref`: its uses are loads and arguments of
+/// calls whose callee only reads the argument too.
+bool isReadOnly(Value memref, SymbolTable &symbols) {
+  return llvm::all_of(memref.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (isa<memref::LoadOp>(user))
+      return true;
+    auto call = dyn_cast<func::CallOp>(user);
+    auto callee =
+        call ? symbols.lookup<func::FuncOp>(call.getCallee()) : nullptr;
+    return callee && !callee.isExternal() &&
+           isReadOnly(callee.getArgument(use.getOperandNumber()), symbols);
+  });
+}
+
+/// Sinks into each outermost parallel loop of `fn` (a kernel to be) the
+/// values it uses that are computed on the host from rank-0 loads of
+/// read-only memory, through pure ops (casts, index arithmetic, views):
+/// the kernel loads the scalar itself. The host's copies left without a
+/// use are erased.
+void sinkIntoKernels(func::FuncOp fn, SymbolTable &symbols) {
+  SetVector<Operation *> derived; // in program order
+  auto isDerived = [&](Value v) {
+    return v.getDefiningOp() && derived.contains(v.getDefiningOp());
+  };
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<scf::ParallelOp>(op))
+      return WalkResult::skip();
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (load ? isHostLoad(load) && isReadOnly(load.getMemRef(), symbols)
+             : op->getNumRegions() == 0 && isPure(op) &&
+                   llvm::any_of(op->getOperands(), isDerived))
+      derived.insert(op);
+    return WalkResult::advance();
+  });
+  if (derived.empty())
+    return;
+  fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+    SmallVector<OpOperand *> uses;
+    loop.getRegion().walk([&](Operation *op) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (isDerived(operand.get()))
+          uses.push_back(&operand);
+    });
+    OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+    IRMapping mapping;
+    std::function<Value(Value)> sink = [&](Value v) -> Value {
+      if (Value mapped = mapping.lookupOrNull(v))
+        return mapped;
+      Operation *def = v.getDefiningOp();
+      for (Value operand : def->getOperands())
+        if (isDerived(operand))
+          sink(operand);
+      b.clone(*def, mapping);
+      return mapping.lookup(v);
+    };
+    for (OpOperand *use : uses)
+      use->set(sink(use->get()));
+    return WalkResult::skip();
+  });
+  for (Operation *op : llvm::reverse(derived))
+    if (op->use_empty())
+      op->erase();
+}
+
 struct HostScalarReadsPass
     : tp::impl::TPHostScalarReadsBase<HostScalarReadsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (func::FuncOp fn : module.getOps<func::FuncOp>())
+      sinkIntoKernels(fn, symbols);
     SmallVector<memref::LoadOp> reads;
     module.walk([&](memref::LoadOp load) {
-      if (load.getMemRefType().getRank() == 0 &&
-          !load->getParentOfType<scf::ParallelOp>() &&
+      if (isHostLoad(load) &&
           load.getMemRefType().getElementTypeBitWidth() % 8 == 0)
         reads.push_back(load);
     });
