@@ -74,7 +74,10 @@ def rows(work: str, bundle: str) -> list[str]:
     return out
 
 
-GEN_BENCHES = (("gen_llama7b", "Llama-7B-shaped"), ("gen_llama7b_bf16", "Llama-7B-shaped"))
+# (folder, model, variant): the masked decode step reads nothing on the host.
+GEN_BENCHES = (("gen_llama7b", "Llama-7B-shaped", ""),
+               ("gen_llama7b_masked", "Llama-7B-shaped", ", `--decode-attention masked`"),
+               ("gen_llama7b_bf16", "Llama-7B-shaped", ""))
 NOMINAL_GBS = 4800.0  # H200 HBM3e, NVIDIA's datasheet
 
 
@@ -110,11 +113,11 @@ def gen_rows(work: str, bundle: str, hbm) -> tuple[list[str], str]:
     cfg = _gen_config(bundle)
     measured = hbm["copy_gbs"] if hbm else None
     out, shape = [], ""
-    for name, base in GEN_BENCHES:
+    for name, base, variant in GEN_BENCHES:
         d = os.path.join(work, name)
         if not os.path.isdir(d):
             continue
-        label = f"{base}, {cfg.layers} layers, vocabulary {cfg.vocab}" if cfg else base
+        label = (f"{base}, {cfg.layers} layers, vocabulary {cfg.vocab}" if cfg else base) + variant
         dtype = _read(f"{d}/dtype.txt")
         run, torch_run = _load(f"{d}/report.json"), _load(f"{d}/torch.json")
         torch_cells = (f"{torch_run['ttft_s'] * 1e3:.2f} | {torch_run['decode_tokens_per_s']:.0f}"

@@ -27,6 +27,7 @@ for so in "$bundle"/models/*/m.*.so; do
     m.cuda2.so) flags=(--tp-size 2) ;;
     m.bf16.so) flags=(--dtype bf16) ;;
     m.inline.so) mlir=m.inline.mlir ;;
+    m.masked.f32.so) mlir=m.masked.mlir ;;
   esac
   bash "$(dirname "${BASH_SOURCE[0]}")/../../lib/tp-compile-emulated.sh" \
     "$build/bin" "$(dirname "$so")/$mlir" --backend cuda "${flags[@]}" -o "$so"

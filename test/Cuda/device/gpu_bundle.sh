@@ -29,6 +29,7 @@
 #             random weights (hf/model.safetensors), a prompt and the numpy
 #             reference's new ids (prompt.npy, ids.npy, steps);
 #             gen_llama7b: a generating Llama-7B-shaped model (m.f32.so,
+#               m.masked.f32.so with --decode-attention masked,
 #             m.bf16.so), its build_args and steps (weights made there)
 #   BUNDLE.txt  the commit, the date and the sizes
 #
@@ -155,6 +156,13 @@ gen_tiny gen_llama1k -- --preset tiny_llama --layers 2 --vocab 1024 --names hf_l
 # prompt made there).
 bench_model gen_llama7b "f32 bf16" "${GEN_ARGS[@]}"
 echo "$GEN_STEPS" > "$BUNDLE/models/gen_llama7b/steps"
+# The same model with a decode step of static shapes whose kernels load the
+# position themselves: the host reads no device memory within a step.
+"$PYTHON" -m tpmlir.build "${GEN_ARGS[@]}" --decode-attention masked \
+  -o "$BUNDLE/models/gen_llama7b/m.masked.mlir"
+log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype f32"
+compile "$BUNDLE/models/gen_llama7b/m.masked.mlir" --backend cuda --dtype f32 --tp-size 1 \
+  -o "$BUNDLE/models/gen_llama7b/m.masked.f32.so"
 
 # --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------
 log "shared libraries"

@@ -346,9 +346,9 @@ if [ "$HAVE_TORCH" = 1 ] && (( $(date +%s) - T0 < DEADLINE )); then
   timeout "$GEN_TIMEOUT" "$PYTHON" "$ROOT/bench/gpu/hbm_bandwidth.py" --json "$WORK/hbm.json" \
     || failed "hbm_bandwidth.py"
 fi
-gen_bench() {  # gen_bench NAME DTYPE: the bundle's gen_llama7b
-  local name=$1 dtype=$2 m="$BUNDLE/models/gen_llama7b" data="$WORK/gen_llama7b.data"
-  local dir="$WORK/$1" steps
+gen_bench() {  # gen_bench NAME DTYPE [VARIANT]: the bundle's gen_llama7b (m.VARIANT.DTYPE.so)
+  local name=$1 dtype=$2 variant=${3:-} m="$BUNDLE/models/gen_llama7b" data="$WORK/gen_llama7b.data"
+  local dir="$WORK/$1" steps so="$m/m.${3:+$3.}$2.so"
   rm -rf "$dir" && mkdir -p "$dir"
   [ -f "$m/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; return 0; }
   steps=$(cat "$m/steps")
@@ -367,13 +367,17 @@ gen_bench() {  # gen_bench NAME DTYPE: the bundle's gen_llama7b
   cp "$m/compile_s.$dtype" "$dir/compile_s.txt" || true
   echo "$dtype" > "$dir/dtype.txt"
   log "$name: tp-run-cuda --generate $steps"
-  if ! "${MPIRUN_GEN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
+  [ -f "$so" ] || { failed "$name: $so not in the bundle (an older gpu_bundle.sh?)"; return 0; }
+  if ! "${MPIRUN_GEN[@]}" -np 1 "$TP_RUN_CUDA" "$so" --weights "$data/w.safetensors" \
        --prompt "$data/prompt.npy" --generate "$steps" --warmup 1 --iters "$GEN_ITERS" \
        --output "$dir/ids.npy" --report-json "$dir/report.json" | tee "$dir/report.txt"; then
     rm -f "$dir/report.json" "$dir/ids.npy"
     failed "$name: tp-run-cuda --generate"
   fi
-  if { [ "$HAVE_TORCH" = 1 ] || [ "$TORCH_GEN_DEVICE" = cpu ]; } \
+  # A variant of the same model and dtype: PyTorch's run is the plain one's.
+  if [ -n "$variant" ]; then
+    cp "$WORK/gen_llama7b/torch.json" "$WORK/gen_llama7b/torch_ids.npy" "$dir/" 2>/dev/null || true
+  elif { [ "$HAVE_TORCH" = 1 ] || [ "$TORCH_GEN_DEVICE" = cpu ]; } \
      && (( $(date +%s) - T0 < DEADLINE )); then
     log "$name: PyTorch eager with a KV cache ($dtype, $TORCH_GEN_DEVICE)"
     timeout "$GEN_TIMEOUT" "$PYTHON" "$ROOT/bench/gpu/torch_generate_gpu.py" --device "$TORCH_GEN_DEVICE" \
@@ -394,6 +398,7 @@ gen_bench() {  # gen_bench NAME DTYPE: the bundle's gen_llama7b
 }
 echo "$GEN_ITERS" > "$WORK/gen_iters.txt"
 gen_bench gen_llama7b f32
+gen_bench gen_llama7b_masked f32 masked
 gen_bench gen_llama7b_bf16 bf16
 
 # --- 5. report -------------------------------------------------------------------------
