@@ -207,6 +207,11 @@ Expected<ManifestFunction> parseFunction(const json &entry,
                                ", which the function does not have");
     function.results.push_back(std::move(*result));
   }
+  if (entry.contains("host_reads")) {
+    if (!entry["host_reads"].is_boolean())
+      return manifestError(named, "'host_reads' is not a boolean");
+    function.hostReads = entry["host_reads"].get<bool>();
+  }
   return function;
 }
 

@@ -14,10 +14,14 @@
 
 #include "CudaPasses.h"
 
+#include "tp/IR/TPDialect.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/Support/JSON.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPHOSTSCALARREADS
@@ -114,6 +118,54 @@ void sinkIntoKernels(func::FuncOp fn, SymbolTable &symbols) {
       op->erase();
 }
 
+/// Whether `fn`, or a function it calls, reads device memory on the host.
+bool readsOnHost(func::FuncOp fn, SymbolTable &symbols,
+                 DenseMap<Operation *, bool> &known) {
+  auto [it, inserted] = known.try_emplace(fn, false);
+  if (!inserted)
+    return it->second; // known, or being walked (a recursion adds nothing)
+  bool reads = false;
+  fn.walk([&](func::CallOp call) {
+    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+    reads = reads || call.getCallee() == kReadScalar ||
+            (callee && readsOnHost(callee, symbols, known));
+  });
+  return known[fn] = reads;
+}
+
+/// Marks the manifest's functions that read device memory on the host
+/// ("host_reads"): a launcher cannot capture their calls as CUDA graphs.
+void markHostReads(ModuleOp module, SymbolTable &symbols) {
+  auto text =
+      module->getAttrOfType<StringAttr>(tp::TPDialect::getManifestAttrName());
+  if (!text)
+    return;
+  llvm::Expected<llvm::json::Value> manifest = llvm::json::parse(text);
+  if (!manifest) {
+    llvm::consumeError(manifest.takeError());
+    return; // tp-model-interface reports it
+  }
+  llvm::json::Array *functions =
+      manifest->getAsObject() ? manifest->getAsObject()->getArray("functions")
+                              : nullptr;
+  if (!functions)
+    return;
+  DenseMap<Operation *, bool> known;
+  for (llvm::json::Value &entry : *functions) {
+    llvm::json::Object *function = entry.getAsObject();
+    std::optional<StringRef> name =
+        function ? function->getString("name") : std::nullopt;
+    auto fn = name ? symbols.lookup<func::FuncOp>(*name) : nullptr;
+    if (fn && readsOnHost(fn, symbols, known))
+      (*function)["host_reads"] = true;
+  }
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << *manifest;
+  module->setAttr(tp::TPDialect::getManifestAttrName(),
+                  StringAttr::get(module.getContext(), json));
+}
+
 struct HostScalarReadsPass
     : tp::impl::TPHostScalarReadsBase<HostScalarReadsPass> {
   void runOnOperation() override {
@@ -152,6 +204,7 @@ struct HostScalarReadsPass
                                       bytes});
       load->setOperand(0, host);
     }
+    markHostReads(module, symbols);
   }
 };
 

@@ -56,6 +56,9 @@ struct ManifestFunction {
   std::string symbol;
   std::vector<ManifestArg> args;
   std::vector<ManifestResult> results;
+  /// The host reads device memory within a call (cuda: the length of a
+  /// decode step's attention), so the call cannot be captured as a graph.
+  bool hostReads = false;
 };
 
 struct Manifest {
