@@ -77,6 +77,7 @@ def rows(work: str, bundle: str) -> list[str]:
 # (folder, model, variant): the masked decode step reads nothing on the host.
 GEN_BENCHES = (("gen_llama7b", "Llama-7B-shaped", ""),
                ("gen_llama7b_masked", "Llama-7B-shaped", ", `--decode-attention masked`"),
+               ("gen_llama7b_graph", "Llama-7B-shaped", ", masked, `tp-run-cuda --cuda-graph`"),
                ("gen_llama7b_bf16", "Llama-7B-shaped", ""))
 NOMINAL_GBS = 4800.0  # H200 HBM3e, NVIDIA's datasheet
 
@@ -128,6 +129,11 @@ def gen_rows(work: str, bundle: str, hbm) -> tuple[list[str], str]:
             continue
         shape = (f"Batch {run['batch']}, prompt {run['prompt_tokens']} tokens, {run['new_tokens']} "
                  f"new tokens")
+        graph = run.get("cuda_graph")
+        if graph:  # whether the graph ran, in the model's cell
+            label += (f" ({graph['replayed_calls']} of {graph['decode_calls']} steps replayed)"
+                      if not graph["why_not"] else
+                      f" (graph not used: {graph['why_not'].replace('|', '/')})")
         tps = run["decode_tokens_per_s"]
         read = _read_bytes(cfg, dtype) if cfg else None
         bound = measured * 1e9 / read if measured and read else None

@@ -97,6 +97,10 @@ struct State : common::RankState {
   int device = -1;
   /// Null before tprt_init and after tprt_finalize.
   std::unique_ptr<Resources> resources;
+  /// Between tprt_graph_begin and tprt_graph_end (Graph.cpp): the work
+  /// issued is captured, not run; the counters when it began.
+  bool capturing = false;
+  tprt_counters countersAtCapture{};
 
   cudaStream_t stream() const {
     return resources ? resources->stream.get() : nullptr;
@@ -137,6 +141,10 @@ void timedOnStream(const char *call, double tprt_counters::*seconds,
                    Body body) {
   cudaStream_t st = stream(call);
   Resources &r = *state().resources;
+  if (state().capturing) { // the host could not read captured events
+    body();
+    return;
+  }
   // Recycle the events of finished calls now and then, without waiting.
   if (r.pendingTimes.size() >= 256)
     collectTimes(/*wait=*/false);
@@ -155,7 +163,8 @@ void stopWatchdog();
 bool onWatchdogThread();
 /// Right after a collective was issued on the stream: if NCCL reports an
 /// error, or it has not finished TPRT_COMM_TIMEOUT_S seconds after it could
-/// start, every rank is ended with a message naming `what`.
+/// start, every rank is ended with a message naming `what`. Nothing while
+/// capturing a graph (its launch is watched instead).
 void watchCollective(const char *call, std::string what);
 
 } // namespace cuda

@@ -112,6 +112,8 @@ void tprt::cuda::stopWatchdog() {
 }
 
 void tprt::cuda::watchCollective(const char *call, std::string what) {
+  if (state().capturing)
+    return;
   Watchdog &d = watchdog();
   Event done;
   {

@@ -222,12 +222,11 @@ std::vector<int64_t> decodeIds(const std::vector<uint8_t> &bytes,
 
 } // namespace
 
-Expected<GenerationResult> generate(const LoadedModel &model,
-                                    ModelArguments &arguments,
-                                    const GenerationSignature &signature,
-                                    const Prompt &prompt, int64_t newTokens,
-                                    std::optional<int64_t> eos,
-                                    const std::function<void()> &onFirstIds) {
+Expected<GenerationResult>
+generate(const LoadedModel &model, ModelArguments &arguments,
+         const GenerationSignature &signature, const Prompt &prompt,
+         int64_t newTokens, std::optional<int64_t> eos,
+         const std::function<void()> &onFirstIds, bool replayDecode) {
   const ManifestFunction &prefill = model.function(0);
   const ManifestFunction &decode = model.function(1);
   const int64_t batch = signature.batch;
@@ -240,9 +239,26 @@ Expected<GenerationResult> generate(const LoadedModel &model,
   std::vector<float> logits;
   std::vector<std::vector<float>> logitsOfIds(static_cast<size_t>(batch));
 
+  // @decode through its graph when asked, after a first plain call; a
+  // plain call when there is no graph.
+  auto callDecode = [&]() -> Status {
+    if (replayDecode && out.decodeCalls++ > 0 && out.graphWhyNot.empty()) {
+      Expected<LoadedModel::Replay> replayed = model.replay(arguments, 1);
+      if (!replayed)
+        return replayed.status();
+      if (replayed->launched) {
+        ++out.replayedCalls;
+        return Status::success();
+      }
+      out.graphWhyNot = replayed->whyNot;
+    }
+    return model.call(arguments, 1);
+  };
   // One call; its next ids (and logits), or failure.
   auto run = [&](size_t function) -> Expected<std::vector<int64_t>> {
-    if (Status status = model.call(arguments, function); !status)
+    if (Status status =
+            function == 1 ? callDecode() : model.call(arguments, function);
+        !status)
       return status;
     const GenerationCall &call =
         function == 0 ? signature.prefill : signature.decode;

@@ -40,6 +40,14 @@ Backend Backend::ofThisProcess() {
   std::memcpy(&calls.copyToHost, &symbols[3], sizeof(void *));
   std::memcpy(&calls.synchronize, &symbols[4], sizeof(void *));
   std::memcpy(&calls.lastError, &symbols[5], sizeof(void *));
+  void *graphs[] = {find("tprt_graph_begin"), find("tprt_graph_end"),
+                    find("tprt_graph_launch"), find("tprt_graph_destroy")};
+  if (graphs[0] && graphs[1] && graphs[2] && graphs[3]) {
+    std::memcpy(&calls.graphBegin, &graphs[0], sizeof(void *));
+    std::memcpy(&calls.graphEnd, &graphs[1], sizeof(void *));
+    std::memcpy(&calls.graphLaunch, &graphs[2], sizeof(void *));
+    std::memcpy(&calls.graphDestroy, &graphs[3], sizeof(void *));
+  }
   return cuda(calls);
 }
 
@@ -681,6 +689,31 @@ Status LoadedModel::call(ModelArguments &arguments, size_t function) const {
     if (calls->synchronize() != TPRT_OK)
       return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
   return Status::success();
+}
+
+Expected<LoadedModel::Replay> LoadedModel::replay(ModelArguments &arguments,
+                                                  size_t function) const {
+  const DeviceCalls *calls = backend->device();
+  if (!backend->hasGraphs())
+    return Replay{false, "the " + backend->name() + " backend has no graphs"};
+  arguments.graphs.resize(arguments.calls.size());
+  auto &graph = arguments.graphs[function];
+  if (!graph) {
+    if (calls->graphBegin() != TPRT_OK)
+      return Replay{false, calls->lastError()};
+    entries[function](arguments.pointers(function));
+    void *captured = nullptr;
+    if (calls->graphEnd(&captured) != TPRT_OK)
+      return Replay{false, calls->lastError()};
+    graph = {captured, {calls}};
+  }
+  if (calls->graphLaunch(graph.get()) != TPRT_OK) {
+    graph.reset();
+    return Replay{false, calls->lastError()};
+  }
+  if (calls->synchronize() != TPRT_OK)
+    return Status(TPRT_ERR_NO_DEVICE, calls->lastError());
+  return Replay{true, ""};
 }
 
 void ModelArguments::pointTo(

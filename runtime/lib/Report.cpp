@@ -176,6 +176,14 @@ std::string reportText(const RunReport &report) {
   return os.str();
 }
 
+static nlohmann::json graphJson(const GenerationReport &r) {
+  if (!r.cudaGraph)
+    return nullptr;
+  return {{"decode_calls", r.decodeCalls},
+          {"replayed_calls", r.replayedCalls},
+          {"why_not", r.graphWhyNot}};
+}
+
 static nlohmann::json toJson(const GenerationReport &r) {
   double ttft = r.firstTokenSeconds.empty() ? 0.0 : median(r.firstTokenSeconds);
   double step = r.stepSeconds.empty() ? 0.0 : median(r.stepSeconds);
@@ -219,6 +227,7 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"cache_mib_per_rank", r.cacheMib},
       {"weights_mib_per_rank", r.weightsLocalMib},
       {"peak_rss_mib", r.peakRssMib},
+      {"cuda_graph", graphJson(r)},
   };
 }
 
@@ -269,6 +278,13 @@ std::string reportText(const GenerationReport &report) {
                 r["weights_mib_per_rank"].get<double>(),
                 r["peak_rss_mib"].get<double>());
   os << line;
+  if (report.cudaGraph && report.graphWhyNot.empty())
+    os << "  cuda graph     " << report.replayedCalls << " of "
+       << report.decodeCalls
+       << " @decode calls replayed (GEMM and collective times not measured "
+          "inside)\n";
+  else if (report.cudaGraph)
+    os << "  cuda graph     not used: " << report.graphWhyNot << "\n";
   return os.str();
 }
 

@@ -39,10 +39,13 @@ const char *kUsage =
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
     "              --prompt IDS.npy --generate K [--eos ID] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
+    "              [--cuda-graph]\n"
     "  --input X.npy without a name when the model takes one input;\n"
     "  --function to run one function of a model with several;\n"
     "  --generate K: K new ids after the prompt, greedily, with the model's\n"
-    "  @prefill and @decode (default --warmup 0 --iters 1)\n";
+    "  @prefill and @decode (default --warmup 0 --iters 1);\n"
+    "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
+    "  (cuda backend; a model built with --decode-attention masked)\n";
 
 struct Options {
   tprt::LaunchFiles files;
@@ -52,6 +55,7 @@ struct Options {
   int64_t generate = 0;
   std::optional<int64_t> eos;
   std::string prompt;
+  bool cudaGraph = false;
 };
 
 /// Prints "tp-run[rank R]: <line>" for every line of `message`.
@@ -136,6 +140,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       o.help = true;
     } else if (arg == "--quiet") {
       o.quiet = true;
+    } else if (arg == "--cuda-graph") {
+      o.cudaGraph = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return bad("unknown option '" + arg + "'");
     } else if (!f.model.empty()) {
@@ -157,6 +163,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
                           : "--prompt needs --generate K");
   if (o.eos && !generating)
     return bad("--eos needs --generate K");
+  if (o.cudaGraph && !generating)
+    return bad("--cuda-graph needs --generate K (it replays @decode)");
   if (generating && (!f.inputs.empty() || !f.functions.empty()))
     return bad(std::string(f.inputs.empty() ? "--function" : "--input") +
                " does not go with --generate (the prompt is the input; "
@@ -283,7 +291,7 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
     MPI_Barrier(MPI_COMM_WORLD);
     Expected<tprt::GenerationResult> generated =
         tprt::generate(loaded, args, signature, prompt, options.generate,
-                       options.eos, tprt_reset_counters);
+                       options.eos, tprt_reset_counters, options.cudaGraph);
     if (!generated)
       orAbort(generated.status());
     if (i < options.warmup)
@@ -296,6 +304,10 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   tprt_get_counters(&r.decodeCounters);
   r.decodeSteps = int64_t(last.stepSeconds.size());
   r.newTokens = last.steps;
+  r.cudaGraph = options.cudaGraph;
+  r.decodeCalls = last.decodeCalls;
+  r.replayedCalls = last.replayedCalls;
+  r.graphWhyNot = last.graphWhyNot;
 
   // The slowest rank per step and per phase; memory in MiB. Every rank ran
   // the same steps: the ids, and so the stops, are the same on all.
@@ -342,6 +354,16 @@ int launch(int argc, char **argv) {
       signature = *found;
       prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
                                 errors);
+      if (options->cudaGraph && !backend.hasGraphs())
+        errors.push_back("--cuda-graph needs the cuda backend (tp-run-cuda); "
+                         "this is the " +
+                         backend.name() + " backend");
+      else if (options->cudaGraph && loaded.function(1).hostReads)
+        errors.push_back(
+            "--cuda-graph: @decode of '" + options->files.model +
+            "' reads device memory on the host within a step (the length of "
+            "its attention), which a CUDA graph cannot replay; build it with "
+            "tpmlir.build --decode-attention masked");
     }
   }
   // This rank's own time; waiting for the others below is not loading.

@@ -5,8 +5,8 @@
 // storage) and strided (two non-unit strides: the device copy) views of a,
 // b and c with both transpositions; batches with a batch stride; all-reduce
 // and all-gather with one rank through NCCL; counters; device allocation
-// functions; the device copies of constants. Without a GPU, tprt_init must
-// say "no GPU".
+// functions; the device copies of constants; a call captured as a CUDA
+// graph and replayed. Without a GPU, tprt_init must say "no GPU".
 //
 //===----------------------------------------------------------------------===//
 
@@ -255,6 +255,63 @@ TEST_F(CudaRuntime, ConstantsCopiedToDeviceOnce) {
   std::vector<float> back(4);
   ASSERT_EQ(tprt_copy_to_host(back.data(), first.aligned, 16), TPRT_OK);
   EXPECT_EQ(back, std::vector<float>(weights + 2, weights + 6));
+}
+
+// A call captured as a CUDA graph: nothing runs while capturing and nothing
+// is counted; each launch runs it once and counts it. The host stand-ins run
+// captured work at once and cannot launch a graph (FakeCuda.cpp): there the
+// test ends once the launch is refused, and only a GPU checks the replay.
+TEST_F(CudaRuntime, GraphReplaysACapturedCall) {
+  std::mt19937 rng(3);
+  Matrix a(3, 4, 'r', rng), b(4, 2, 'r', rng), c(3, 2, 'r', rng);
+  tprt_memref2d_f32 da = a.descriptor(), db = b.descriptor(),
+                    dc = c.descriptor();
+  tprt_reset_counters();
+  ASSERT_EQ(tprt_graph_begin(), TPRT_OK) << tprt_last_error();
+  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, 0, /*accumulate=*/1);
+  void *graph = nullptr;
+  ASSERT_EQ(tprt_graph_end(&graph), TPRT_OK) << tprt_last_error();
+  tprt_counters counts;
+  tprt_get_counters(&counts);
+  EXPECT_EQ(counts.gemm_calls, 0) << "a captured call was counted";
+  std::vector<float> afterCapture = c.download();
+#ifdef TPRT_HOST_STAND_INS
+  EXPECT_NE(tprt_graph_launch(graph), TPRT_OK);
+  EXPECT_STREQ(tprt_last_error(), "tprt_graph_launch: cudaGraphLaunch failed: "
+                                  "operation not supported");
+  tprt_graph_destroy(graph);
+  return;
+#endif
+  EXPECT_EQ(afterCapture, c.host) << "the capture ran the call";
+  ASSERT_EQ(tprt_graph_launch(graph), TPRT_OK) << tprt_last_error();
+  ASSERT_EQ(tprt_graph_launch(graph), TPRT_OK) << tprt_last_error();
+  std::vector<float> got = c.download();
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 2; ++j) {
+      double ab = 0;
+      for (int64_t p = 0; p < 4; ++p)
+        ab += double(a.at(i, p)) * double(b.at(p, j));
+      EXPECT_NEAR(got[i * c.s0 + j], c.at(i, j) + 2 * ab, 1e-4);
+    }
+  tprt_get_counters(&counts);
+  EXPECT_EQ(counts.gemm_calls, 2);
+  tprt_graph_destroy(graph);
+}
+
+// Reading device memory on the host within a capture fails, and so does
+// the capture: nothing is instantiated, and the stream works on.
+TEST_F(CudaRuntime, GraphRefusesAHostReadInside) {
+  DeviceCopy<float> x(std::vector<float>{1, 2, 3});
+  std::vector<float> back(3);
+  ASSERT_EQ(tprt_graph_begin(), TPRT_OK) << tprt_last_error();
+  EXPECT_NE(tprt_copy_to_host(back.data(), x.data, 12), TPRT_OK);
+  void *graph = nullptr;
+  EXPECT_NE(tprt_graph_end(&graph), TPRT_OK);
+  EXPECT_EQ(graph, nullptr);
+  EXPECT_NE(std::string(tprt_last_error()).find("cudaStreamEndCapture"),
+            std::string::npos)
+      << tprt_last_error();
+  EXPECT_EQ(x.download(3), (std::vector<float>{1, 2, 3}));
 }
 
 } // namespace

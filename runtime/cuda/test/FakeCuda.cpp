@@ -15,6 +15,12 @@
 // as when a peer never arrives: events recorded after it stay not ready and
 // waiting for the stream or such an event blocks for good; =error does the same
 // and ncclCommGetAsyncError reports an error (test/Cuda/fake-e2e.test).
+// Stream capture keeps CUDA's rules, not its deferral: while capturing, the
+// calls CUDA refuses then (a wait for the stream or an event, cudaMalloc,
+// cudaMemset, a copy with a host end) fail and invalidate the capture, so
+// cudaStreamEndCapture fails as CUDA's would; the work captured runs at once
+// all the same (the emulated kernels run on the host when the model calls
+// them, so no graph could hold them), and cudaGraphLaunch is not supported.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +94,18 @@ bool copyEndsOnDevice(const char *call, void *dst, const void *src,
          (!fromDevice || onDevice(call, src));
 }
 
+/// Stream capture: none, going on, or invalidated by a call it refuses.
+enum class Capture { None, Active, Invalidated };
+std::atomic<Capture> capture{Capture::None};
+/// Whether a call CUDA refuses during a capture may go on; invalidates the
+/// capture otherwise.
+bool allowedNow() {
+  if (capture == Capture::None)
+    return true;
+  capture = Capture::Invalidated;
+  return false;
+}
+
 std::atomic<bool> stuck{false}, asyncError{false};
 void issueCollective() {
   const char *mode = std::getenv("TPRT_FAKE_NCCL");
@@ -112,7 +130,18 @@ cudaError_t cudaGetDeviceCount(int *count) {
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int) { return cudaSuccess; }
-const char *cudaGetErrorString(cudaError_t) { return "fake cuda error"; }
+const char *cudaGetErrorString(cudaError_t rc) {
+  switch (rc) { // CUDA's words for the errors the stand-ins give themselves
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureInvalidated:
+    return "operation failed due to a previous error during capture";
+  case cudaErrorNotSupported:
+    return "operation not supported";
+  default:
+    return "fake cuda error";
+  }
+}
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
@@ -124,6 +153,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  if (!allowedNow())
+    return cudaErrorStreamCaptureUnsupported;
   if (stuck)
     blockForGood();
   return cudaSuccess;
@@ -143,7 +174,11 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int) {
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) {
   return cudaSuccess;
 }
-cudaError_t cudaMalloc(void **p, size_t bytes) { return allocate(p, bytes); }
+cudaError_t cudaMalloc(void **p, size_t bytes) {
+  if (!allowedNow())
+    return cudaErrorStreamCaptureUnsupported;
+  return allocate(p, bytes);
+}
 cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
   return allocate(p, bytes);
 }
@@ -151,6 +186,8 @@ cudaError_t cudaFree(void *p) { return release(p); }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind kind, cudaStream_t) {
+  if (kind != cudaMemcpyDeviceToDevice && !allowedNow())
+    return cudaErrorStreamCaptureUnsupported;
   if (!copyEndsOnDevice("cudaMemcpyAsync", dst, src, kind))
     return cudaErrorInvalidValue;
   std::memmove(dst, src, bytes);
@@ -159,6 +196,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                               size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t) {
+  if (kind != cudaMemcpyDeviceToDevice && !allowedNow())
+    return cudaErrorStreamCaptureUnsupported;
   if (width > dpitch || width > spitch)
     return cudaErrorInvalidPitchValue;
   if (!copyEndsOnDevice("cudaMemcpy2DAsync", dst, src, kind))
@@ -175,6 +214,8 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+  if (!allowedNow())
+    return cudaErrorStreamCaptureUnsupported;
   if (!onDevice("cudaMemset", p))
     return cudaErrorInvalidValue;
   std::memset(p, value, bytes);
@@ -199,6 +240,8 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   return event(e) ? cudaErrorNotReady : cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (!allowedNow())
+    return cudaErrorStreamCaptureUnsupported;
   if (event(e))
     blockForGood();
   return cudaSuccess;
@@ -209,6 +252,37 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
     return cudaErrorNotReady;
   *ms = 0.001f;
   return cudaSuccess;
+}
+cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
+  Capture none = Capture::None;
+  return capture.compare_exchange_strong(none, Capture::Active)
+             ? cudaSuccess
+             : cudaErrorIllegalState;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *graph) {
+  Capture was = capture.exchange(Capture::None);
+  if (was == Capture::None)
+    return cudaErrorIllegalState;
+  if (was == Capture::Invalidated)
+    return cudaErrorStreamCaptureInvalidated;
+  *graph = token<cudaGraph_t>();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t,
+                                 unsigned long long) {
+  *exec = token<cudaGraphExec_t>();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  drop(graph);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  drop(exec);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
+  return cudaErrorNotSupported; // what it captured ran already
 }
 cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t,
                              cudaStream_t) {

@@ -84,6 +84,10 @@ struct GenerationResult {
   /// From the first call to the first new ids, and per decode step after.
   double firstTokenSeconds = 0;
   std::vector<double> stepSeconds;
+  /// With `replayDecode`: the @decode calls that ran as a CUDA graph, of
+  /// all of them; why none did, when the graph could not be made or run.
+  int64_t decodeCalls = 0, replayedCalls = 0;
+  std::string graphWhyNot;
 };
 
 /// Greedy generation of `newTokens` ids after `prompt`: @prefill over its
@@ -92,12 +96,16 @@ struct GenerationResult {
 /// stops early when every sequence has given `eos`. `arguments` come from
 /// `model.slice` with functions "prefill" and "decode". `onFirstIds` runs
 /// once the first new ids are there, before the decode steps that follow
-/// (tp-run resets its collective counters there).
+/// (tp-run resets its collective counters there). `replayDecode`: after
+/// one plain call (which loads the kernels and the constants' device
+/// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
+/// before when none can be made or launched.
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
          int64_t newTokens, std::optional<int64_t> eos,
-         const std::function<void()> &onFirstIds = {});
+         const std::function<void()> &onFirstIds = {},
+         bool replayDecode = false);
 
 } // namespace tprt
 

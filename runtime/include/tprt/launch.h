@@ -37,6 +37,11 @@ struct DeviceCalls {
   tprt_status (*copyToHost)(void *host, const void *device, size_t bytes);
   tprt_status (*synchronize)(void);
   const char *(*lastError)(void);
+  /// CUDA graphs (tprt_graph_*); null when the runtime has none.
+  tprt_status (*graphBegin)(void) = nullptr;
+  tprt_status (*graphEnd)(void **graph) = nullptr;
+  tprt_status (*graphLaunch)(void *graph) = nullptr;
+  void (*graphDestroy)(void *graph) = nullptr;
 };
 
 /// The backend a launcher runs models on: the runtime (libtprt, "cpu";
@@ -60,6 +65,8 @@ public:
   bool takesBf16Weights() const { return device_.has_value(); }
   /// Null for a backend on host memory.
   const DeviceCalls *device() const { return device_ ? &*device_ : nullptr; }
+  /// Whether a call can be captured once and replayed (CUDA graphs).
+  bool hasGraphs() const { return device_ && device_->graphBegin; }
 
 private:
   Backend(std::string name, std::optional<DeviceCalls> device)
@@ -210,6 +217,10 @@ private:
     const DeviceCalls *calls;
     void operator()(void *pointer) const { calls->free(pointer); }
   };
+  struct GraphDestroy {
+    const DeviceCalls *calls;
+    void operator()(void *graph) const { calls->graphDestroy(graph); }
+  };
   struct Slot {
     size_t buffer;
     std::vector<int64_t> shape;
@@ -227,6 +238,10 @@ private:
   std::vector<AlignedBuffer> buffers;
   std::vector<Call> calls;
   std::vector<std::unique_ptr<void, DeviceFree>> device;
+  /// Per function, its call captured by LoadedModel::replay (over these
+  /// buffers), once captured; declared after `device`, so destroyed before
+  /// the buffers.
+  std::vector<std::unique_ptr<void, GraphDestroy>> graphs;
   const DeviceCalls *device_ = nullptr;
   size_t weightBytes_ = 0;
 };
@@ -253,6 +268,18 @@ public:
   /// One call of selected function `function`; on a device backend it
   /// waits for the rank's stream.
   Status call(ModelArguments &arguments, size_t function = 0) const;
+  /// The same through a CUDA graph (Backend::hasGraphs): the first replay
+  /// of `function` captures its call over `arguments`' buffers, and every
+  /// replay launches that; the buffers' contents may change in between
+  /// (ModelArguments::write), not where they are. When the graph cannot be
+  /// captured or launched, nothing of the call ran on the device, no graph
+  /// is kept and `whyNot` says why (the caller may call() instead); a
+  /// failed status when the launched call failed.
+  struct Replay {
+    bool launched = false;
+    std::string whyNot;
+  };
+  Expected<Replay> replay(ModelArguments &arguments, size_t function) const;
 
   const Manifest &manifest() const { return manifest_; }
   /// After load(): the selected functions, in the order asked for.

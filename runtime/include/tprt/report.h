@@ -68,6 +68,11 @@ struct GenerationReport {
   int64_t decodeSteps = 0;
   /// MiB, the largest over ranks.
   double cacheMib = 0, weightsLocalMib = 0, peakRssMib = 0;
+  /// --cuda-graph: the last generation's @decode calls, those replayed as
+  /// a CUDA graph, and why none was when it could not be.
+  bool cudaGraph = false;
+  int64_t decodeCalls = 0, replayedCalls = 0;
+  std::string graphWhyNot;
 };
 
 std::string reportText(const GenerationReport &report);

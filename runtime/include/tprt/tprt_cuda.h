@@ -31,6 +31,17 @@ tprt_status tprt_device_synchronize(void);
 void *tprt_cuda_stream(void);
 int tprt_cuda_device(void);
 
+/* CUDA graphs: the work issued on the rank's stream between begin and end
+ * (one call of a compiled function) is captured, not run, and instantiated
+ * into *graph; tprt_graph_end fails (nothing instantiated) when something
+ * in between waited for the GPU or read device memory on the host. Each
+ * launch runs it on the stream, asynchronously, and adds its collective and
+ * GEMM counts to the counters (no times). */
+tprt_status tprt_graph_begin(void);
+tprt_status tprt_graph_end(void **graph);
+tprt_status tprt_graph_launch(void *graph);
+void tprt_graph_destroy(void *graph);
+
 /*--- compiled-code side, cuda only ----------------------------------------*/
 
 /* A scalar the host side of compiled code reads (a generating model's

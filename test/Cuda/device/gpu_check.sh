@@ -346,9 +346,10 @@ if [ "$HAVE_TORCH" = 1 ] && (( $(date +%s) - T0 < DEADLINE )); then
   timeout "$GEN_TIMEOUT" "$PYTHON" "$ROOT/bench/gpu/hbm_bandwidth.py" --json "$WORK/hbm.json" \
     || failed "hbm_bandwidth.py"
 fi
-gen_bench() {  # gen_bench NAME DTYPE [VARIANT]: the bundle's gen_llama7b (m.VARIANT.DTYPE.so)
+gen_bench() {  # gen_bench NAME DTYPE [VARIANT [TP-RUN FLAGS...]]: the bundle's gen_llama7b (m.VARIANT.DTYPE.so)
   local name=$1 dtype=$2 variant=${3:-} m="$BUNDLE/models/gen_llama7b" data="$WORK/gen_llama7b.data"
   local dir="$WORK/$1" steps so="$m/m.${3:+$3.}$2.so"
+  shift $(( $# < 3 ? $# : 3 ))
   rm -rf "$dir" && mkdir -p "$dir"
   [ -f "$m/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; return 0; }
   steps=$(cat "$m/steps")
@@ -369,7 +370,7 @@ gen_bench() {  # gen_bench NAME DTYPE [VARIANT]: the bundle's gen_llama7b (m.VAR
   log "$name: tp-run-cuda --generate $steps"
   [ -f "$so" ] || { failed "$name: $so not in the bundle (an older gpu_bundle.sh?)"; return 0; }
   if ! "${MPIRUN_GEN[@]}" -np 1 "$TP_RUN_CUDA" "$so" --weights "$data/w.safetensors" \
-       --prompt "$data/prompt.npy" --generate "$steps" --warmup 1 --iters "$GEN_ITERS" \
+       --prompt "$data/prompt.npy" --generate "$steps" --warmup 1 --iters "$GEN_ITERS" "$@" \
        --output "$dir/ids.npy" --report-json "$dir/report.json" | tee "$dir/report.txt"; then
     rm -f "$dir/report.json" "$dir/ids.npy"
     failed "$name: tp-run-cuda --generate"
@@ -399,6 +400,7 @@ gen_bench() {  # gen_bench NAME DTYPE [VARIANT]: the bundle's gen_llama7b (m.VAR
 echo "$GEN_ITERS" > "$WORK/gen_iters.txt"
 gen_bench gen_llama7b f32
 gen_bench gen_llama7b_masked f32 masked
+gen_bench gen_llama7b_graph f32 masked --cuda-graph
 gen_bench gen_llama7b_bf16 bf16
 
 # --- 5. report -------------------------------------------------------------------------
