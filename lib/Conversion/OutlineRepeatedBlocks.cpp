@@ -14,6 +14,7 @@
 
 #include "tp/Conversion/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -67,6 +68,13 @@ struct Repetition {
   SmallVector<unsigned> begins;
 };
 
+/// Scalar live-ins the callee recomputes (recomputeScalars), and the
+/// argument of each rank-0 tensor they are computed from.
+struct Recomputed {
+  SmallVector<Value> values;
+  SmallVector<std::pair<Value, unsigned>> rootArgs;
+};
+
 /// A candidate period with the longest run of ops that repeats with it.
 struct Candidate {
   unsigned period, start, length; // ops [start, start + length) are periodic
@@ -105,30 +113,55 @@ static bool isRecomputable(Value v, SetVector<Value> &roots) {
     return false;
   for (Value operand : def->getOperands()) {
     auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+    if (isClonedConstant(operand))
+      continue;
     if (tensor && tensor.getRank() == 0)
       roots.insert(operand);
-    else if (!isClonedConstant(operand) && !isRecomputable(operand, roots))
+    else if (!isRecomputable(operand, roots))
       return false;
   }
   return true;
 }
 
-/// Whether ops [begin, begin + size) of the body use `v` as a dynamic size
-/// (of a tensor.empty or a slice): the host needs such a value anyway.
+/// Whether ops [begin, begin + size) of the body use `v`, or a scalar they
+/// compute from it, as a dynamic size (of a tensor.empty or a slice): the
+/// host needs such a value anyway.
 static bool usedAsSize(const Body &body, unsigned begin, unsigned size,
                        Value v) {
+  DenseSet<Value> derived{v};
+  auto isDerived = [&](Value x) { return derived.contains(x); };
   for (unsigned i = begin; i < begin + size; ++i) {
-    WalkResult result = body.ops[i]->walk([&](Operation *op) {
-      auto slice = dyn_cast<OffsetSizeAndStrideOpInterface>(op);
-      bool asSize = isa<tensor::EmptyOp>(op)
-                        ? llvm::is_contained(op->getOperands(), v)
-                        : slice && llvm::is_contained(slice.getSizes(), v);
-      return asSize ? WalkResult::interrupt() : WalkResult::advance();
-    });
+    WalkResult result =
+        body.ops[i]->walk<WalkOrder::PreOrder>([&](Operation *op) {
+          if (llvm::none_of(op->getOperands(), isDerived))
+            return WalkResult::advance();
+          auto slice = dyn_cast<OffsetSizeAndStrideOpInterface>(op);
+          if (isa<tensor::EmptyOp>(op) ||
+              (slice && llvm::any_of(slice.getSizes(), isDerived)))
+            return WalkResult::interrupt();
+          if (op->getNumRegions() == 0 && isPure(op))
+            for (Value result : op->getResults())
+              if (!isa<ShapedType>(result.getType()))
+                derived.insert(result);
+          return WalkResult::advance();
+        });
     if (result.wasInterrupted())
       return true;
   }
   return false;
+}
+
+/// Erases `op` when nothing uses it and it has no effect, then the ops
+/// that computed its operands likewise.
+static void eraseIfDead(Operation *op) {
+  if (!op || !op->use_empty() || !isPure(op))
+    return;
+  SmallVector<Operation *> defs;
+  for (Value operand : op->getOperands())
+    defs.push_back(operand.getDefiningOp());
+  op->erase();
+  for (Operation *def : defs)
+    eraseIfDead(def);
 }
 
 static Body collectBody(Block &block) {
@@ -373,7 +406,7 @@ static bool takesBarePointers(FunctionType type) {
 static func::FuncOp
 createCallee(func::FuncOp parent, const Body &body, const Instance &ref,
              unsigned size, ArrayRef<std::pair<unsigned, unsigned>> liveOuts,
-             ArrayRef<Value> recomputed, SymbolTable &symbols) {
+             const Recomputed &recomputed, SymbolTable &symbols) {
   MLIRContext *ctx = parent.getContext();
   SmallVector<Type> argTypes, resultTypes;
   for (Value v : ref.liveIns)
@@ -405,8 +438,11 @@ createCallee(func::FuncOp parent, const Body &body, const Instance &ref,
   Block *entry = callee.addEntryBlock();
   b.setInsertionPointToStart(entry);
   IRMapping mapping;
+  // A root appended for a recomputed scalar may also be the reference's
+  // value in another argument: the body reads that one.
   for (auto [v, arg] : llvm::zip(ref.liveIns, entry->getArguments()))
-    mapping.map(v, arg);
+    if (!mapping.contains(v))
+      mapping.map(v, arg);
   for (unsigned i = 0; i < size; ++i)
     body.ops[ref.begin + i]->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
@@ -418,18 +454,24 @@ createCallee(func::FuncOp parent, const Body &body, const Instance &ref,
               b.clone(*operand.getDefiningOp())
                   ->getResult(cast<OpResult>(operand).getResultNumber()));
     });
-  // Operands first: the chain of a recomputed value ends at live-ins and
-  // constants.
-  std::function<Value(Value)> recompute = [&](Value v) -> Value {
-    if (Value mapped = mapping.lookupOrNull(v))
-      return mapped;
-    Operation *def = v.getDefiningOp();
-    for (Value operand : def->getOperands())
-      recompute(operand);
-    return b.clone(*def, mapping)->getResult(0);
+  // The recomputed scalars, from their roots' arguments.
+  IRMapping chain;
+  for (auto [root, arg] : recomputed.rootArgs)
+    chain.map(root, entry->getArgument(arg));
+  BackwardSliceOptions upToRoots;
+  upToRoots.inclusive = true;
+  upToRoots.filter = [&](Operation *op) {
+    return llvm::none_of(op->getResults(),
+                         [&](Value r) { return chain.contains(r); });
   };
-  for (Value v : recomputed)
-    recompute(v);
+  for (Value v : recomputed.values) {
+    SetVector<Operation *> ops;
+    (void)getBackwardSlice(v, &ops, upToRoots);
+    for (Operation *op : ops)
+      if (!chain.contains(op->getResult(0)))
+        b.clone(*op, chain);
+    mapping.map(v, chain.lookup(v));
+  }
   for (unsigned i = 0; i < size; ++i)
     b.clone(*body.ops[ref.begin + i], mapping);
   SmallVector<Value> results;
@@ -468,12 +510,11 @@ static void replaceByCall(const Body &body, const Instance &inst, unsigned size,
 /// the tensor, not as a number read on the caller's side: on the cuda
 /// backend its load can go into the kernels that use it (the offset of the
 /// cache write), and a step needs no read of device memory on the host.
-static SmallVector<Value> recomputeScalars(const Body &body,
-                                           MutableArrayRef<Instance> instances,
-                                           ArrayRef<unsigned> chosen,
-                                           unsigned size) {
+static Recomputed recomputeScalars(const Body &body,
+                                   MutableArrayRef<Instance> instances,
+                                   ArrayRef<unsigned> chosen, unsigned size) {
   const Instance &ref = instances[chosen.front()];
-  SmallVector<Value> recomputed;
+  Recomputed recomputed;
   SetVector<Value> roots;
   SmallVector<bool> drop(ref.liveIns.size(), false);
   for (auto [i, v] : llvm::enumerate(ref.liveIns)) {
@@ -484,10 +525,10 @@ static SmallVector<Value> recomputeScalars(const Body &body,
         }))
       continue;
     drop[i] = true;
-    recomputed.push_back(v);
+    recomputed.values.push_back(v);
     roots.insert(its.begin(), its.end());
   }
-  if (recomputed.empty())
+  if (recomputed.values.empty())
     return recomputed;
   for (unsigned k : chosen) {
     SmallVector<Value> liveIns;
@@ -499,15 +540,16 @@ static SmallVector<Value> recomputeScalars(const Body &body,
   // A root that is a live-in already, in the same place in every instance
   // (the position a mask reads), stays one argument.
   for (Value root : roots) {
-    auto at = llvm::find(instances[chosen.front()].liveIns, root);
-    unsigned j = at - instances[chosen.front()].liveIns.begin();
-    if (at != instances[chosen.front()].liveIns.end() &&
-        llvm::all_of(chosen, [&](unsigned k) {
-          return instances[k].liveIns[j] == root;
-        }))
-      continue;
-    for (unsigned k : chosen)
-      instances[k].liveIns.push_back(root);
+    auto at = llvm::find(ref.liveIns, root);
+    unsigned j = at - ref.liveIns.begin();
+    if (at == ref.liveIns.end() || llvm::any_of(chosen, [&](unsigned k) {
+          return instances[k].liveIns[j] != root;
+        })) {
+      j = ref.liveIns.size();
+      for (unsigned k : chosen)
+        instances[k].liveIns.push_back(root);
+    }
+    recomputed.rootArgs.push_back({root, j});
   }
   return recomputed;
 }
@@ -549,14 +591,15 @@ static bool outlineOnce(func::FuncOp fn, SymbolTable &symbols) {
       llvm::append_range(liveOuts, instances[k].liveOuts);
     llvm::sort(liveOuts);
     liveOuts.erase(llvm::unique(liveOuts), liveOuts.end());
-    SmallVector<Value> recomputed =
-        recomputeScalars(body, instances, chosen, size);
+    Recomputed recomputed = recomputeScalars(body, instances, chosen, size);
     func::FuncOp callee = createCallee(fn, body, instances[chosen.front()],
                                        size, liveOuts, recomputed, symbols);
     // Last first: each call then reads the values the earlier instances
     // still define, and their replacement reaches the call.
     for (unsigned k : llvm::reverse(chosen))
       replaceByCall(body, instances[k], size, liveOuts, callee);
+    for (Value v : recomputed.values)
+      eraseIfDead(v.getDefiningOp());
     return true;
   }
   return false;

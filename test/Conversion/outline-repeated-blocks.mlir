@@ -347,3 +347,76 @@ func.func @length(%x: tensor<1x8xf32>, %pos: tensor<i64>, %c0: tensor<16x8xf32>,
   %s1 = tensor.extract_slice %k1[0, 0] [%n, 8] [1, 1] : tensor<16x8xf32> to tensor<?x8xf32>
   return %h1, %s0, %s1 : tensor<1x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// A layer that computes its length itself (pos + 1 inside it) takes the
+// position as a number: a size, read once by the caller.
+
+// CHECK-LABEL: func.func @inner_length(
+// CHECK: %[[E:.*]] = tensor.extract
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[E]]
+// CHECK-NEXT: call @inner_length_block0(%{{.*}}, %{{.*}}, %[[I]], %{{.*}}) : (tensor<1x8xf32>, tensor<8x8xf32>, index, tensor<16x8xf32>)
+func.func @inner_length(%x: tensor<1x8xf32>, %pos: tensor<i64>, %c0: tensor<16x8xf32>, %c1: tensor<16x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>) -> (tensor<1x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %p = tensor.extract %pos[] : tensor<i64>
+  %i = arith.index_cast %p : i64 to index
+  %one = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h0 = linalg.matmul ins(%x, %w0 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %n0 = arith.addi %i, %one : index
+  %k0 = tensor.insert_slice %h0 into %c0[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  %s0 = tensor.extract_slice %k0[0, 0] [%n0, 8] [1, 1] : tensor<16x8xf32> to tensor<?x8xf32>
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h1 = linalg.matmul ins(%h0, %w1 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %n1 = arith.addi %i, %one : index
+  %k1 = tensor.insert_slice %h1 into %c1[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  %s1 = tensor.extract_slice %k1[0, 0] [%n1, 8] [1, 1] : tensor<16x8xf32> to tensor<?x8xf32>
+  return %h1, %s0, %s1 : tensor<1x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// The position's tensor is also what the first layer's generic reads, the
+// second reading another tensor there: the position gets an argument of
+// its own, and each layer's generic reads its own tensor.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#sc = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @shared_root(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x8xf32>, %[[POS:[^:]*]]: tensor<i64>, %[[OTHER:[^:]*]]: tensor<i64>
+// CHECK-NOT: tensor.extract
+// CHECK: call @shared_root_block0(%{{.*}}, %{{.*}}, %[[POS]], %{{.*}}, %[[POS]])
+// CHECK: call @shared_root_block0(%{{.*}}, %{{.*}}, %[[OTHER]], %{{.*}}, %[[POS]])
+// CHECK-LABEL: func.func private @shared_root_block0(
+// CHECK-SAME: %[[READ:[^:]*]]: tensor<i64>, %{{[^:]*}}: tensor<16x8xf32>, %[[P:[^:]*]]: tensor<i64>)
+// CHECK: tensor.extract %[[P]][]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[READ]] : tensor<1x8xf32>, tensor<i64>)
+func.func @shared_root(%x: tensor<1x8xf32>, %pos: tensor<i64>, %other: tensor<i64>, %c0: tensor<16x8xf32>, %c1: tensor<16x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>) -> (tensor<1x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) {
+  %p = tensor.extract %pos[] : tensor<i64>
+  %i = arith.index_cast %p : i64 to index
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h0 = linalg.matmul ins(%x, %w0 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %m0 = linalg.generic {indexing_maps = [#id, #sc, #id], iterator_types = ["parallel", "parallel"]} ins(%h0, %pos : tensor<1x8xf32>, tensor<i64>) outs(%e0 : tensor<1x8xf32>) {
+  ^bb0(%a: f32, %s: i64, %o: f32):
+    %sf = arith.sitofp %s : i64 to f32
+    %r = arith.addf %a, %sf : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8xf32>
+  %k0 = tensor.insert_slice %m0 into %c0[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %h1 = linalg.matmul ins(%m0, %w1 : tensor<1x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %m1 = linalg.generic {indexing_maps = [#id, #sc, #id], iterator_types = ["parallel", "parallel"]} ins(%h1, %other : tensor<1x8xf32>, tensor<i64>) outs(%e1 : tensor<1x8xf32>) {
+  ^bb0(%a: f32, %s: i64, %o: f32):
+    %sf = arith.sitofp %s : i64 to f32
+    %r = arith.addf %a, %sf : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8xf32>
+  %k1 = tensor.insert_slice %m1 into %c1[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<16x8xf32>
+  return %m1, %k0, %k1 : tensor<1x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>
+}
