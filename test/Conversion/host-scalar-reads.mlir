@@ -145,3 +145,59 @@ func.func private @layer(%pos: memref<i64>, %cache: memref<8x4xf32>) {
   }
   return
 }
+
+// -----
+
+// The same through a view of the scalar's buffer: the write to the buffer
+// counts.
+
+// CHECK-LABEL: func.func @written_through_a_view(
+// CHECK:   call @tprt_read_scalar
+// CHECK:   memref.store
+// CHECK:   scf.parallel
+// CHECK-NOT: memref.load %arg0
+func.func @written_through_a_view(%pos: memref<i64>, %cache: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c7 = arith.constant 7 : i64
+  %one = arith.constant 1.0 : f32
+  %view = memref.cast %pos : memref<i64> to memref<i64, strided<[], offset: ?>>
+  %p = memref.load %view[] : memref<i64, strided<[], offset: ?>>
+  %row = arith.index_cast %p : i64 to index
+  memref.store %c7, %pos[] : memref<i64>
+  scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+    memref.store %one, %cache[%row, %j] : memref<8x4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The manifest says which functions read device memory on the host, the
+// reads through a callee included: a launcher cannot capture their calls
+// as CUDA graphs.
+
+// CHECK: tp.manifest = "{\22functions\22:[{\22host_reads\22:true,\22name\22:\22step\22},{\22host_reads\22:false,\22name\22:\22other\22}]}"
+module attributes {tp.manifest = "{\"functions\": [{\"name\": \"step\"}, {\"name\": \"other\"}]}"} {
+  func.func @step(%pos: memref<i64>, %n: memref<8xf32>) {
+    call @layer(%pos, %n) : (memref<i64>, memref<8xf32>) -> ()
+    return
+  }
+  func.func private @layer(%pos: memref<i64>, %n: memref<8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %one = arith.constant 1.0 : f32
+    %p = memref.load %pos[] : memref<i64>
+    %len = arith.index_cast %p : i64 to index
+    scf.parallel (%j) = (%c0) to (%len) step (%c1) {
+      memref.store %one, %n[%j] : memref<8xf32>
+      scf.reduce
+    }
+    return
+  }
+  func.func @other(%n: memref<8xf32>) {
+    return
+  }
+}

@@ -101,9 +101,10 @@ def TPHostScalarReads : Pass<"tp-host-scalar-reads", "ModuleOp"> {
     `tprt_read_scalar(host, device, bytes)` (libtprt_cuda: a copy on the
     rank's stream, after the work issued before it) into a `memref.alloca`
     and a load of that. The manifest (`tp.manifest`, when the module has
-    one) then marks each function that reads on the host, itself or in a
-    function it calls, `"host_reads": true`: a launcher cannot capture its
-    call as a CUDA graph (`tp-run-cuda --cuda-graph`).
+    one) then says of each function whether it reads on the host, itself
+    or in a function it calls (`"host_reads": true` or `false`): a launcher
+    cannot capture such a call as a CUDA graph (`tp-run-cuda
+    --cuda-graph`).
   }];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "LLVM::LLVMDialect", "memref::MemRefDialect"];

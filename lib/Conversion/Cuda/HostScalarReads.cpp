@@ -16,10 +16,12 @@
 
 #include "tp/IR/TPDialect.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -53,19 +55,36 @@ bool isHostLoad(memref::LoadOp load) {
          !load->getParentOfType<scf::ParallelOp>();
 }
 
-/// Whether nothing writes `memref`: its uses are loads and arguments of
-/// calls whose callee only reads the argument too.
-bool isReadOnly(Value memref, SymbolTable &symbols) {
-  return llvm::all_of(memref.getUses(), [&](OpOperand &use) {
-    Operation *user = use.getOwner();
-    if (isa<memref::LoadOp>(user))
-      return true;
-    auto call = dyn_cast<func::CallOp>(user);
-    auto callee =
-        call ? symbols.lookup<func::FuncOp>(call.getCallee()) : nullptr;
-    return callee && !callee.isExternal() &&
-           isReadOnly(callee.getArgument(use.getOperandNumber()), symbols);
-  });
+/// Whether nothing writes the buffer `value` views: every use of the
+/// buffer, of its views (memref.cast, subviews, reshapes) and of the
+/// arguments of calls it is passed to, reads it.
+bool isReadOnly(Value value, SymbolTable &symbols) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  SmallVector<Value> worklist{value};
+  DenseSet<Value> seen{value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      auto call = dyn_cast<func::CallOp>(user);
+      auto callee =
+          call ? symbols.lookup<func::FuncOp>(call.getCallee()) : nullptr;
+      Value next;
+      if (isa<memref::LoadOp>(user))
+        continue;
+      if (view && view.getViewSource() == v)
+        next = view->getResult(0);
+      else if (callee && !callee.isExternal())
+        next = callee.getArgument(use.getOperandNumber());
+      else
+        return false;
+      if (seen.insert(next).second)
+        worklist.push_back(next);
+    }
+  }
+  return true;
 }
 
 /// Sinks into each outermost parallel loop of `fn` (a kernel to be) the
@@ -90,6 +109,9 @@ void sinkIntoKernels(func::FuncOp fn, SymbolTable &symbols) {
   });
   if (derived.empty())
     return;
+  BackwardSliceOptions derivedOnly;
+  derivedOnly.inclusive = true;
+  derivedOnly.filter = [&](Operation *op) { return derived.contains(op); };
   fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
     SmallVector<OpOperand *> uses;
     loop.getRegion().walk([&](Operation *op) {
@@ -99,18 +121,14 @@ void sinkIntoKernels(func::FuncOp fn, SymbolTable &symbols) {
     });
     OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
     IRMapping mapping;
-    std::function<Value(Value)> sink = [&](Value v) -> Value {
-      if (Value mapped = mapping.lookupOrNull(v))
-        return mapped;
-      Operation *def = v.getDefiningOp();
-      for (Value operand : def->getOperands())
-        if (isDerived(operand))
-          sink(operand);
-      b.clone(*def, mapping);
-      return mapping.lookup(v);
-    };
-    for (OpOperand *use : uses)
-      use->set(sink(use->get()));
+    for (OpOperand *use : uses) {
+      SetVector<Operation *> chain; // operands first
+      (void)getBackwardSlice(use->get(), &chain, derivedOnly);
+      for (Operation *op : chain)
+        if (!mapping.contains(op))
+          b.clone(*op, mapping);
+      use->set(mapping.lookup(use->get()));
+    }
     return WalkResult::skip();
   });
   for (Operation *op : llvm::reverse(derived))
@@ -133,8 +151,9 @@ bool readsOnHost(func::FuncOp fn, SymbolTable &symbols,
   return known[fn] = reads;
 }
 
-/// Marks the manifest's functions that read device memory on the host
-/// ("host_reads"): a launcher cannot capture their calls as CUDA graphs.
+/// Says of each of the manifest's functions whether it reads device memory
+/// on the host ("host_reads"): a launcher cannot capture such a call as a
+/// CUDA graph.
 void markHostReads(ModuleOp module, SymbolTable &symbols) {
   auto text =
       module->getAttrOfType<StringAttr>(tp::TPDialect::getManifestAttrName());
@@ -156,8 +175,8 @@ void markHostReads(ModuleOp module, SymbolTable &symbols) {
     std::optional<StringRef> name =
         function ? function->getString("name") : std::nullopt;
     auto fn = name ? symbols.lookup<func::FuncOp>(*name) : nullptr;
-    if (fn && readsOnHost(fn, symbols, known))
-      (*function)["host_reads"] = true;
+    if (fn)
+      (*function)["host_reads"] = readsOnHost(fn, symbols, known);
   }
   std::string json;
   llvm::raw_string_ostream os(json);
@@ -179,8 +198,10 @@ struct HostScalarReadsPass
           load.getMemRefType().getElementTypeBitWidth() % 8 == 0)
         reads.push_back(load);
     });
-    if (reads.empty())
+    if (reads.empty()) {
+      markHostReads(module, symbols);
       return;
+    }
     MLIRContext *ctx = &getContext();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     if (!module.lookupSymbol(kReadScalar)) {
