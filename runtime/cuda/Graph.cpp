@@ -26,6 +26,11 @@ struct Graph {
   tprt_counters counts{};
 };
 
+// The two helpers below name every count field: a field added to the
+// counters must be added there too.
+static_assert(sizeof(tprt_counters) == 7 * sizeof(int64_t) + 3 * sizeof(double),
+              "countsBetween and addCounts must name every counter");
+
 /// The count fields of `a` - `b`; times zero.
 tprt_counters countsBetween(const tprt_counters &a, const tprt_counters &b) {
   tprt_counters d{};
@@ -78,6 +83,8 @@ extern "C" tprt_status tprt_graph_begin(void) {
 extern "C" tprt_status tprt_graph_end(void **out) {
   const char *call = "tprt_graph_end";
   State &s = state();
+  if (!out)
+    return setError(TPRT_ERR_INVALID_ARGUMENT, call, "no place for the graph");
   *out = nullptr;
   if (!s.capturing)
     return setError(TPRT_ERR_INVALID_ARGUMENT, call, "not capturing");
@@ -106,6 +113,9 @@ extern "C" tprt_status tprt_graph_launch(void *graph) {
   State &s = state();
   if (tprt_status st = tprt::common::checkRunning(s); st != TPRT_OK)
     return st;
+  if (s.capturing || !graph)
+    return setError(TPRT_ERR_INVALID_ARGUMENT, call,
+                    s.capturing ? "capturing" : "no graph");
   auto *g = static_cast<Graph *>(graph);
   cudaError_t rc = cudaGraphLaunch(g->exec, s.stream());
   if (rc != cudaSuccess)

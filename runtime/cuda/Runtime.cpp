@@ -284,6 +284,10 @@ extern "C" tprt_status tprt_copy_to_host(void *host, const void *device,
 
 extern "C" void tprt_read_scalar(void *host, const void *device,
                                  int64_t bytes) {
+  if (state().capturing)
+    fail("tprt_read_scalar",
+         "the call being captured as a CUDA graph reads device memory on the "
+         "host (its manifest says \"host_reads\"); a graph cannot replay it");
   if (tprt_copy_to_host(host, device, size_t(bytes)) != TPRT_OK)
     tprt_abort(tprt_last_error());
 }

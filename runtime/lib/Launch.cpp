@@ -691,11 +691,27 @@ Status LoadedModel::call(ModelArguments &arguments, size_t function) const {
   return Status::success();
 }
 
+std::optional<std::string> LoadedModel::whyNotReplayable(size_t k) const {
+  const ManifestFunction &fn = function(k);
+  if (!fn.hostReads)
+    return "its manifest does not say whether @" + fn.name +
+           " reads device memory on the host (compiled before manifests "
+           "said so): compile it again";
+  if (*fn.hostReads)
+    return "@" + fn.name +
+           " reads device memory on the host within a call (the length of "
+           "a decode step's attention), which a CUDA graph cannot replay; "
+           "build it with tpmlir.build --decode-attention masked";
+  return std::nullopt;
+}
+
 Expected<LoadedModel::Replay> LoadedModel::replay(ModelArguments &arguments,
                                                   size_t function) const {
   const DeviceCalls *calls = backend->device();
   if (!backend->hasGraphs())
     return Replay{false, "the " + backend->name() + " backend has no graphs"};
+  if (std::optional<std::string> why = whyNotReplayable(function))
+    return Replay{false, *why};
   arguments.graphs.resize(arguments.calls.size());
   auto &graph = arguments.graphs[function];
   if (!graph) {

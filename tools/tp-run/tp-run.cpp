@@ -354,16 +354,15 @@ int launch(int argc, char **argv) {
       signature = *found;
       prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
                                 errors);
+      std::optional<std::string> notReplayable;
       if (options->cudaGraph && !backend.hasGraphs())
         errors.push_back("--cuda-graph needs the cuda backend (tp-run-cuda); "
                          "this is the " +
                          backend.name() + " backend");
-      else if (options->cudaGraph && loaded.function(1).hostReads)
-        errors.push_back(
-            "--cuda-graph: @decode of '" + options->files.model +
-            "' reads device memory on the host within a step (the length of "
-            "its attention), which a CUDA graph cannot replay; build it with "
-            "tpmlir.build --decode-attention masked");
+      else if (options->cudaGraph &&
+               (notReplayable = loaded.whyNotReplayable(1)))
+        errors.push_back("--cuda-graph: '" + options->files.model +
+                         "': " + *notReplayable);
     }
   }
   // This rank's own time; waiting for the others below is not loading.

@@ -17,10 +17,12 @@
 // and ncclCommGetAsyncError reports an error (test/Cuda/fake-e2e.test).
 // Stream capture keeps CUDA's rules, not its deferral: while capturing, the
 // calls CUDA refuses then (a wait for the stream or an event, cudaMalloc,
-// cudaMemset, a copy with a host end) fail and invalidate the capture, so
-// cudaStreamEndCapture fails as CUDA's would; the work captured runs at once
-// all the same (the emulated kernels run on the host when the model calls
-// them, so no graph could hold them), and cudaGraphLaunch is not supported.
+// cudaMemset, a copy with a host end) fail and invalidate the capture, the
+// stream's work after that fails too, and cudaStreamEndCapture fails, as
+// CUDA's would; the work captured runs at once all the same (the emulated
+// kernels run on the host when the model calls them, so no graph could hold
+// them), and cudaGraphLaunch is not supported. A launcher that falls back
+// to a plain call after a refused launch so runs the step twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +107,14 @@ bool allowedNow() {
   capture = Capture::Invalidated;
   return false;
 }
+/// Whether the stream's capture was invalidated: work issued on it fails.
+bool invalidated() { return capture == Capture::Invalidated; }
+/// Whether a copy of `kind` has a host end (cudaMemcpyDefault: as the
+/// pointers say; the runtime gives it device pointers only).
+bool hostEnd(cudaMemcpyKind kind) {
+  return kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost ||
+         kind == cudaMemcpyHostToHost;
+}
 
 std::atomic<bool> stuck{false}, asyncError{false};
 void issueCollective() {
@@ -180,13 +190,17 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
   return allocate(p, bytes);
 }
 cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
+  if (invalidated())
+    return cudaErrorStreamCaptureInvalidated;
   return allocate(p, bytes);
 }
 cudaError_t cudaFree(void *p) { return release(p); }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind kind, cudaStream_t) {
-  if (kind != cudaMemcpyDeviceToDevice && !allowedNow())
+  if (invalidated())
+    return cudaErrorStreamCaptureInvalidated;
+  if (hostEnd(kind) && !allowedNow())
     return cudaErrorStreamCaptureUnsupported;
   if (!copyEndsOnDevice("cudaMemcpyAsync", dst, src, kind))
     return cudaErrorInvalidValue;
@@ -196,7 +210,9 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                               size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t) {
-  if (kind != cudaMemcpyDeviceToDevice && !allowedNow())
+  if (invalidated())
+    return cudaErrorStreamCaptureInvalidated;
+  if (hostEnd(kind) && !allowedNow())
     return cudaErrorStreamCaptureUnsupported;
   if (width > dpitch || width > spitch)
     return cudaErrorInvalidPitchValue;
@@ -208,6 +224,8 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
+  if (invalidated())
+    return cudaErrorStreamCaptureInvalidated;
   if (!onDevice("cudaMemsetAsync", p))
     return cudaErrorInvalidValue;
   std::memset(p, value, bytes);
@@ -233,6 +251,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  if (invalidated())
+    return cudaErrorStreamCaptureInvalidated;
   event(e) = bool(stuck);
   return cudaSuccess;
 }

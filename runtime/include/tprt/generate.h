@@ -99,7 +99,7 @@ struct GenerationResult {
 /// (tp-run resets its collective counters there). `replayDecode`: after
 /// one plain call (which loads the kernels and the constants' device
 /// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
-/// before when none can be made or launched.
+/// before when its graph cannot be made or launched.
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,

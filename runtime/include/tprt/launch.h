@@ -271,15 +271,20 @@ public:
   /// The same through a CUDA graph (Backend::hasGraphs): the first replay
   /// of `function` captures its call over `arguments`' buffers, and every
   /// replay launches that; the buffers' contents may change in between
-  /// (ModelArguments::write), not where they are. When the graph cannot be
-  /// captured or launched, nothing of the call ran on the device, no graph
-  /// is kept and `whyNot` says why (the caller may call() instead); a
-  /// failed status when the launched call failed.
+  /// (ModelArguments::write), not where they are. When the function may not
+  /// be captured (whyNotReplayable), or its graph not instantiated or
+  /// launched, nothing of the call ran on the device, no graph is kept and
+  /// `whyNot` says why (the caller may call() instead); a failed status when
+  /// the launched call failed. A call that breaks the capture ends the run
+  /// with its message, as a failed call does.
   struct Replay {
     bool launched = false;
     std::string whyNot;
   };
   Expected<Replay> replay(ModelArguments &arguments, size_t function) const;
+  /// Why replay() would not capture selected function `k` (its manifest:
+  /// it reads device memory on the host, or does not say), if it would not.
+  std::optional<std::string> whyNotReplayable(size_t k) const;
 
   const Manifest &manifest() const { return manifest_; }
   /// After load(): the selected functions, in the order asked for.

@@ -56,9 +56,10 @@ struct ManifestFunction {
   std::string symbol;
   std::vector<ManifestArg> args;
   std::vector<ManifestResult> results;
-  /// The host reads device memory within a call (cuda: the length of a
-  /// decode step's attention), so the call cannot be captured as a graph.
-  bool hostReads = false;
+  /// Whether the host reads device memory within a call (cuda: the length
+  /// of a decode step's attention), so that the call cannot be captured as
+  /// a graph; unknown for a model compiled before the manifest said.
+  std::optional<bool> hostReads;
 };
 
 struct Manifest {

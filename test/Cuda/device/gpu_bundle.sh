@@ -161,8 +161,11 @@ echo "$GEN_STEPS" > "$BUNDLE/models/gen_llama7b/steps"
 "$PYTHON" -m tpmlir.build "${GEN_ARGS[@]}" --decode-attention masked \
   -o "$BUNDLE/models/gen_llama7b/m.masked.mlir"
 log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype f32"
+t0=$(date +%s.%N)
 compile "$BUNDLE/models/gen_llama7b/m.masked.mlir" --backend cuda --dtype f32 --tp-size 1 \
   -o "$BUNDLE/models/gen_llama7b/m.masked.f32.so"
+awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' \
+  > "$BUNDLE/models/gen_llama7b/compile_s.masked.f32"
 
 # --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------
 log "shared libraries"

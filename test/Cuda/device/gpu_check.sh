@@ -42,7 +42,9 @@
 #     decode step reads over the bandwidth bench/gpu/hbm_bandwidth.py measures
 #     with device-to-device copies, and over the nominal 4.8 TB/s) and
 #     PyTorch eager with a KV cache (bench/gpu/torch_generate_gpu.py, whose
-#     fp32 ids must equal tp-run-cuda's);
+#     fp32 ids must equal tp-run-cuda's); the fp32 model again built with
+#     --decode-attention masked, run plainly and with --cuda-graph (which
+#     must replay its decode steps unless REPLAY=0);
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
 # Stops at once when step 0 or 1 fails; a failed check after that is
 # recorded and the run goes on (one device run then shows every failure and
@@ -60,7 +62,8 @@
 # TPRT_COMM_TIMEOUT_S, GEN_TIMEOUT (default 120 s for each generation
 # command), TORCH_GEN_DEVICE (default cuda; cpu runs the PyTorch generation on
 # the host: test/Cuda/device-script.test), COMPUTE_SANITIZER (default: the one
-# on PATH or in /usr/local/cuda), MEMCHECK=0 (skip memcheck).
+# on PATH or in /usr/local/cuda), MEMCHECK=0 (skip memcheck), REPLAY=0 (the
+# --cuda-graph run need not replay: the host stand-ins cannot).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -296,7 +299,7 @@ bench_model() {  # bench_model NAME MODEL DTYPE
       || { failed "$name: weights and reference (tpmlir.build)"; return 0; }
     touch "$data/done"
   fi
-  cp "$m/compile_s.$dtype" "$dir/compile_s.txt" || true
+  cp "$m/compile_s.${variant:+$variant.}$dtype" "$dir/compile_s.txt" || true
   echo "$dtype" > "$dir/dtype.txt"
   log "$name: tp-run-cuda"
   if "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$m/m.$dtype.so" --weights "$data/w.safetensors" \
@@ -365,7 +368,7 @@ gen_bench() {  # gen_bench NAME DTYPE [VARIANT [TP-RUN FLAGS...]]: the bundle's 
       || { failed "$name: weights and prompt (tpmlir.build)"; return 0; }
     touch "$data/done"
   fi
-  cp "$m/compile_s.$dtype" "$dir/compile_s.txt" || true
+  cp "$m/compile_s.${variant:+$variant.}$dtype" "$dir/compile_s.txt" || true
   echo "$dtype" > "$dir/dtype.txt"
   log "$name: tp-run-cuda --generate $steps"
   [ -f "$so" ] || { failed "$name: $so not in the bundle (an older gpu_bundle.sh?)"; return 0; }
@@ -374,6 +377,12 @@ gen_bench() {  # gen_bench NAME DTYPE [VARIANT [TP-RUN FLAGS...]]: the bundle's 
        --output "$dir/ids.npy" --report-json "$dir/report.json" | tee "$dir/report.txt"; then
     rm -f "$dir/report.json" "$dir/ids.npy"
     failed "$name: tp-run-cuda --generate"
+  fi
+  # --cuda-graph: the decode steps must have been replayed.
+  if [ "$*" = --cuda-graph ] && [ "${REPLAY:-1}" = 1 ] && [ -f "$dir/report.json" ] \
+     && ! "$PYTHON" -c 'import json, sys; g = json.load(open(sys.argv[1]))["cuda_graph"]; sys.exit(g["replayed_calls"] == 0)' \
+          "$dir/report.json"; then
+    failed "$name: no decode step replayed as a CUDA graph ($(grep 'cuda graph' "$dir/report.txt"))"
   fi
   # A variant of the same model and dtype: PyTorch's run is the plain one's.
   if [ -n "$variant" ]; then
