@@ -43,10 +43,13 @@ weight stored [n, k] (torch's Linear layout; GPT-2's LM head, the embedding
 read transposed) with rows of up to a quarter of the L1 ($(( $(getconf LEVEL1_DCACHE_SIZE) / 16 )) floats
 here) by dot products over its rows in address order
 (\`runtime/lib/Gemv.cpp\`), where OpenBLAS 0.3.21's \`cblas_sgemv\` reads it
-at about half the streaming rate; longer rows and a weight stored [k, n]
-(GPT-2's Conv1D layout) stay on \`cblas_sgemv\` (old and new run the same
-code there: their ratio shows the noise). "read GB/s" is a plain sum of the same bytes, the
-most any path can reach. With m = 2-14, OpenBLAS 0.3.21's sgemm packs the
+at about half the streaming rate; longer rows stay on \`cblas_sgemv\` (old
+and new run the same code there: their ratio shows the noise). A weight
+stored [k, n] (GPT-2's Conv1D layout) with rows of up to half the L1 is read
+the same way, row after row, each row scaled by its element of the
+activation and added into a sum kept in the L1 (\`combineRows\`), where
+\`cblas_sgemv\` ran at two thirds to four fifths of the streaming rate.
+"read GB/s" is a plain sum of the same bytes, the most any path can reach. With m = 2-14, OpenBLAS 0.3.21's sgemm packs the
 weight straight from DRAM, a few columns across many rows at a time, and
 reads it at a third to a half of the streaming rate; the runtime
 (\`runtime/lib/Gemm.cpp\`, \`smallM\`) takes the weight in blocks of whole

@@ -63,16 +63,19 @@ bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 /// c = op(a) * op(b) + beta c for a single row of c (m = 1: a decode step's
 /// token) as a matrix-vector product on op(b), which reads the weight once
 /// (OpenBLAS's sgemm before 0.3.27 packs all of b for one row, reading it
-/// twice). b stored [n, k] takes dotRows (Gemv.h) where the row of a and c
-/// are contiguous and the row short enough, everything else cblas_sgemv. False
-/// (nothing done) where a stride does not fit.
+/// twice). Where the row of a and c are contiguous, b stored [n, k] takes
+/// dotRows and b stored [k, n] combineRows (Gemv.h) when its rows are short
+/// enough, everything else cblas_sgemv. False (nothing done) where a stride
+/// does not fit.
 bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
           int64_t n, int64_t k, float beta) {
   // op(a)'s row: contiguous unless a is stored as a column (transposed).
   int64_t incA = opA.trans ? opA.ld : 1;
   int64_t incC = c.sizes[1] == 1 ? 1 : c.strides[1];
-  if (opB.trans && (incA == 1 || k == 1) && incC == 1 &&
-      dotRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0))
+  if ((incA == 1 || k == 1) && incC == 1 &&
+      (opB.trans
+           ? dotRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0)
+           : combineRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0)))
     return true;
   if (!fitsBlasInt(incA) || incA == 0 || !fitsBlasInt(incC) || incC == 0)
     return false;

@@ -1,4 +1,4 @@
-//===- Gemv.cpp - one row of c against a weight stored [n, k] -------------===//
+//===- Gemv.cpp - one row of c against a weight ---------------------------===//
 //
 // A decode step at batch 1 reads each weight once: the step is as fast as
 // that read. With the weight stored [n, k] (torch's Linear layout, and a tied
@@ -16,15 +16,21 @@
 // read sets the pace, not the vector width (the baseline x86-64, AVX2 and
 // AVX-512 builds ran alike), so the baseline build serves every CPU.
 //
-// A weight stored [k, n] stays on sgemv (Gemm.cpp): its row-after-row form,
-// y += x[r] * b[r, :], stores y once per row of b, and ran from 0.5x to 1.45x
-// sgemv here, by shape and by where y lay, where sgemv held 15-22 GB/s.
+// A weight stored [k, n] (GPT-2's Conv1D layout) is read the same way, one
+// row after the other, each scaled by its element of x and added into a sum
+// of n floats kept in the L1 (combineRows): a scratch buffer of this thread,
+// so that where c lies does not matter. At GPT-2-small's four shapes it ran
+// at the rate of a plain read, 1.1-1.5x sgemv (docs/bench-small-m-gemm.md).
+// Taking two or four rows per pass over the sum was slower (0.5-0.8x
+// sgemv): the rows' streams again. An earlier form that added into c itself
+// had run from 0.5x to 1.45x sgemv, by shape and by where c lay.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Gemv.h"
 
 #include <cstring>
+#include <vector>
 
 #include <unistd.h>
 
@@ -60,14 +66,38 @@ float dot(const float *row, const float *x, int64_t k) {
   return sum;
 }
 
-/// The longest x (in floats) that dotRows takes: a quarter of the L1.
-int64_t maxDotLength() {
+void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+
+/// Floats in the L1.
+int64_t l1Floats() {
   static const int64_t floats = [] {
     long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    return static_cast<int64_t>(l1 > 0 ? l1 : 32 << 10) / 4 /
+    return static_cast<int64_t>(l1 > 0 ? l1 : 32 << 10) /
            int64_t(sizeof(float));
   }();
   return floats;
+}
+
+/// The longest x (in floats) that dotRows takes: a quarter of the L1.
+int64_t maxDotLength() { return l1Floats() / 4; }
+
+/// sum (n floats) = s * row, or sum += s * row when `add`.
+void scaleRow(float *sum, const float *row, float s, int64_t n, bool add) {
+  Vec sv = {};
+  sv += s;
+  int64_t j = 0;
+  for (; j + 4 * kLanes <= n; j += 4 * kLanes)
+    for (int64_t q = 0; q < 4; ++q) {
+      float *at = sum + j + q * kLanes;
+      Vec v = sv * load(row + j + q * kLanes);
+      store(at, add ? load(at) + v : v);
+    }
+  for (; j + kLanes <= n; j += kLanes) {
+    Vec v = sv * load(row + j);
+    store(sum + j, add ? load(sum + j) + v : v);
+  }
+  for (; j < n; ++j)
+    sum[j] = add ? sum[j] + s * row[j] : s * row[j];
 }
 
 } // namespace
@@ -80,5 +110,21 @@ bool tprt::detail::dotRows(const float *b, int64_t ld, const float *x, float *y,
     float value = dot(b + i * ld, x, k);
     y[i] = accumulate ? y[i] + value : value;
   }
+  return true;
+}
+
+bool tprt::detail::combineRows(const float *b, int64_t ld, const float *x,
+                               float *y, int64_t n, int64_t k,
+                               bool accumulate) {
+  if (n > l1Floats() / 2 || k < 1)
+    return false;
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < size_t(n))
+    scratch.resize(size_t(n));
+  float *sum = scratch.data();
+  for (int64_t r = 0; r < k; ++r)
+    scaleRow(sum, b + r * ld, x[r], n, /*add=*/r > 0);
+  for (int64_t j = 0; j < n; ++j)
+    y[j] = accumulate ? y[j] + sum[j] : sum[j];
   return true;
 }

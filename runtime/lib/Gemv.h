@@ -1,4 +1,4 @@
-//===- Gemv.h - one row of c against a weight stored [n, k] ----*- C++ -*-===//
+//===- Gemv.h - one row of c against a weight ------------------*- C++ -*-===//
 //
 // A decode step at batch 1 multiplies one activation row by every weight:
 // each weight is read once from DRAM and the step is as fast as that read.
@@ -19,6 +19,14 @@ namespace detail {
 /// done) where x is more than a quarter of the L1 (see Gemv.cpp).
 bool dotRows(const float *b, int64_t ld, const float *x, float *y, int64_t n,
              int64_t k, bool accumulate);
+
+/// y = x . b (+ y when `accumulate`; y is not read otherwise), where b is
+/// stored row-major [k, n], k rows of n floats `ld` apart, and x (k floats)
+/// and y (n floats) are contiguous: b's rows in address order, each times
+/// its x, summed in a scratch buffer that stays in the L1. False (nothing
+/// done) where y is more than half of the L1, or k is 0 (see Gemv.cpp).
+bool combineRows(const float *b, int64_t ld, const float *x, float *y,
+                 int64_t n, int64_t k, bool accumulate);
 
 } // namespace detail
 } // namespace tprt

@@ -151,14 +151,17 @@ TEST(Gemm, EveryLayoutAndTransposition) {
 }
 
 TEST(Gemm, OneRowAgainstRowsOfB) {
-  // One row of c against b stored [n, k] takes Gemv.cpp's dot products: 64
-  // floats per step, then 16 at a time, then one at a time; rows longer than
-  // a quarter of the L1 go to sgemv.
+  // One row of c against b stored [n, k] takes Gemv.cpp's dot products, and
+  // against b stored [k, n] its sums of scaled rows: 64 floats per step,
+  // then 16 at a time, then one at a time; rows of [n, k] longer than a
+  // quarter of the L1, and of [k, n] longer than half of it, go to sgemv.
   long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  int64_t longRow = (l1 > 0 ? l1 : 32 << 10) / 4 / int64_t(sizeof(float)) + 5;
+  int64_t l1Floats = (l1 > 0 ? l1 : 32 << 10) / int64_t(sizeof(float));
+  int64_t longRow = l1Floats / 4 + 5, longSum = l1Floats / 2 + 3;
   std::mt19937 rng(5);
-  const int64_t shapes[][2] = {
-      {1, 1}, {17, 15}, {67, 211}, {5, 64}, {3, longRow}};
+  const int64_t shapes[][2] = {{1, 1},       {17, 15},         {67, 211},
+                               {85, 9},      {5, 64},          {3, longRow},
+                               {longSum, 4}, {l1Floats / 2, 2}};
   for (auto [n, k] : shapes)
     ASSERT_NO_FATAL_FAILURE(checkEveryLayout(1, n, k, rng, 1e-4));
 }
