@@ -303,11 +303,15 @@ def main(argv=None) -> int:
     # bandwidth cannot scale past the ratio of the two bounds.
     caps = {b: bound[(1, b)]["step_s"] / bound[(2, b)]["step_s"] for b in batches}
     ceilings = ", ".join(f"{caps[b]:.2f}x at batch {b}" for b in batches)
-    p(f"The bandwidth bounds cap tp 2 over tp 1 at {ceilings} in this run: both cores reading at "
-      f"once got {2 * gbps[2] / 1e9:.1f} GB/s together against {gbps[1] / 1e9:.1f} GB/s for one "
-      "alone, and a step that streams its bytes at the bandwidth scales no further" +
-      (": at the bandwidth measured in this run the 1.7x target is out of reach whatever the "
-       "runtime does." if max(caps.values()) < 1.7 else "."))
+    # With tp 1 as measured, what tp 2 at its own bound would give.
+    reach = ("" if not have_gen else
+             " Over tp 1 as measured, tp 2 at its own bound would run " +
+             ", ".join(f"{summary[('tp1', b)]['step'] / bound[(2, b)]['step_s']:.2f}x at batch {b}"
+                       for b in batches) + ".")
+    p(f"The bandwidth bounds cap tp 2 over a tp 1 that runs at its bound at {ceilings} in this "
+      f"run: both cores reading at once got {2 * gbps[2] / 1e9:.1f} GB/s together against "
+      f"{gbps[1] / 1e9:.1f} GB/s for one alone, and a step that streams its bytes at the "
+      "bandwidth scales no further." + reach)
     p("")
 
     # --- notes -------------------------------------------------------------------------
@@ -340,8 +344,9 @@ def main(argv=None) -> int:
               "leave nothing for anything else: each time another process runs, one rank stops and the "
               "other waits for it.")
         p("- At batch 1 the runtime's GEMMs are matrix-vector products (one row of c: each weight "
-          "streamed once): sgemv for the blocks' [in, out] weights, dot products over the rows of the "
-          "tied LM head in address order (runtime/lib/Gemv.cpp: 1.9x sgemv on it); "
+          "streamed once, in address order, runtime/lib/Gemv.cpp): for the blocks' [in, out] "
+          "weights their rows scaled by the activation and summed in the L1 (1.15-1.5x sgemv), "
+          "for the tied LM head dot products over its rows (1.9x sgemv); "
           "at batch 8 each weight goes through sgemm in blocks of a quarter of the L2, each read in "
           "address order first (runtime/lib/Gemm.cpp `smallM`, docs/bench-small-m-gemm.md): the "
           "packing of one sgemm over the whole weight read it from DRAM at a third to a half of the "

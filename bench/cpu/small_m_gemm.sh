@@ -47,8 +47,9 @@ at about half the streaming rate; longer rows stay on \`cblas_sgemv\` (old
 and new run the same code there: their ratio shows the noise). A weight
 stored [k, n] (GPT-2's Conv1D layout) with rows of up to half the L1 is read
 the same way, row after row, each row scaled by its element of the
-activation and added into a sum kept in the L1 (\`combineRows\`), where
-\`cblas_sgemv\` ran at two thirds to four fifths of the streaming rate.
+activation and added into a sum kept in the L1 ($(( $(getconf LEVEL1_DCACHE_SIZE) / 8 )) floats here;
+\`combineRows\`), where \`cblas_sgemv\` reads it below the streaming rate (the
+old GB/s against the read GB/s below).
 "read GB/s" is a plain sum of the same bytes, the most any path can reach. With m = 2-14, OpenBLAS 0.3.21's sgemm packs the
 weight straight from DRAM, a few columns across many rows at a time, and
 reads it at a third to a half of the streaming rate; the runtime
