@@ -185,6 +185,33 @@ void markHostReads(ModuleOp module, SymbolTable &symbols) {
                   StringAttr::get(module.getContext(), json));
 }
 
+/// Each of `reads` as a copy into a host scalar (tprt_read_scalar) and a
+/// load of that.
+void readOnHost(ModuleOp module, ArrayRef<memref::LoadOp> reads) {
+  auto ptr = LLVM::LLVMPointerType::get(module.getContext());
+  if (!reads.empty() && !module.lookupSymbol(kReadScalar)) {
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto fn =
+        func::FuncOp::create(b, module.getLoc(), kReadScalar,
+                             b.getFunctionType({ptr, ptr, b.getI64Type()}, {}));
+    fn.setPrivate();
+  }
+  for (memref::LoadOp load : reads) {
+    OpBuilder b(load);
+    Location loc = load.getLoc();
+    MemRefType type = load.getMemRefType();
+    Value host = memref::AllocaOp::create(
+        b, loc, MemRefType::get({}, type.getElementType()));
+    Value bytes = arith::ConstantIntOp::create(
+        b, loc, b.getI64Type(), type.getElementTypeBitWidth() / 8);
+    func::CallOp::create(b, loc, kReadScalar, TypeRange{},
+                         ValueRange{addressOf(b, loc, host),
+                                    addressOf(b, loc, load.getMemRef()),
+                                    bytes});
+    load->setOperand(0, host);
+  }
+}
+
 struct HostScalarReadsPass
     : tp::impl::TPHostScalarReadsBase<HostScalarReadsPass> {
   void runOnOperation() override {
@@ -198,33 +225,7 @@ struct HostScalarReadsPass
           load.getMemRefType().getElementTypeBitWidth() % 8 == 0)
         reads.push_back(load);
     });
-    if (reads.empty()) {
-      markHostReads(module, symbols);
-      return;
-    }
-    MLIRContext *ctx = &getContext();
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    if (!module.lookupSymbol(kReadScalar)) {
-      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-      auto fn = func::FuncOp::create(
-          b, module.getLoc(), kReadScalar,
-          b.getFunctionType({ptr, ptr, b.getI64Type()}, {}));
-      fn.setPrivate();
-    }
-    for (memref::LoadOp load : reads) {
-      OpBuilder b(load);
-      Location loc = load.getLoc();
-      MemRefType type = load.getMemRefType();
-      Value host = memref::AllocaOp::create(
-          b, loc, MemRefType::get({}, type.getElementType()));
-      Value bytes = arith::ConstantIntOp::create(
-          b, loc, b.getI64Type(), type.getElementTypeBitWidth() / 8);
-      func::CallOp::create(b, loc, kReadScalar, TypeRange{},
-                           ValueRange{addressOf(b, loc, host),
-                                      addressOf(b, loc, load.getMemRef()),
-                                      bytes});
-      load->setOperand(0, host);
-    }
+    readOnHost(module, reads);
     markHostReads(module, symbols);
   }
 };
