@@ -99,16 +99,17 @@ bool copyEndsOnDevice(const char *call, void *dst, const void *src,
 /// Stream capture: none, going on, or invalidated by a call it refuses.
 enum class Capture { None, Active, Invalidated };
 std::atomic<Capture> capture{Capture::None};
-/// Whether a call CUDA refuses during a capture may go on; invalidates the
-/// capture otherwise.
-bool allowedNow() {
-  if (capture == Capture::None)
-    return true;
+/// What a call returns under the capture rules: work issued after an
+/// invalidated capture fails; a call CUDA refuses while capturing
+/// (`refused`) fails and invalidates the capture; cudaSuccess otherwise.
+cudaError_t captureRule(bool refused) {
+  if (capture == Capture::Invalidated)
+    return cudaErrorStreamCaptureInvalidated;
+  if (!refused || capture == Capture::None)
+    return cudaSuccess;
   capture = Capture::Invalidated;
-  return false;
+  return cudaErrorStreamCaptureUnsupported;
 }
-/// Whether the stream's capture was invalidated: work issued on it fails.
-bool invalidated() { return capture == Capture::Invalidated; }
 /// Whether a copy of `kind` has a host end (cudaMemcpyDefault: as the
 /// pointers say; the runtime gives it device pointers only).
 bool hostEnd(cudaMemcpyKind kind) {
@@ -163,8 +164,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
-  if (!allowedNow())
-    return cudaErrorStreamCaptureUnsupported;
+  if (cudaError_t rc = captureRule(true))
+    return rc;
   if (stuck)
     blockForGood();
   return cudaSuccess;
@@ -185,23 +186,21 @@ cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) {
   return cudaSuccess;
 }
 cudaError_t cudaMalloc(void **p, size_t bytes) {
-  if (!allowedNow())
-    return cudaErrorStreamCaptureUnsupported;
+  if (cudaError_t rc = captureRule(true))
+    return rc;
   return allocate(p, bytes);
 }
 cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
-  if (invalidated())
-    return cudaErrorStreamCaptureInvalidated;
+  if (cudaError_t rc = captureRule(false))
+    return rc;
   return allocate(p, bytes);
 }
 cudaError_t cudaFree(void *p) { return release(p); }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                             cudaMemcpyKind kind, cudaStream_t) {
-  if (invalidated())
-    return cudaErrorStreamCaptureInvalidated;
-  if (hostEnd(kind) && !allowedNow())
-    return cudaErrorStreamCaptureUnsupported;
+  if (cudaError_t rc = captureRule(hostEnd(kind)))
+    return rc;
   if (!copyEndsOnDevice("cudaMemcpyAsync", dst, src, kind))
     return cudaErrorInvalidValue;
   std::memmove(dst, src, bytes);
@@ -210,10 +209,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
                               size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t) {
-  if (invalidated())
-    return cudaErrorStreamCaptureInvalidated;
-  if (hostEnd(kind) && !allowedNow())
-    return cudaErrorStreamCaptureUnsupported;
+  if (cudaError_t rc = captureRule(hostEnd(kind)))
+    return rc;
   if (width > dpitch || width > spitch)
     return cudaErrorInvalidPitchValue;
   if (!copyEndsOnDevice("cudaMemcpy2DAsync", dst, src, kind))
@@ -224,16 +221,16 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
-  if (invalidated())
-    return cudaErrorStreamCaptureInvalidated;
+  if (cudaError_t rc = captureRule(false))
+    return rc;
   if (!onDevice("cudaMemsetAsync", p))
     return cudaErrorInvalidValue;
   std::memset(p, value, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *p, int value, size_t bytes) {
-  if (!allowedNow())
-    return cudaErrorStreamCaptureUnsupported;
+  if (cudaError_t rc = captureRule(true))
+    return rc;
   if (!onDevice("cudaMemset", p))
     return cudaErrorInvalidValue;
   std::memset(p, value, bytes);
@@ -251,8 +248,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
-  if (invalidated())
-    return cudaErrorStreamCaptureInvalidated;
+  if (cudaError_t rc = captureRule(false))
+    return rc;
   event(e) = bool(stuck);
   return cudaSuccess;
 }
@@ -260,8 +257,8 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   return event(e) ? cudaErrorNotReady : cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
-  if (!allowedNow())
-    return cudaErrorStreamCaptureUnsupported;
+  if (cudaError_t rc = captureRule(true))
+    return rc;
   if (event(e))
     blockForGood();
   return cudaSuccess;
