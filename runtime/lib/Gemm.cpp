@@ -6,13 +6,15 @@
 // is the transpose of a row-major matrix (flip the transposition, ld =
 // strides[1]). Any other view (negative, zero or two non-unit strides) is
 // copied to a contiguous temporary first. A decode step's few rows of c take
-// a matrix-vector product (one row) or blocks of b (2-14 rows): see gemv()
-// and smallM().
+// a matrix-vector product (one row: gemv()), register tiles over b stored
+// [k, n] (6-14 rows into a row-major c: TiledRows.h) or blocks of b (2-14
+// rows otherwise: smallM()).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Gemv.h"
 #include "RuntimeState.h"
+#include "TiledRows.h"
 #include "Views.h"
 
 #include <cblas.h>
@@ -20,8 +22,6 @@
 #include <algorithm>
 #include <climits>
 #include <vector>
-
-#include <unistd.h>
 
 using namespace tprt::detail;
 using namespace tprt::common;
@@ -98,13 +98,7 @@ constexpr int64_t kMaxSmallM = 14;
 
 /// Bytes of b per block in smallM(): a quarter of the L2, so that the block
 /// and OpenBLAS's packed copy of it both stay there.
-int64_t smallMBlockBytes() {
-  static const int64_t bytes = [] {
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return static_cast<int64_t>(l2 > 0 ? l2 : 1 << 20) / 4;
-  }();
-  return bytes;
-}
+int64_t smallMBlockBytes() { return l2CacheBytes() / 4; }
 
 /// Loads `rows` rows of `cols` floats (`ld` apart), one float per cache line,
 /// in address order. OpenBLAS packs b a 64-byte column strip at a time down
@@ -193,6 +187,10 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b,
   auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
 
   if (m == 1 && gemv(c, opA, opB, n, k, beta))
+    return;
+  if (m <= kMaxSmallM && !opB.trans && layoutOf(c) == Layout::RowMajor &&
+      tiledRows(opA.data, opA.trans ? 1 : opA.ld, opA.trans ? opA.ld : 1,
+                opB.data, opB.ld, c.data, rowMajorLd(c), m, n, k, beta != 0))
     return;
   if (m <= kMaxSmallM && smallM(c, opA, opB, m, n, k, beta))
     return;
