@@ -6,9 +6,9 @@
 // is the transpose of a row-major matrix (flip the transposition, ld =
 // strides[1]). Any other view (negative, zero or two non-unit strides) is
 // copied to a contiguous temporary first. A decode step's few rows of c take
-// a matrix-vector product (one row: gemv()), register tiles over b stored
-// [k, n] (6-14 rows into a row-major c: TiledRows.h) or blocks of b (2-14
-// rows otherwise: smallM()).
+// a matrix-vector product (one row: gemv()), register tiles over b (6-14
+// rows into a row-major c: TiledRows.h) or blocks of b (2-14 rows otherwise:
+// smallM()); the runtime's own kernels only with one BLAS thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,16 +63,16 @@ bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 /// c = op(a) * op(b) + beta c for a single row of c (m = 1: a decode step's
 /// token) as a matrix-vector product on op(b), which reads the weight once
 /// (OpenBLAS's sgemm before 0.3.27 packs all of b for one row, reading it
-/// twice). Where the row of a and c are contiguous, b stored [n, k] takes
-/// dotRows and b stored [k, n] combineRows (Gemv.h) when its rows are short
-/// enough, everything else cblas_sgemv. False (nothing done) where a stride
-/// does not fit.
+/// twice). With `ownKernels` and where the row of a and c are contiguous, b
+/// stored [n, k] takes dotRows and b stored [k, n] combineRows (Gemv.h) when
+/// its rows are short enough, everything else cblas_sgemv. False (nothing done)
+/// where a stride does not fit.
 bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
-          int64_t n, int64_t k, float beta) {
+          int64_t n, int64_t k, float beta, bool ownKernels) {
   // op(a)'s row: contiguous unless a is stored as a column (transposed).
   int64_t incA = opA.trans ? opA.ld : 1;
   int64_t incC = c.sizes[1] == 1 ? 1 : c.strides[1];
-  if ((incA == 1 || k == 1) && incC == 1 &&
+  if (ownKernels && (incA == 1 || k == 1) && incC == 1 &&
       (opB.trans
            ? dotRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0)
            : combineRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0)))
@@ -186,11 +186,13 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b,
     fail(call, "leading dimension exceeds the BLAS integer range");
   auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
 
-  if (m == 1 && gemv(c, opA, opB, n, k, beta))
+  bool ownKernels = state().blasThreads == 1;
+  if (m == 1 && gemv(c, opA, opB, n, k, beta, ownKernels))
     return;
-  if (m <= kMaxSmallM && !opB.trans && layoutOf(c) == Layout::RowMajor &&
+  if (ownKernels && layoutOf(c) == Layout::RowMajor &&
       tiledRows(opA.data, opA.trans ? 1 : opA.ld, opA.trans ? opA.ld : 1,
-                opB.data, opB.ld, c.data, rowMajorLd(c), m, n, k, beta != 0))
+                opB.data, opB.ld, opB.trans, c.data, rowMajorLd(c), m, n, k,
+                beta != 0))
     return;
   if (m <= kMaxSmallM && smallM(c, opA, opB, m, n, k, beta))
     return;

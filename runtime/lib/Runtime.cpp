@@ -28,7 +28,7 @@ RuntimeState &state() {
 
 using namespace tprt::detail;
 
-static void setBlasThreads() {
+static void setBlasThreads(RuntimeState &s) {
   int threads = 1;
   if (const char *value = std::getenv("TPRT_BLAS_THREADS")) {
     int requested = std::atoi(value);
@@ -36,6 +36,7 @@ static void setBlasThreads() {
       threads = requested;
   }
   openblas_set_num_threads(threads);
+  s.blasThreads = threads;
 }
 
 extern "C" tprt_status tprt_init(int *argc, char ***argv) {
@@ -45,7 +46,7 @@ extern "C" tprt_status tprt_init(int *argc, char ***argv) {
   if (tprt_status st = tprt::common::startRank(s, argc, argv, s.comm);
       st != TPRT_OK)
     return st;
-  setBlasThreads();
+  setBlasThreads(s);
   // With one rank no collective waits for anyone.
   if (s.worldSize > 1)
     startWatchdog(s.commTimeout);

@@ -1,5 +1,4 @@
-//===- TiledRows.h - a few rows of c against a weight stored [k, n] -*- C++
-//-*-===//
+//===- TiledRows.h - a few rows of c against a weight ----------*- C++ -*-===//
 //
 // A decode step at batch 6-14 multiplies a few activation rows by each
 // weight: every weight element meets each row once, so the step does as many
@@ -15,16 +14,22 @@
 namespace tprt {
 namespace detail {
 
-/// c = a b (+ c when `accumulate`; c is not read otherwise) for m rows of c,
-/// where element (i, l) of a (m x k) is a[i * aRowStride + l * aColStride], b
-/// is stored row-major [k, n] (rows `ldb` apart) and c row-major (rows `ldc`
-/// apart, contiguous within a row). b is read once, in address order, in
-/// blocks of whole rows, the next block fetched while the current one is
+/// The rows of c tiledRows takes.
+constexpr int64_t kMinTiledRows = 6, kMaxTiledRows = 14;
+
+/// c = a op(b) (+ c when `accumulate`; c is not read otherwise) for m rows
+/// of c, where element (i, l) of a (m x k) is a[i * aRowStride + l *
+/// aColStride], b is stored row-major, [k, n] or, when `storedNK`, [n, k]
+/// (op(b) = b^T), its rows `ldb` apart, and c row-major (rows `ldc` apart,
+/// contiguous within a row). b is read from DRAM once, in blocks of whole
+/// rows, each prefetched in address order while the one before it is
 /// multiplied (see TiledRows.cpp). False (nothing done) where m is outside
-/// [6, 14], c is more than a quarter of the L2, or the CPU lacks AVX-512.
+/// [kMinTiledRows, kMaxTiledRows] or the CPU lacks AVX-512; for b stored
+/// [k, n] where c is more than a quarter of the L2, for b stored [n, k]
+/// where n or k is not a multiple of 16.
 bool tiledRows(const float *a, int64_t aRowStride, int64_t aColStride,
-               const float *b, int64_t ldb, float *c, int64_t ldc, int64_t m,
-               int64_t n, int64_t k, bool accumulate);
+               const float *b, int64_t ldb, bool storedNK, float *c,
+               int64_t ldc, int64_t m, int64_t n, int64_t k, bool accumulate);
 
 /// The L2's size in bytes (1 MiB where the system does not say).
 int64_t l2CacheBytes();

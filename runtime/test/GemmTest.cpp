@@ -170,10 +170,10 @@ TEST(Gemm, FewRowsGoThroughBlocksOfB) {
   // A few rows of c (a decode step's batch) take b in blocks of a quarter of
   // the L2 (Gemm.cpp): of k rows of n floats when b is [k, n], of n rows of
   // k floats when it is [n, k]. These n and k give either three blocks, the
-  // last one partial; 15 rows and more take one sgemm. With b stored [k, n]
-  // and c row-major, 6-14 rows go through TiledRows.cpp's register tiles
-  // (where the CPU has AVX-512): 6, 7, 9 and 11 rows give tiles of 4, 3, 3
-  // and 2 vectors of c per row, then single vectors and n % 16 columns.
+  // last one partial; 15 rows and more take one sgemm. Into a row-major c,
+  // 6-14 rows go through TiledRows.cpp's register tiles where the CPU has
+  // AVX-512: with b stored [k, n] these (KernelsTest.cpp takes the tiles
+  // through their edges), with b stored [n, k] the multiples of 16 below.
   long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   int64_t blockFloats = (l2 > 0 ? l2 : 1 << 20) / 4 / int64_t(sizeof(float));
   const int64_t n = 1003, k = 2 * (blockFloats / n) + 3;
@@ -181,6 +181,8 @@ TEST(Gemm, FewRowsGoThroughBlocksOfB) {
   std::mt19937 rng(11);
   for (int64_t m : {2, 3, 6, 7, 8, 9, 11, 14, 15, 16, 17})
     ASSERT_NO_FATAL_FAILURE(checkEveryLayout(m, n, k, rng, 1e-4));
+  for (int64_t m : {6, 14})
+    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(m, 64, 32, rng, 1e-4));
 }
 
 TEST(Gemm, VectorShapesAndEmptyK) {

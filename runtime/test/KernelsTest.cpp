@@ -9,6 +9,8 @@
 #include "Gemv.h"
 #include "TiledRows.h"
 
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -79,38 +81,124 @@ TEST(Kernels, CombineRowsTakeSumsUpToHalfTheL1) {
   EXPECT_FALSE(combineRows(b.data(), 1, x.data(), y.data(), 1, 0, false));
 }
 
-TEST(Kernels, TiledRowsTakeSixToFourteenRowsOnAvx512) {
-  bool avx512 = false;
+bool hasAvx512() {
 #if defined(__x86_64__)
-  avx512 = __builtin_cpu_supports("avx512f");
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
 #endif
+}
+
+TEST(Kernels, TiledRowsTakeSixToFourteenRowsOnAvx512) {
   std::mt19937 rng(3);
-  const int64_t n = 40, k = 5;
+  const int64_t n = 48, k = 16;
   std::vector<float> a = randomFloats(15 * k, rng);
   std::vector<float> b = randomFloats(k * n, rng), c(15 * n);
-  for (int64_t m = 4; m <= 15; ++m) {
+  for (bool storedNK : {false, true})
+    for (int64_t m = kMinTiledRows - 2; m <= kMaxTiledRows + 1; ++m) {
+      c.resize(m * n);
+      EXPECT_EQ(takes(c,
+                      [&] {
+                        return tiledRows(a.data(), k, 1, b.data(),
+                                         storedNK ? k : n, storedNK, c.data(),
+                                         n, m, n, k, false);
+                      }),
+                hasAvx512() && m >= kMinTiledRows && m <= kMaxTiledRows)
+          << "m " << m << (storedNK ? ", b stored [n, k]" : "");
+    }
+}
+
+TEST(Kernels, TiledRowsRefuseWhatTheirTilesDoNotCover) {
+  if (!hasAvx512())
+    GTEST_SKIP() << "no AVX-512: tiledRows takes nothing";
+  std::mt19937 rng(4);
+  // [k, n]: c no larger than a quarter of the L2.
+  const int64_t m = kMaxTiledRows, k = 5;
+  int64_t wide = l2CacheBytes() / 4 / m / int64_t(sizeof(float));
+  std::vector<float> a = randomFloats(m * 32, rng);
+  std::vector<float> b = randomFloats(32 * (wide + 1), rng), c;
+  for (int64_t n : {wide, wide + 1}) {
     c.resize(m * n);
     EXPECT_EQ(takes(c,
                     [&] {
-                      return tiledRows(a.data(), k, 1, b.data(), n, c.data(), n,
-                                       m, n, k, false);
+                      return tiledRows(a.data(), k, 1, b.data(), n, false,
+                                       c.data(), n, m, n, k, false);
                     }),
-              avx512 && m >= 6 && m <= 14)
-        << "m " << m;
+              n == wide)
+        << "n " << n;
   }
-  // c no larger than a quarter of the L2: 14 rows of n floats.
-  int64_t wide = l2CacheBytes() / 4 / 14 / int64_t(sizeof(float));
-  std::vector<float> bWide = randomFloats(k * (wide + 1), rng);
-  for (int64_t cols : {wide, wide + 1}) {
-    c.resize(14 * cols);
+  // [n, k]: n and k multiples of 16.
+  for (auto [n, kk] :
+       {std::pair<int64_t, int64_t>{32, 32}, {33, 32}, {32, 31}}) {
+    c.resize(m * n);
     EXPECT_EQ(takes(c,
                     [&] {
-                      return tiledRows(a.data(), k, 1, bWide.data(), cols,
-                                       c.data(), cols, 14, cols, k, false);
+                      return tiledRows(a.data(), kk, 1, b.data(), kk, true,
+                                       c.data(), n, m, n, kk, false);
                     }),
-              avx512 && cols == wide)
-        << "n " << cols;
+              n % 16 == 0 && kk % 16 == 0)
+        << "n " << n << ", k " << kk;
   }
+}
+
+/// tiledRows against the definition for every m it takes, with strided
+/// operands, both layouts of a and b, and with and without accumulation;
+/// c's padding must stay untouched.
+TEST(Kernels, TiledRowsAgainstTheDefinition) {
+  if (!hasAvx512())
+    GTEST_SKIP() << "no AVX-512: tiledRows takes nothing";
+  std::mt19937 rng(5);
+  // [k, n]: vector panels of every width, single vectors, n % 16 columns.
+  // [n, k]: k of one and of several transposes; n of several blocks of
+  // rows (a quarter of the L2 each), the last one partial.
+  int64_t nkBlock = l2CacheBytes() / 4 / (16 * int64_t(sizeof(float)));
+  struct Shape {
+    bool storedNK;
+    int64_t n, k;
+  };
+  std::vector<Shape> shapes;
+  for (int64_t n : {1, 17, 47, 64, 97, 113})
+    for (int64_t k : {1, 5, 40})
+      shapes.push_back({false, n, k});
+  for (int64_t n : {16, 48})
+    for (int64_t k : {16, 64})
+      shapes.push_back({true, n, k});
+  shapes.push_back({true, 2 * nkBlock + 32, 16});
+  for (const Shape &s : shapes)
+    for (int64_t m = kMinTiledRows; m <= kMaxTiledRows; ++m)
+      for (bool aTransposed : {false, true})
+        for (bool accumulate : {false, true}) {
+          SCOPED_TRACE(testing::Message()
+                       << "m " << m << ", n " << s.n << ", k " << s.k
+                       << (s.storedNK ? ", b [n, k]" : ", b [k, n]")
+                       << (aTransposed ? ", a stored [k, m]" : "")
+                       << (accumulate ? ", accumulating" : ""));
+          int64_t lda = (aTransposed ? m : s.k) + 2;
+          int64_t bRows = s.storedNK ? s.n : s.k;
+          int64_t ldb = (s.storedNK ? s.k : s.n) + 3, ldc = s.n + 5;
+          std::vector<float> a =
+              randomFloats((aTransposed ? s.k : m) * lda, rng);
+          std::vector<float> b = randomFloats(bRows * ldb, rng);
+          std::vector<float> c = randomFloats(m * ldc, rng), expected = c;
+          auto aAt = [&](int64_t i, int64_t l) {
+            return aTransposed ? a[l * lda + i] : a[i * lda + l];
+          };
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < s.n; ++j) {
+              double sum = accumulate ? c[i * ldc + j] : 0.0;
+              for (int64_t l = 0; l < s.k; ++l)
+                sum += double(aAt(i, l)) *
+                       (s.storedNK ? b[j * ldb + l] : b[l * ldb + j]);
+              expected[i * ldc + j] = float(sum);
+              if (!accumulate)
+                c[i * ldc + j] = std::nanf("");
+            }
+          ASSERT_TRUE(tiledRows(
+              a.data(), aTransposed ? 1 : lda, aTransposed ? lda : 1, b.data(),
+              ldb, s.storedNK, c.data(), ldc, m, s.n, s.k, accumulate));
+          for (size_t e = 0; e < c.size(); ++e)
+            ASSERT_NEAR(c[e], expected[e], 1e-4) << "c storage " << e;
+        }
 }
 
 } // namespace
