@@ -347,13 +347,12 @@ def main(argv=None) -> int:
           "streamed once, in address order, runtime/lib/Gemv.cpp): for the blocks' [in, out] "
           "weights their rows scaled by the activation and summed in the L1 (1.15-1.5x sgemv), "
           "for the tied LM head dot products over its rows (1.9x sgemv); "
-          "at batch 8 the blocks' [in, out] weights pass under tiles of c held in the AVX-512 "
-          "registers, the next block of rows prefetched in address order while the current one is "
-          "multiplied (runtime/lib/TiledRows.cpp: 2.9-3.2x one sgemm at these shapes and 8 rows, "
-          "against 2.0-2.2x for the blocked sgemm it replaced; docs/bench-small-m-gemm.md), and the "
-          "tied LM head, read transposed, goes through sgemm in blocks of a quarter of the L2, each "
-          "read in address order first (runtime/lib/Gemm.cpp `smallM`): the packing of one sgemm "
-          "over the whole weight read it from DRAM at a third to a half of the streaming rate.")
+          "at batch 8 every weight passes unpacked under tiles of c held in the AVX-512 registers, "
+          "the next block of its rows prefetched in address order while the current one is "
+          "multiplied, the tied LM head (read transposed) transposed in registers 16 x 16 on the "
+          "way (runtime/lib/TiledRows.cpp, docs/bench-small-m-gemm.md: 2.5-3.5x one sgemm at these "
+          "shapes and 8 rows; one sgemm over a whole weight packs it straight from DRAM at a third "
+          "to a half of the streaming rate).")
         p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "
           "every buffer of 2 MiB or more (the weights and caches a step streams); the bound's "
           "bandwidth and the 4 KiB one are in the bandwidth table.")
