@@ -60,7 +60,8 @@ m > 14 keeps one sgemm (old and new run the same code at m = 16): there the
 blocked path won by 1.1-1.5x on a quiet machine and, in a run on a busy one,
 lost on the up projection (0.94x; each of its blocks of b adds into all 16 x
 3072 of c).
-With m = 6-14 blocks of b are not packed at all:
+With m = 6-14 (b stored [k, n]) or 2-14 (b stored [n, k]) blocks of b
+are not packed at all:
 \`runtime/lib/TiledRows.cpp\` keeps a tile of c in the AVX-512 registers while
 the block's rows pass under it and prefetches the next block in address
 order meanwhile, so that the read and the arithmetic overlap where the
@@ -70,8 +71,11 @@ the libtprt builds before and after the tiles under this benchmark (3
 rounds, twice each; not a committed run), "new vs old" at m = 8 went from
 2.1x to 2.9-3.3x (qkv), 2.0x to 2.6-3.0x (out), 2.1-2.3x to 2.9-3.4x (up),
 2.1x to 3.2-3.3x (down), 2.0-2.3x to 3.3-3.4x (lm head), 1.7-1.8x to
-2.7-2.8x (qkv [n, k]), 2.5-2.9x to 3.5-3.9x (down [n, k]); at m = 4-5 the
-tiles were no faster, which is why they start at 6.
+2.7-2.8x (qkv [n, k]), 2.5-2.9x to 3.5-3.9x (down [n, k]). Against [k, n]
+at m = 4-5 the tiles were no faster, which is why they start at 6 there;
+against [n, k] they were faster from m = 2 (m = 4: 2.9-3.0x to 3.5-3.8x for
+the lm head, 2.2x to 2.9-3.1x for qkv [n, k], 3.1x to 3.9-4.3x for down
+[n, k]).
 
 old: one \`cblas_sgemm\` (m = 1: \`cblas_sgemv\`); new: \`_mlir_ciface_tprt_matmul_f32\`.
 Each number is the median over the rounds; "new vs old" is the median of the

@@ -6,7 +6,7 @@
 // is the transpose of a row-major matrix (flip the transposition, ld =
 // strides[1]). Any other view (negative, zero or two non-unit strides) is
 // copied to a contiguous temporary first. A decode step's few rows of c take
-// a matrix-vector product (one row: gemv()), register tiles over b (6-14
+// a matrix-vector product (one row: gemv()), register tiles over b (2-14
 // rows into a row-major c: TiledRows.h) or blocks of b (2-14 rows otherwise:
 // smallM()); the runtime's own kernels only with one BLAS thread.
 //

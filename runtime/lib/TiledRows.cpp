@@ -1,6 +1,6 @@
 //===- TiledRows.cpp - a few rows of c against a weight ----------------===//
 //
-// With 6-14 rows of c, each element of b takes as many multiply-adds as
+// With a few rows of c, each element of b takes as many multiply-adds as
 // there are rows, and a step must stream b from DRAM and keep the FMA units
 // busy at the same time. OpenBLAS's sgemm (Gemm.cpp's smallM) does one after
 // the other: it packs a block of b, then multiplies it. Here b is not packed:
@@ -17,9 +17,10 @@
 // 16 x 16, which run beside the 16 MR multiply-adds they feed), then taken
 // as the [k, n] case takes its rows; dot products over b's rows instead ran
 // at two thirds of that rate, their sums reduced across the vector at the
-// end. With fewer rows than 6 the read is most of the work and smallM, which
-// streams each block in before packing it, was as fast or faster. Measured
-// in docs/bench-small-m-gemm.md.
+// end. Against [k, n] with fewer rows than 6 the read is most of the work
+// and smallM, which streams each block in before packing it, was as fast or
+// faster; against [n, k] the tiles were faster from 2 rows. Measured in
+// docs/bench-small-m-gemm.md.
 //
 // The tiles need 32 vector registers of 16 floats: AVX-512. Other CPUs keep
 // smallM.
@@ -53,7 +54,8 @@ int64_t tprt::detail::l2CacheBytes() {
 namespace {
 
 using tprt::detail::kMaxTiledRows;
-using tprt::detail::kMinTiledRows;
+using tprt::detail::kMinTiledRowsKN;
+using tprt::detail::kMinTiledRowsNK;
 
 constexpr int64_t kLanes = 16;
 using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
@@ -259,7 +261,7 @@ void multiplyRows(int64_t m, bool storedNK, const float *at, const float *b,
   }
   if (storedNK)
     multiplyTransposed<MR>(at, b, ldb, c, ldc, n, k, accumulate, blockRows);
-  else
+  else if constexpr (MR >= kMinTiledRowsKN)
     multiply<MR, 31 / (MR + 1)>(at, b, ldb, c, ldc, n, k, accumulate,
                                 blockRows);
 }
@@ -272,7 +274,8 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
                              int64_t n, int64_t k, bool accumulate) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   int64_t l2 = l2CacheBytes(), floatBytes = int64_t(sizeof(float));
-  if (!avx512 || m < kMinTiledRows || m > kMaxTiledRows || n < 1 || k < 1)
+  if (!avx512 || m < (storedNK ? kMinTiledRowsNK : kMinTiledRowsKN) ||
+      m > kMaxTiledRows || n < 1 || k < 1)
     return false;
   // [n, k]: whole transposes of 16 x 16. [k, n]: c stays in the L2 next to
   // two blocks of b (a quarter of it each).
@@ -287,8 +290,8 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
   int64_t blockRows = l2 / 4 / ((storedNK ? k : n) * floatBytes);
   blockRows = storedNK ? std::max(kLanes, blockRows / kLanes * kLanes)
                        : std::max<int64_t>(1, blockRows);
-  multiplyRows<kMinTiledRows>(m, storedNK, packed.data(), b, ldb, c, ldc, n, k,
-                              accumulate, blockRows);
+  multiplyRows<kMinTiledRowsNK>(m, storedNK, packed.data(), b, ldb, c, ldc, n,
+                                k, accumulate, blockRows);
   return true;
 }
 

@@ -1,6 +1,6 @@
 //===- TiledRows.h - a few rows of c against a weight ----------*- C++ -*-===//
 //
-// A decode step at batch 6-14 multiplies a few activation rows by each
+// A decode step at batch 2-14 multiplies a few activation rows by each
 // weight: every weight element meets each row once, so the step does as many
 // multiply-adds as it reads bytes, and must do both at once.
 //
@@ -14,8 +14,10 @@
 namespace tprt {
 namespace detail {
 
-/// The rows of c tiledRows takes.
-constexpr int64_t kMinTiledRows = 6, kMaxTiledRows = 14;
+/// The rows of c tiledRows takes: against b stored [n, k] from 2, against
+/// b stored [k, n] from 6 (with fewer its tiles were no faster than
+/// OpenBLAS over blocks of b).
+constexpr int64_t kMinTiledRowsNK = 2, kMinTiledRowsKN = 6, kMaxTiledRows = 14;
 
 /// c = a op(b) (+ c when `accumulate`; c is not read otherwise) for m rows
 /// of c, where element (i, l) of a (m x k) is a[i * aRowStride + l *
@@ -24,7 +26,8 @@ constexpr int64_t kMinTiledRows = 6, kMaxTiledRows = 14;
 /// contiguous within a row). b is read from DRAM once, in blocks of whole
 /// rows, each prefetched in address order while the one before it is
 /// multiplied (see TiledRows.cpp). False (nothing done) where m is outside
-/// [kMinTiledRows, kMaxTiledRows] or the CPU lacks AVX-512; for b stored
+/// [kMinTiledRowsNK or kMinTiledRowsKN, kMaxTiledRows] or the CPU lacks
+/// AVX-512; for b stored
 /// [k, n] where c is more than a quarter of the L2, for b stored [n, k]
 /// where n or k is not a multiple of 16.
 bool tiledRows(const float *a, int64_t aRowStride, int64_t aColStride,
