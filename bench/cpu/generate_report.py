@@ -350,7 +350,7 @@ def main(argv=None) -> int:
           "at batch 8 every weight passes unpacked under tiles of c held in the AVX-512 registers, "
           "the next block of its rows prefetched in address order while the current one is "
           "multiplied, the tied LM head (read transposed) transposed in registers 16 x 16 on the "
-          "way (runtime/lib/TiledRows.cpp, docs/bench-small-m-gemm.md: 2.5-3.5x one sgemm at these "
+          "way (runtime/lib/TiledRows.cpp, docs/bench-small-m-gemm.md: 2.6-3.3x one sgemm at these "
           "shapes and 8 rows; one sgemm over a whole weight packs it straight from DRAM at a third "
           "to a half of the streaming rate).")
         p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "

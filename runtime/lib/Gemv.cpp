@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemv.h"
+#include "Lanes.h"
 
 #include <cstring>
 #include <vector>
@@ -36,14 +37,16 @@
 
 namespace {
 
-constexpr int64_t kLanes = 16;
-using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+using tprt::detail::kLanes;
+using tprt::detail::Vec;
 
-Vec load(const float *p) {
+Vec loadVec(const float *p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+
+void storeVec(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
 /// The sum of v's lanes, halving the vector each step: short rows (an
 /// attention head's 64 floats) spend most of their time here, and lane after
@@ -64,20 +67,18 @@ float dot(const float *row, const float *x, int64_t k) {
   Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
   int64_t j = 0;
   for (; j + 4 * kLanes <= k; j += 4 * kLanes) {
-    a0 += load(row + j) * load(x + j);
-    a1 += load(row + j + kLanes) * load(x + j + kLanes);
-    a2 += load(row + j + 2 * kLanes) * load(x + j + 2 * kLanes);
-    a3 += load(row + j + 3 * kLanes) * load(x + j + 3 * kLanes);
+    a0 += loadVec(row + j) * loadVec(x + j);
+    a1 += loadVec(row + j + kLanes) * loadVec(x + j + kLanes);
+    a2 += loadVec(row + j + 2 * kLanes) * loadVec(x + j + 2 * kLanes);
+    a3 += loadVec(row + j + 3 * kLanes) * loadVec(x + j + 3 * kLanes);
   }
   for (; j + kLanes <= k; j += kLanes)
-    a0 += load(row + j) * load(x + j);
+    a0 += loadVec(row + j) * loadVec(x + j);
   float sum = sumLanes((a0 + a1) + (a2 + a3));
   for (; j < k; ++j)
     sum += row[j] * x[j];
   return sum;
 }
-
-void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
 /// Floats in the L1.
 int64_t l1Floats() {
@@ -100,12 +101,12 @@ void scaleRow(float *sum, const float *row, float s, int64_t n, bool add) {
   for (; j + 4 * kLanes <= n; j += 4 * kLanes)
     for (int64_t q = 0; q < 4; ++q) {
       float *at = sum + j + q * kLanes;
-      Vec v = sv * load(row + j + q * kLanes);
-      store(at, add ? load(at) + v : v);
+      Vec v = sv * loadVec(row + j + q * kLanes);
+      storeVec(at, add ? loadVec(at) + v : v);
     }
   for (; j + kLanes <= n; j += kLanes) {
-    Vec v = sv * load(row + j);
-    store(sum + j, add ? load(sum + j) + v : v);
+    Vec v = sv * loadVec(row + j);
+    storeVec(sum + j, add ? loadVec(sum + j) + v : v);
   }
   for (; j < n; ++j)
     sum[j] = add ? sum[j] + s * row[j] : s * row[j];

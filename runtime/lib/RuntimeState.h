@@ -23,9 +23,10 @@ using common::Communicator;
 /// The shared part (Common.h) and the communicator the runtime owns.
 struct RuntimeState : common::RankState {
   std::unique_ptr<Communicator> comm;
-  /// OpenBLAS's threads (TPRT_BLAS_THREADS, set by tprt_init). The runtime's
-  /// own GEMM kernels (Gemv.h, TiledRows.h) run on one thread: with more,
-  /// every product goes to OpenBLAS.
+  /// OpenBLAS's threads as tprt_init set them (TPRT_BLAS_THREADS; 1 before
+  /// it, whatever OpenBLAS's own default). The runtime's own GEMM kernels
+  /// (Gemv.h, TiledRows.h) run on one thread: with more, every product goes
+  /// to OpenBLAS.
   int blasThreads = 1;
 };
 

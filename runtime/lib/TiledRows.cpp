@@ -12,8 +12,9 @@
 //
 // b stored [k, n] (GPT-2's Conv1D): the tile is MR rows x NR vectors of 16
 // columns of c, and one vector load of b serves MR multiply-adds. b stored
-// [n, k] (torch's Linear, a tied LM head read transposed): 16 rows of b are
-// loaded 16 columns at a time and transposed in registers (64 shuffles per
+// [n, k] (torch's Linear, a tied LM head read transposed; n and k multiples
+// of 16, a vocabulary padded as Megatron pads it): 16 rows of b are loaded
+// 16 columns at a time and transposed in registers (64 shuffles per
 // 16 x 16, which run beside the 16 MR multiply-adds they feed), then taken
 // as the [k, n] case takes its rows; dot products over b's rows instead ran
 // at two thirds of that rate, their sums reduced across the vector at the
@@ -28,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TiledRows.h"
+#include "Lanes.h"
 
 #include <algorithm>
 #include <cstring>
@@ -57,29 +59,39 @@ using tprt::detail::kMaxTiledRows;
 using tprt::detail::kMinTiledRowsKN;
 using tprt::detail::kMinTiledRowsNK;
 
-constexpr int64_t kLanes = 16;
-using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+using tprt::detail::kLanes;
+using tprt::detail::Vec;
 
-TPRT_AVX512 inline Vec load(const float *p) {
+TPRT_AVX512 inline Vec loadVec(const float *p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 
-TPRT_AVX512 inline void store(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+TPRT_AVX512 inline void storeVec(float *p, Vec v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 /// The cache lines of some rows of b, prefetched into the L2 a few at a
 /// time, in address order (the gaps between rows `ldb` apart skipped).
 struct NextBlock {
   const char *row;
-  int64_t rowBytes, strideBytes, rowsLeft, offset = 0;
+  int64_t rowBytes, strideBytes, rowsLeft;
+  /// The next line of the current row (the one holding its first byte at
+  /// first), and the row's end; `line` null between rows.
+  const char *line = nullptr, *rowEnd = nullptr;
 
   TPRT_AVX512 inline void fetch(int64_t lines) {
+    constexpr uintptr_t kLine = 64;
     for (; lines > 0 && rowsLeft > 0; --lines) {
-      __builtin_prefetch(row + offset, /*rw=*/0, /*locality=*/2);
-      offset += 64;
-      if (offset >= rowBytes) {
-        offset = 0;
+      if (!line) {
+        line = row - reinterpret_cast<uintptr_t>(row) % kLine;
+        rowEnd = row + rowBytes;
+      }
+      __builtin_prefetch(line, /*rw=*/0, /*locality=*/2);
+      line += kLine;
+      if (line >= rowEnd) {
+        line = nullptr;
         if (--rowsLeft > 0)
           row += strideBytes;
       }
@@ -107,6 +119,9 @@ TPRT_AVX512 inline void forEachBlock(const float *b, int64_t ldb,
     int64_t rows = std::min(blockRows, storedRows - r);
     NextBlock next = span(r + rows, std::min(blockRows, storedRows - r - rows));
     body(r, rows, next);
+    // Whatever the body's steps did not ask for (the columns past the last
+    // whole vector, lines split between rows).
+    next.fetch(INT64_MAX);
   }
 }
 
@@ -123,12 +138,12 @@ TPRT_AVX512 inline void panel(const float *at, const float *b, int64_t ldb,
   for (int i = 0; i < MR; ++i)
 #pragma unroll
     for (int q = 0; q < NR; ++q)
-      acc[i][q] = load ? ::load(c + i * ldc + q * kLanes) : Vec{};
+      acc[i][q] = load ? loadVec(c + i * ldc + q * kLanes) : Vec{};
   for (int64_t l = 0; l < rows; ++l) {
     Vec bv[NR];
 #pragma unroll
     for (int q = 0; q < NR; ++q)
-      bv[q] = ::load(b + l * ldb + q * kLanes);
+      bv[q] = loadVec(b + l * ldb + q * kLanes);
 #pragma unroll
     for (int i = 0; i < MR; ++i)
 #pragma unroll
@@ -140,7 +155,7 @@ TPRT_AVX512 inline void panel(const float *at, const float *b, int64_t ldb,
   for (int i = 0; i < MR; ++i)
 #pragma unroll
     for (int q = 0; q < NR; ++q)
-      store(c + i * ldc + q * kLanes, acc[i][q]);
+      storeVec(c + i * ldc + q * kLanes, acc[i][q]);
 }
 
 /// The last n % 16 columns of c, as panel() does for vectors.
@@ -213,12 +228,12 @@ transposedPanel(const float *at, const float *b, int64_t ldb, int64_t k,
   Vec acc[MR];
 #pragma unroll
   for (int i = 0; i < MR; ++i)
-    acc[i] = load ? ::load(c + i * ldc) : Vec{};
+    acc[i] = load ? loadVec(c + i * ldc) : Vec{};
   for (int64_t l0 = 0; l0 < k; l0 += kLanes) {
     __m512 columns[kLanes];
 #pragma unroll
     for (int p = 0; p < kLanes; ++p)
-      columns[p] = ::load(b + p * ldb + l0);
+      columns[p] = loadVec(b + p * ldb + l0);
     transpose(columns);
 #pragma unroll
     for (int q = 0; q < kLanes; ++q)
@@ -229,7 +244,7 @@ transposedPanel(const float *at, const float *b, int64_t ldb, int64_t k,
   }
 #pragma unroll
   for (int i = 0; i < MR; ++i)
-    store(c + i * ldc, acc[i]);
+    storeVec(c + i * ldc, acc[i]);
 }
 
 /// c (MR x n) (+)= a b^T for b stored [n, k] (n and k multiples of 16), over
@@ -264,6 +279,8 @@ void multiplyRows(int64_t m, bool storedNK, const float *at, const float *b,
   else if constexpr (MR >= kMinTiledRowsKN)
     multiply<MR, 31 / (MR + 1)>(at, b, ldb, c, ldc, n, k, accumulate,
                                 blockRows);
+  else
+    __builtin_unreachable(); // tiledRows refuses these m for [k, n]
 }
 
 } // namespace

@@ -26,8 +26,8 @@ constexpr int64_t kMinTiledRowsNK = 2, kMinTiledRowsKN = 6, kMaxTiledRows = 14;
 /// contiguous within a row). b is read from DRAM once, in blocks of whole
 /// rows, each prefetched in address order while the one before it is
 /// multiplied (see TiledRows.cpp). False (nothing done) where m is outside
-/// [kMinTiledRowsNK or kMinTiledRowsKN, kMaxTiledRows] or the CPU lacks
-/// AVX-512; for b stored
+/// [kMinTiledRowsNK or kMinTiledRowsKN, kMaxTiledRows], n or k is 0 or the
+/// CPU lacks AVX-512; for b stored
 /// [k, n] where c is more than a quarter of the L2, for b stored [n, k]
 /// where n or k is not a multiple of 16.
 bool tiledRows(const float *a, int64_t aRowStride, int64_t aColStride,

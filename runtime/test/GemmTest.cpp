@@ -169,7 +169,7 @@ TEST(Gemm, OneRowAgainstRowsOfB) {
 TEST(Gemm, FewRowsGoThroughBlocksOfB) {
   // A few rows of c (a decode step's batch) take b in blocks of a quarter of
   // the L2 (Gemm.cpp): of k rows of n floats when b is [k, n], of n rows of
-  // k floats when it is [n, k]. These n and k give either three blocks, the
+  // k floats when it is [n, k]. These n and k give three blocks, the
   // last one partial; 15 rows and more take one sgemm. Into a row-major c,
   // a few rows go through TiledRows.cpp's register tiles where the CPU has
   // AVX-512: 6-14 with b stored [k, n] (these n and k), 2-14 with b stored

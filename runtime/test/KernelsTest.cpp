@@ -1,8 +1,9 @@
 //===- KernelsTest.cpp - the few-row GEMM kernels at their limits ---------===//
 //
 // GemmTest.cpp checks the values every path of matmul_f32 computes; here each
-// kernel's own refusal is checked where it lies, since a wrong limit would
-// give right values through another path and only a slower decode step.
+// kernel's own refusal is checked where it lies (a wrong limit would give
+// right values through another path and only a slower decode step), and the
+// register tiles' values at the edges of their tiles and blocks.
 //
 //===----------------------------------------------------------------------===//
 
