@@ -96,10 +96,6 @@ bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
 /// and on a busy machine sometimes slower (docs/bench-small-m-gemm.md).
 constexpr int64_t kMaxSmallM = 14;
 
-/// Bytes of b per block in smallM(): a quarter of the L2, so that the block
-/// and OpenBLAS's packed copy of it both stay there.
-int64_t smallMBlockBytes() { return l2CacheBytes() / 4; }
-
 /// Loads `rows` rows of `cols` floats (`ld` apart), one float per cache line,
 /// in address order. OpenBLAS packs b a 64-byte column strip at a time down
 /// many rows, each row its own stream from DRAM, which ran at about half the
@@ -148,7 +144,7 @@ bool smallM(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
   // b as stored is row-major: [k, n] (op(b) = b) or [n, k] (op(b) = b^T).
   int64_t storedRows = opB.trans ? n : k, storedCols = opB.trans ? k : n;
   int64_t blockRows = std::max<int64_t>(
-      1, smallMBlockBytes() / (storedCols * int64_t(sizeof(float))));
+      1, blockBytes() / (storedCols * int64_t(sizeof(float))));
   for (int64_t r = 0; r < storedRows; r += blockRows) {
     int64_t rows = std::min(blockRows, storedRows - r);
     const float *block = opB.data + r * opB.ld;

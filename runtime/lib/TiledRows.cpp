@@ -41,10 +41,10 @@
 
 #include <unistd.h>
 
-int64_t tprt::detail::l2CacheBytes() {
+int64_t tprt::detail::blockBytes() {
   static const int64_t bytes = [] {
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return static_cast<int64_t>(l2 > 0 ? l2 : 1 << 20);
+    return static_cast<int64_t>(l2 > 0 ? l2 : 1 << 20) / 4;
   }();
   return bytes;
 }
@@ -290,21 +290,21 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
                              bool storedNK, float *c, int64_t ldc, int64_t m,
                              int64_t n, int64_t k, bool accumulate) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  int64_t l2 = l2CacheBytes(), floatBytes = int64_t(sizeof(float));
+  int64_t floatBytes = int64_t(sizeof(float));
   if (!avx512 || m < (storedNK ? kMinTiledRowsNK : kMinTiledRowsKN) ||
       m > kMaxTiledRows || n < 1 || k < 1)
     return false;
-  // [n, k]: whole transposes of 16 x 16. [k, n]: c stays in the L2 next to
-  // two blocks of b (a quarter of it each).
+  // [n, k]: whole transposes of 16 x 16. [k, n]: c, no larger than a block,
+  // stays in the L2 next to two blocks of b.
   if (storedNK ? n % kLanes != 0 || k % kLanes != 0
-               : m * n * floatBytes > l2 / 4)
+               : m * n * floatBytes > blockBytes())
     return false;
   thread_local std::vector<float> packed;
   packed.resize(size_t(k * m));
   for (int64_t l = 0; l < k; ++l)
     for (int64_t i = 0; i < m; ++i)
       packed[l * m + i] = a[i * aRowStride + l * aColStride];
-  int64_t blockRows = l2 / 4 / ((storedNK ? k : n) * floatBytes);
+  int64_t blockRows = blockBytes() / ((storedNK ? k : n) * floatBytes);
   blockRows = storedNK ? std::max(kLanes, blockRows / kLanes * kLanes)
                        : std::max<int64_t>(1, blockRows);
   multiplyRows<kMinTiledRowsNK>(m, storedNK, packed.data(), b, ldb, c, ldc, n,

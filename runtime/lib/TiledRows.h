@@ -27,15 +27,17 @@ constexpr int64_t kMinTiledRowsNK = 2, kMinTiledRowsKN = 6, kMaxTiledRows = 14;
 /// rows, each prefetched in address order while the one before it is
 /// multiplied (see TiledRows.cpp). False (nothing done) where m is outside
 /// [kMinTiledRowsNK or kMinTiledRowsKN, kMaxTiledRows], n or k is 0 or the
-/// CPU lacks AVX-512; for b stored
-/// [k, n] where c is more than a quarter of the L2, for b stored [n, k]
-/// where n or k is not a multiple of 16.
+/// CPU lacks AVX-512; for b stored [k, n] where c is more than blockBytes(),
+/// for b stored [n, k] where n or k is not a multiple of 16.
 bool tiledRows(const float *a, int64_t aRowStride, int64_t aColStride,
                const float *b, int64_t ldb, bool storedNK, float *c,
                int64_t ldc, int64_t m, int64_t n, int64_t k, bool accumulate);
 
-/// The L2's size in bytes (1 MiB where the system does not say).
-int64_t l2CacheBytes();
+/// Bytes of b per block, for the tiles and for Gemm.cpp's blocked sgemm: a
+/// quarter of the L2 (of 1 MiB where the system does not say), so that two
+/// blocks and what is made of them (a tile's c, OpenBLAS's packed copy) stay
+/// there.
+int64_t blockBytes();
 
 } // namespace detail
 } // namespace tprt

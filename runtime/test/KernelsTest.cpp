@@ -116,7 +116,7 @@ TEST(Kernels, TiledRowsRefuseWhatTheirTilesDoNotCover) {
   std::mt19937 rng(4);
   // [k, n]: c no larger than a quarter of the L2.
   const int64_t m = kMaxTiledRows, k = 5;
-  int64_t wide = l2CacheBytes() / 4 / m / int64_t(sizeof(float));
+  int64_t wide = blockBytes() / m / int64_t(sizeof(float));
   std::vector<float> a = randomFloats(m * 32, rng);
   std::vector<float> b = randomFloats(32 * (wide + 1), rng), c;
   for (int64_t n : {wide, wide + 1}) {
@@ -154,7 +154,7 @@ TEST(Kernels, TiledRowsAgainstTheDefinition) {
   // [k, n]: vector panels of every width, single vectors, n % 16 columns.
   // [n, k]: k of one and of several transposes; n of several blocks of
   // rows (a quarter of the L2 each), the last one partial.
-  int64_t nkBlock = l2CacheBytes() / 4 / (16 * int64_t(sizeof(float)));
+  int64_t nkBlock = blockBytes() / (16 * int64_t(sizeof(float)));
   struct Shape {
     bool storedNK;
     int64_t n, k;
