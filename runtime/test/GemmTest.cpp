@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -162,8 +163,11 @@ TEST(Gemm, OneRowAgainstRowsOfB) {
   const int64_t shapes[][2] = {{1, 1},       {17, 15},         {67, 211},
                                {85, 9},      {5, 64},          {3, longRow},
                                {longSum, 4}, {l1Floats / 2, 2}};
+  // A float sum's rounding grows with its terms: sgemv's over the 3077
+  // of a 48 KiB L1's long row was 1.1e-4 off (values near 32).
   for (auto [n, k] : shapes)
-    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(1, n, k, rng, 1e-4));
+    ASSERT_NO_FATAL_FAILURE(
+        checkEveryLayout(1, n, k, rng, 1e-4f * std::max(1.0f, k / 256.0f)));
 }
 
 TEST(Gemm, FewRowsGoThroughBlocksOfB) {
