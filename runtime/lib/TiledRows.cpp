@@ -6,17 +6,21 @@
 // the other: it packs a block of b, then multiplies it. Here b is not packed:
 // a tile of c stays in registers while one block of b's rows passes under it
 // (a's values broadcast from a packed transpose of a), and the same loop
-// prefetches the next block into the L2 in address order, as many cache
-// lines per step as the step reads from the current one, so that the read
-// of block r + 1 overlaps the arithmetic on block r.
+// prefetches the next block in address order, as many cache lines per step
+// as the step reads from the current one, so that the read of block r + 1
+// overlaps the arithmetic on block r. The panels read their block across
+// its rows, which the hardware's prefetchers do not follow: every line of b
+// is asked for by a prefetch instruction (asking for every second one and
+// leaving the rest to the hardware ran at half the rate), so they must be
+// cheap (see NextBlock).
 //
 // b stored [k, n] (GPT-2's Conv1D): the tile is MR rows x NR vectors of 16
 // columns of c, and one vector load of b serves MR multiply-adds. b stored
-// [n, k] (torch's Linear, a tied LM head read transposed; n and k multiples
-// of 16, a vocabulary padded as Megatron pads it): 16 rows of b are loaded
-// 16 columns at a time and transposed in registers (64 shuffles per
-// 16 x 16, which run beside the 16 MR multiply-adds they feed), then taken
-// as the [k, n] case takes its rows; dot products over b's rows instead ran
+// [n, k] (torch's Linear, a tied LM head read transposed): 16 rows of b are
+// loaded 16 columns at a time and transposed in registers (64 shuffles per
+// 16 x 16, which run beside the 16 MR multiply-adds they feed; n % 16 rows
+// and k % 16 columns padded with zeros in registers), then taken as the
+// [k, n] case takes its rows; dot products over b's rows instead ran
 // at two thirds of that rate, their sums reduced across the vector at the
 // end. Against [k, n] with fewer rows than 6 the read is most of the work
 // and smallM, which streams each block in before packing it, was as fast or
@@ -72,31 +76,40 @@ TPRT_AVX512 inline void storeVec(float *p, Vec v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-/// The cache lines of some rows of b, prefetched into the L2 a few at a
-/// time, in address order (the gaps between rows `ldb` apart skipped).
+/// The cache lines of some rows of b, prefetched a few at a time in address
+/// order. The rows are taken as one span, which is why tiledRows wants them
+/// less than a line apart: a span with gaps would fetch the gaps too, and a
+/// walk that skips them (tried) cost as many instructions per line as the
+/// multiply-adds it ran beside, halving the tiles' rate from the L2.
 struct NextBlock {
-  const char *row;
-  int64_t rowBytes, strideBytes, rowsLeft;
-  /// The next line of the current row (the one holding its first byte at
-  /// first), and the row's end; `line` null between rows.
-  const char *line = nullptr, *rowEnd = nullptr;
+  const char *line, *end;
+
+  /// Rows [first, first + rows) of b (`ldb` apart, `cols` floats each).
+  static NextBlock of(const float *b, int64_t ldb, int64_t cols, int64_t first,
+                      int64_t rows) {
+    const char *start = reinterpret_cast<const char *>(b + first * ldb);
+    const char *line = start - reinterpret_cast<uintptr_t>(start) % kLine;
+    if (rows < 1)
+      return {line, line};
+    return {line, start + ((rows - 1) * ldb + cols) * int64_t(sizeof(float))};
+  }
 
   TPRT_AVX512 inline void fetch(int64_t lines) {
-    constexpr uintptr_t kLine = 64;
-    for (; lines > 0 && rowsLeft > 0; --lines) {
-      if (!line) {
-        line = row - reinterpret_cast<uintptr_t>(row) % kLine;
-        rowEnd = row + rowBytes;
+    for (int64_t i = 0; i < lines; ++i)
+      if (line < end) {
+        // To the L1 (locality 3): prefetches to the L2 only (1 or 2) ran up
+        // to a fifth slower here.
+        __builtin_prefetch(line, /*rw=*/0, /*locality=*/3);
+        line += kLine;
       }
-      __builtin_prefetch(line, /*rw=*/0, /*locality=*/2);
-      line += kLine;
-      if (line >= rowEnd) {
-        line = nullptr;
-        if (--rowsLeft > 0)
-          row += strideBytes;
-      }
-    }
   }
+
+  TPRT_AVX512 inline void fetchAll() {
+    while (line < end)
+      fetch(8);
+  }
+
+  static constexpr int64_t kLine = 64;
 };
 
 /// body(r, rows, next) for each block of `blockRows` rows of b as stored
@@ -107,21 +120,15 @@ template <typename Body>
 TPRT_AVX512 inline void forEachBlock(const float *b, int64_t ldb,
                                      int64_t storedRows, int64_t cols,
                                      int64_t blockRows, Body body) {
-  auto span = [&](int64_t first, int64_t rows) {
-    int64_t floatBytes = sizeof(float);
-    return NextBlock{reinterpret_cast<const char *>(b) +
-                         (rows > 0 ? first * ldb * floatBytes : 0),
-                     cols * floatBytes, ldb * floatBytes, rows};
-  };
-  NextBlock first = span(0, std::min(blockRows, storedRows));
-  first.fetch(INT64_MAX);
+  NextBlock::of(b, ldb, cols, 0, std::min(blockRows, storedRows)).fetchAll();
   for (int64_t r = 0; r < storedRows; r += blockRows) {
     int64_t rows = std::min(blockRows, storedRows - r);
-    NextBlock next = span(r + rows, std::min(blockRows, storedRows - r - rows));
+    NextBlock next = NextBlock::of(b, ldb, cols, r + rows,
+                                   std::min(blockRows, storedRows - r - rows));
     body(r, rows, next);
     // Whatever the body's steps did not ask for (the columns past the last
-    // whole vector, lines split between rows).
-    next.fetch(INT64_MAX);
+    // whole vector, the lines of a row's ends).
+    next.fetchAll();
   }
 }
 
@@ -218,22 +225,29 @@ TPRT_AVX512 inline void transpose(__m512 r[16]) {
   }
 }
 
-/// c[i, 0:16] = (c[i, 0:16] if `load`) + sum over l < k of at[l * MR + i] *
-/// b[0:16, l], for i < MR: 16 rows of b (`ldb` apart) taken 16 columns at a
-/// time and transposed in registers (k a multiple of 16).
-template <int MR>
-TPRT_AVX512 inline void
-transposedPanel(const float *at, const float *b, int64_t ldb, int64_t k,
-                float *c, int64_t ldc, bool load, NextBlock &next) {
+/// c[i, 0:rows] = (c[i, 0:rows] if `load`) + sum over l < k of
+/// at[l * MR + i] * b[0:rows, l], for i < MR: `rows` (16 where `Whole`,
+/// fewer in a last panel) rows of b, `ldb` apart, taken 16 columns at a
+/// time and transposed in registers. The rows past `rows` and the columns
+/// past k read as zeros: the last 16 columns (k % 16 of them) by masked
+/// loads, which do not touch what they mask.
+template <int MR, bool Whole>
+TPRT_AVX512 inline void transposedPanel(const float *at, const float *b,
+                                        int64_t ldb, int64_t k, int64_t rows,
+                                        float *c, int64_t ldc, bool load,
+                                        NextBlock &next) {
+  __mmask16 rowMask = Whole ? 0xffff : __mmask16((1u << rows) - 1);
   Vec acc[MR];
 #pragma unroll
   for (int i = 0; i < MR; ++i)
-    acc[i] = load ? loadVec(c + i * ldc) : Vec{};
-  for (int64_t l0 = 0; l0 < k; l0 += kLanes) {
-    __m512 columns[kLanes];
+    acc[i] = load ? _mm512_maskz_loadu_ps(rowMask, c + i * ldc) : Vec{};
+  __m512 columns[kLanes];
+  int64_t whole = k / kLanes * kLanes;
+  for (int64_t l0 = 0; l0 < whole; l0 += kLanes) {
 #pragma unroll
     for (int p = 0; p < kLanes; ++p)
-      columns[p] = loadVec(b + p * ldb + l0);
+      columns[p] =
+          Whole || p < rows ? loadVec(b + p * ldb + l0) : _mm512_setzero_ps();
     transpose(columns);
 #pragma unroll
     for (int q = 0; q < kLanes; ++q)
@@ -242,24 +256,40 @@ transposedPanel(const float *at, const float *b, int64_t ldb, int64_t k,
         acc[i] += at[(l0 + q) * MR + i] * columns[q];
     next.fetch(kLanes);
   }
+  if (whole < k) {
+    __mmask16 columnMask = __mmask16((1u << (k - whole)) - 1);
+    for (int p = 0; p < kLanes; ++p)
+      columns[p] = Whole || p < rows
+                       ? _mm512_maskz_loadu_ps(columnMask, b + p * ldb + whole)
+                       : _mm512_setzero_ps();
+    transpose(columns);
+    for (int64_t q = 0; q < k - whole; ++q)
+#pragma unroll
+      for (int i = 0; i < MR; ++i)
+        acc[i] += at[(whole + q) * MR + i] * columns[q];
+  }
 #pragma unroll
   for (int i = 0; i < MR; ++i)
-    storeVec(c + i * ldc, acc[i]);
+    _mm512_mask_storeu_ps(c + i * ldc, rowMask, acc[i]);
 }
 
-/// c (MR x n) (+)= a b^T for b stored [n, k] (n and k multiples of 16), over
-/// blocks of `blockRows` rows of b (a multiple of 16).
+/// c (MR x n) (+)= a b^T for b stored [n, k], over blocks of `blockRows`
+/// rows of b (a multiple of 16).
 template <int MR>
 TPRT_AVX512 void multiplyTransposed(const float *at, const float *b,
                                     int64_t ldb, float *c, int64_t ldc,
                                     int64_t n, int64_t k, bool accumulate,
                                     int64_t blockRows) {
-  forEachBlock(b, ldb, n, k, blockRows,
-               [&](int64_t r, int64_t rows, NextBlock &next) {
-                 for (int64_t j = r; j < r + rows; j += kLanes)
-                   transposedPanel<MR>(at, b + j * ldb, ldb, k, c + j, ldc,
-                                       accumulate, next);
-               });
+  forEachBlock(
+      b, ldb, n, k, blockRows, [&](int64_t r, int64_t rows, NextBlock &next) {
+        int64_t j = r;
+        for (; j + kLanes <= r + rows; j += kLanes)
+          transposedPanel<MR, true>(at, b + j * ldb, ldb, k, kLanes, c + j, ldc,
+                                    accumulate, next);
+        if (j < r + rows)
+          transposedPanel<MR, false>(at, b + j * ldb, ldb, k, r + rows - j,
+                                     c + j, ldc, accumulate, next);
+      });
 }
 
 /// The kernel for the m given; for b stored [k, n], NR as wide as the
@@ -294,17 +324,20 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
   if (!avx512 || m < (storedNK ? kMinTiledRowsNK : kMinTiledRowsKN) ||
       m > kMaxTiledRows || n < 1 || k < 1)
     return false;
-  // [n, k]: whole transposes of 16 x 16. [k, n]: c, no larger than a block,
-  // stays in the L2 next to two blocks of b.
-  if (storedNK ? n % kLanes != 0 || k % kLanes != 0
-               : m * n * floatBytes > blockBytes())
+  // [k, n]: c, no larger than a block, stays in the L2 next to two blocks
+  // of b. Both: b's rows less than a line apart, since NextBlock fetches the
+  // span they lie in.
+  int64_t storedCols = storedNK ? k : n;
+  if (!storedNK && m * n * floatBytes > blockBytes())
+    return false;
+  if ((ldb - storedCols) * floatBytes >= NextBlock::kLine)
     return false;
   thread_local std::vector<float> packed;
   packed.resize(size_t(k * m));
   for (int64_t l = 0; l < k; ++l)
     for (int64_t i = 0; i < m; ++i)
       packed[l * m + i] = a[i * aRowStride + l * aColStride];
-  int64_t blockRows = blockBytes() / ((storedNK ? k : n) * floatBytes);
+  int64_t blockRows = blockBytes() / (storedCols * floatBytes);
   blockRows = storedNK ? std::max(kLanes, blockRows / kLanes * kLanes)
                        : std::max<int64_t>(1, blockRows);
   multiplyRows<kMinTiledRowsNK>(m, storedNK, packed.data(), b, ldb, c, ldc, n,

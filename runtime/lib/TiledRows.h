@@ -27,8 +27,9 @@ constexpr int64_t kMinTiledRowsNK = 2, kMinTiledRowsKN = 6, kMaxTiledRows = 14;
 /// rows, each prefetched in address order while the one before it is
 /// multiplied (see TiledRows.cpp). False (nothing done) where m is outside
 /// [kMinTiledRowsNK or kMinTiledRowsKN, kMaxTiledRows], n or k is 0 or the
-/// CPU lacks AVX-512; for b stored [k, n] where c is more than blockBytes(),
-/// for b stored [n, k] where n or k is not a multiple of 16.
+/// CPU lacks AVX-512, where b's rows lie a cache line or more apart (ldb
+/// past the stored row by 16 floats or more), and for b stored [k, n] where
+/// c is more than blockBytes().
 bool tiledRows(const float *a, int64_t aRowStride, int64_t aColStride,
                const float *b, int64_t ldb, bool storedNK, float *c,
                int64_t ldc, int64_t m, int64_t n, int64_t k, bool accumulate);

@@ -176,9 +176,9 @@ TEST(Gemm, FewRowsGoThroughBlocksOfB) {
   // k floats when it is [n, k]. These n and k give three blocks, the
   // last one partial; 15 rows and more take one sgemm. Into a row-major c,
   // a few rows go through TiledRows.cpp's register tiles where the CPU has
-  // AVX-512: 6-14 with b stored [k, n] (these n and k), 2-14 with b stored
-  // [n, k] and n and k multiples of 16 (the shape below); KernelsTest.cpp
-  // takes the tiles through their edges.
+  // AVX-512: 6-14 with b stored [k, n], 2-14 with b stored [n, k] (n = 1003
+  // leaves 11 rows past the last 16 x 16 transpose; the shape below none);
+  // KernelsTest.cpp takes the tiles through their edges.
   long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   int64_t blockFloats = (l2 > 0 ? l2 : 1 << 20) / 4 / int64_t(sizeof(float));
   const int64_t n = 1003, k = 2 * (blockFloats / n) + 3;

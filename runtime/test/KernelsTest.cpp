@@ -110,7 +110,7 @@ TEST(Kernels, TiledRowsTakeTheirRowsOnAvx512) {
     }
 }
 
-TEST(Kernels, TiledRowsRefuseWhatTheirTilesDoNotCover) {
+TEST(Kernels, TiledRowsRefuseWhatTheirBlocksDoNotCover) {
   if (!hasAvx512())
     GTEST_SKIP() << "no AVX-512: tiledRows takes nothing";
   std::mt19937 rng(4);
@@ -129,19 +129,22 @@ TEST(Kernels, TiledRowsRefuseWhatTheirTilesDoNotCover) {
               n == wide)
         << "n " << n;
   }
-  // [n, k]: n and k multiples of 16.
-  for (std::pair<int64_t, int64_t> shape :
-       {std::pair<int64_t, int64_t>{32, 32}, {33, 32}, {32, 31}}) {
-    int64_t n = shape.first, kk = shape.second;
-    c.resize(m * n);
-    EXPECT_EQ(takes(c,
-                    [&] {
-                      return tiledRows(a.data(), kk, 1, b.data(), kk, true,
-                                       c.data(), n, m, n, kk, false);
-                    }),
-              n % 16 == 0 && kk % 16 == 0)
-        << "n " << n << ", k " << kk;
-  }
+  // Both: b's rows less than a cache line (16 floats) apart.
+  for (bool storedNK : {false, true})
+    for (int64_t gap : {15, 16}) {
+      const int64_t n = 32, kk = 16, stored = storedNK ? kk : n;
+      std::vector<float> strided = randomFloats(32 * (stored + gap), rng);
+      c.resize(m * n);
+      EXPECT_EQ(takes(c,
+                      [&] {
+                        return tiledRows(a.data(), kk, 1, strided.data(),
+                                         stored + gap, storedNK, c.data(), n, m,
+                                         n, kk, false);
+                      }),
+                gap < 16)
+          << "rows " << gap << " floats apart"
+          << (storedNK ? ", b stored [n, k]" : "");
+    }
 }
 
 /// tiledRows against the definition for every m it takes, with strided
@@ -152,8 +155,9 @@ TEST(Kernels, TiledRowsAgainstTheDefinition) {
     GTEST_SKIP() << "no AVX-512: tiledRows takes nothing";
   std::mt19937 rng(5);
   // [k, n]: vector panels of every width, single vectors, n % 16 columns.
-  // [n, k]: k of one and of several transposes; n of several blocks of
-  // rows (a quarter of the L2 each), the last one partial.
+  // [n, k]: k of one and of several transposes and with k % 16 columns left;
+  // n of one and several panels of 16 rows, with n % 16 rows left, and of
+  // several blocks of rows (a quarter of the L2 each), the last one partial.
   int64_t nkBlock = blockBytes() / (16 * int64_t(sizeof(float)));
   struct Shape {
     bool storedNK;
@@ -163,10 +167,11 @@ TEST(Kernels, TiledRowsAgainstTheDefinition) {
   for (int64_t n : {1, 17, 47, 64, 97, 113})
     for (int64_t k : {1, 5, 40})
       shapes.push_back({false, n, k});
-  for (int64_t n : {16, 48})
-    for (int64_t k : {16, 64})
+  for (int64_t n : {1, 16, 17, 48, 63})
+    for (int64_t k : {1, 16, 21, 64})
       shapes.push_back({true, n, k});
   shapes.push_back({true, 2 * nkBlock + 32, 16});
+  shapes.push_back({true, 2 * nkBlock + 7, 19});
   for (const Shape &s : shapes)
     for (int64_t m = s.storedNK ? kMinTiledRowsNK : kMinTiledRowsKN;
          m <= kMaxTiledRows; ++m)
