@@ -65,17 +65,19 @@ bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 /// (OpenBLAS's sgemm before 0.3.27 packs all of b for one row, reading it
 /// twice). With `ownKernels` and where the row of a and c are contiguous, b
 /// stored [n, k] takes dotRows and b stored [k, n] combineRows (Gemv.h) when
-/// its rows are short enough, everything else cblas_sgemv. False (nothing done)
-/// where a stride does not fit.
+/// its rows are short enough, prefetching the next product's b `ahead`
+/// floats further (0: none), everything else cblas_sgemv. False (nothing
+/// done) where a stride does not fit.
 bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
-          int64_t n, int64_t k, float beta, bool ownKernels) {
+          int64_t n, int64_t k, float beta, bool ownKernels, int64_t ahead) {
   // op(a)'s row: contiguous unless a is stored as a column (transposed).
   int64_t incA = opA.trans ? opA.ld : 1;
   int64_t incC = c.sizes[1] == 1 ? 1 : c.strides[1];
   if (ownKernels && (incA == 1 || k == 1) && incC == 1 &&
       (opB.trans
-           ? dotRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0)
-           : combineRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0)))
+           ? dotRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0, ahead)
+           : combineRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0,
+                         ahead)))
     return true;
   if (!fitsBlasInt(incA) || incA == 0 || !fitsBlasInt(incC) || incC == 0)
     return false;
@@ -164,9 +166,11 @@ bool smallM(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
 }
 
 /// c = op(a) * op(b) + beta c (beta 0 or 1); `call` names the entry point in
-/// messages.
+/// messages. `nextB`: where the b of the next product of a batch lies, in
+/// floats from b (0: none), for the one-row kernels to prefetch.
 void gemm(const char *call, const MatrixView &a, const MatrixView &b,
-          const MatrixView &c, bool transA, bool transB, float beta) {
+          const MatrixView &c, bool transA, bool transB, float beta,
+          int64_t nextB = 0) {
   auto [m, n, k] = gemmShape(call, a, b, c, transA, transB);
   if (m == 0 || n == 0 || k == 0)
     return; // c += 0 (k = 0 without accumulation is refused by the caller)
@@ -183,7 +187,9 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b,
   auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
 
   bool ownKernels = state().blasThreads == 1;
-  if (m == 1 && gemv(c, opA, opB, n, k, beta, ownKernels))
+  // A b copied into scratch (neither row- nor column-major) has no next.
+  int64_t ahead = opB.data == b.data ? nextB : 0;
+  if (m == 1 && gemv(c, opA, opB, n, k, beta, ownKernels, ahead))
     return;
   if (ownKernels && layoutOf(c) == Layout::RowMajor &&
       tiledRows(opA.data, opA.trans ? 1 : opA.ld, opA.trans ? opA.ld : 1,
@@ -266,8 +272,8 @@ _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a, tprt_memref3d_f32 *b,
   double flops = 0;
   for (int64_t i = 0; i < batch; ++i) {
     MatrixView va = view(a, i), vb = view(b, i), vc = view(c, i);
-    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0,
-         accumulate ? 1.0f : 0.0f);
+    gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, accumulate ? 1.0f : 0.0f,
+         i + 1 < batch ? b->strides[0] : 0);
     flops += flopsOf(va, vc, trans_a != 0);
   }
   count(flops, now() - start);
