@@ -25,6 +25,8 @@
 #   bw       bench/cpu/read_bw (C, clang-22 -O3 -march=native): one core reading 1 GiB, with
 #            huge pages and with 4 KiB pages, then two copies at once (one per core, as the
 #            2 ranks run) for the per-core bandwidth at tp 2
+# and once, before the rounds, bench/cpu/fma_peak.c: one core's multiply-add peak (the
+# arithmetic a batch-8 step needs at that rate is in the report's notes).
 # Correctness gates: every run's ids equal the expected ones token for token
 # (torch_generate.py checks its own before writing any number; the tp-run
 # runs of round 1 go through bench/cpu/generate_check.py, which also checks the
@@ -112,6 +114,11 @@ done
 
 BW="$WORK/read_bw-$( (cat "$HERE/read_bw.c"; "$CC" --version | head -1) | sha256sum | cut -c1-16)"
 [ -x "$BW" ] || "$CC" -O3 -march=native -ffast-math -o "$BW" "$HERE/read_bw.c"
+# One core's multiply-add peak, on this CPU's widest vectors and on AVX2's (OpenBLAS's
+# Haswell kernels); x86 only for the second.
+FMA="$WORK/fma_peak-$( (cat "$HERE/fma_peak.c"; "$CC" --version | head -1) | sha256sum | cut -c1-16)"
+[ -x "$FMA-native" ] || "$CC" -O2 -march=native -o "$FMA-native" "$HERE/fma_peak.c"
+[ -x "$FMA-avx2" ] || "$CC" -O2 -march=haswell -o "$FMA-avx2" "$HERE/fma_peak.c" 2>/dev/null || true
 
 COMPILE_NOTE=""
 SDIR=""
@@ -142,6 +149,9 @@ fi
 RUN="$WORK/run-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$RUN"
 log "results in $RUN"
+for w in native avx2; do
+  [ -x "$FMA-$w" ] && "$FMA-$w" "$RUN/fma-$w.json" >&2
+done
 
 measure() {  # measure KIND ROUND
   local kind=$1 r=$2 out="$RUN/r$2-$1"
