@@ -12,9 +12,11 @@
 // to stay in the L1 while b streams past: with rows of up to 8 KiB (a quarter
 // of the 32 KiB L1) they ran at 22-23 GB/s, with rows of 12 KiB at 12-17,
 // below sgemv's 17-19; longer rows stay on sgemv. Their arithmetic is
-// plain vector code on 16 floats: at one multiply-add per float loaded the
-// read sets the pace, not the vector width (the baseline x86-64, AVX2 and
-// AVX-512 builds ran alike), so the baseline build serves every CPU.
+// plain vector code on 16 floats, built three times (`target_clones`: the
+// loader picks AVX-512, AVX2 or the baseline for the CPU it runs on): where
+// one core reads at 22-27 GB/s the builds ran alike, but on one that reads
+// at 38-40 the baseline's 128-bit loads and stores capped them at 30-33
+// GB/s against 36-42 for the AVX2 and AVX-512 builds.
 //
 // A weight stored [k, n] (GPT-2's Conv1D layout) is read the same way, one
 // row after the other, each scaled by its element of x and added into a sum
@@ -44,23 +46,33 @@
 
 #include <unistd.h>
 
+// Every helper is inlined into each clone of dotRows and combineRows and
+// built for its target, at -O0 too: a clone must not call a Vec function
+// built for another (Lanes.h).
+#define TPRT_INLINE [[gnu::always_inline]] inline
+#if defined(__x86_64__)
+#define TPRT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TPRT_CLONES
+#endif
+
 namespace {
 
 using tprt::detail::kLanes;
 using tprt::detail::Vec;
 
-Vec loadVec(const float *p) {
+TPRT_INLINE Vec loadVec(const float *p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 
-void storeVec(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
+TPRT_INLINE void storeVec(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
 /// The sum of v's lanes, halving the vector each step: short rows (an
 /// attention head's 64 floats) spend most of their time here, and lane after
 /// lane would chain 16 dependent adds per row.
-float sumLanes(Vec v) {
+TPRT_INLINE float sumLanes(Vec v) {
   using Half = float __attribute__((vector_size(kLanes / 2 * sizeof(float))));
   using Quarter =
       float __attribute__((vector_size(kLanes / 4 * sizeof(float))));
@@ -72,7 +84,7 @@ float sumLanes(Vec v) {
 }
 
 /// row . x over k floats; four accumulators keep the adds independent.
-float dot(const float *row, const float *x, int64_t k) {
+TPRT_INLINE float dot(const float *row, const float *x, int64_t k) {
   Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};
   int64_t j = 0;
   for (; j + 4 * kLanes <= k; j += 4 * kLanes) {
@@ -103,14 +115,15 @@ int64_t l1Floats() {
 int64_t maxDotLength() { return l1Floats() / 4; }
 
 /// Asks for the cache lines of `floats` floats from `p` on.
-void prefetch(const float *p, int64_t floats) {
+TPRT_INLINE void prefetch(const float *p, int64_t floats) {
   constexpr int64_t floatsPerLine = 64 / sizeof(float);
   for (int64_t j = 0; j < floats; j += floatsPerLine)
     __builtin_prefetch(p + j, /*rw=*/0, /*locality=*/3);
 }
 
 /// sum (n floats) = s * row, or sum += s * row when `add`.
-void scaleRow(float *sum, const float *row, float s, int64_t n, bool add) {
+TPRT_INLINE void scaleRow(float *sum, const float *row, float s, int64_t n,
+                          bool add) {
   Vec sv = {};
   sv += s;
   int64_t j = 0;
@@ -130,9 +143,10 @@ void scaleRow(float *sum, const float *row, float s, int64_t n, bool add) {
 
 } // namespace
 
-bool tprt::detail::dotRows(const float *b, int64_t ld, const float *x, float *y,
-                           int64_t n, int64_t k, bool accumulate,
-                           int64_t ahead) {
+TPRT_CLONES bool tprt::detail::dotRows(const float *b, int64_t ld,
+                                       const float *x, float *y, int64_t n,
+                                       int64_t k, bool accumulate,
+                                       int64_t ahead) {
   if (k > maxDotLength())
     return false;
   for (int64_t i = 0; i < n; ++i) {
@@ -144,9 +158,10 @@ bool tprt::detail::dotRows(const float *b, int64_t ld, const float *x, float *y,
   return true;
 }
 
-bool tprt::detail::combineRows(const float *b, int64_t ld, const float *x,
-                               float *y, int64_t n, int64_t k, bool accumulate,
-                               int64_t ahead) {
+TPRT_CLONES bool tprt::detail::combineRows(const float *b, int64_t ld,
+                                           const float *x, float *y, int64_t n,
+                                           int64_t k, bool accumulate,
+                                           int64_t ahead) {
   if (n > l1Floats() / 2 || k < 1)
     return false;
   thread_local std::vector<float> scratch;
