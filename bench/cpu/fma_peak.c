@@ -48,8 +48,9 @@ int main(int argc, char **argv) {
       for (int c = 0; c < kChains; ++c)
         acc[c] = acc[c] * x + y;
       // Keeps the chains in registers and the loop from being folded.
-      __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]),
-                       "+x"(acc[3]));
+      __asm__ volatile(""
+                       : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]),
+                         "+x"(acc[3]));
     }
     gflops[p] = 2.0 * LANES * kChains * (double)iters / (now() - start) / 1e9;
     best = gflops[p] > best ? gflops[p] : best;
