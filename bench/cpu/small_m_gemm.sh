@@ -48,8 +48,12 @@ and new run the same code there: their ratio shows the noise). A weight
 stored [k, n] (GPT-2's Conv1D layout) with rows of up to half the L1 is read
 the same way, row after row, each row scaled by its element of the
 activation and added into a sum kept in the L1 ($(( $(getconf LEVEL1_DCACHE_SIZE) / 8 )) floats here;
-\`combineRows\`), where \`cblas_sgemv\` reads it below the streaming rate (the
-old GB/s against the read GB/s below).
+\`combineRows\`): 1.15-1.5x \`cblas_sgemv\` on a machine whose core read at
+22-28 GB/s, where sgemv read such a weight below that; on one that reads at
+35-40 (AMD EPYC, 2026-12-02) sgemv kept up with the read and the two ran
+alike (0.9-1.1x). Both loops are built for AVX-512, AVX2 and the baseline
+(the loader picks one): the baseline's 128-bit loads had capped them at
+30-33 GB/s there.
 "read GB/s" is a plain sum of the same bytes, the most any path can reach. With m = 2-14, OpenBLAS 0.3.21's sgemm packs the
 weight straight from DRAM, a few columns across many rows at a time, and
 reads it at a third to a half of the streaming rate; the runtime
@@ -66,9 +70,17 @@ are not packed at all:
 the block's rows pass under it and prefetches the next block in address
 order meanwhile, so that the read and the arithmetic overlap where the
 blocked sgemm does one after the other; a b stored [n, k] (the LM head and
-the last two shapes) is transposed in registers 16 x 16 on the way. Swapping
+the last two shapes) is transposed in registers 16 x 16 on the way, n % 16
+rows and k % 16 columns padded with zeros in registers. Every line of the
+next block is asked for by a prefetch instruction, from one span of
+addresses: a per-row walk that skipped the gaps between rows (ldb > the
+row) cost as many instructions as the multiply-adds and halved the tiles'
+rate from the L2; with the span they multiply at 150-200 GFLOP/s from the
+L2 at 8 rows and stream 5-20% faster than with the walk (a /tmp timing);
+b's rows must lie less than a line apart. Swapping
 the libtprt builds before and after the tiles under this benchmark (3
-rounds, twice each; not a committed run), "new vs old" at m = 8 went from
+rounds, twice each; not a committed run; a core reading at 25-30 GB/s),
+"new vs old" at m = 8 went from
 2.1x to 2.9-3.3x (qkv), 2.0x to 2.6-3.0x (out), 2.1-2.3x to 2.9-3.4x (up),
 2.1x to 3.2-3.3x (down), 2.0-2.3x to 3.3-3.4x (lm head), 1.7-1.8x to
 2.7-2.8x (qkv [n, k]), 2.5-2.9x to 3.5-3.9x (down [n, k]). Against [k, n]
