@@ -355,13 +355,15 @@ def main(argv=None) -> int:
               "other waits for it.")
         p("- At batch 1 the runtime's GEMMs are matrix-vector products (one row of c: each weight "
           "streamed once, in address order, runtime/lib/Gemv.cpp): for the blocks' [in, out] "
-          "weights their rows scaled by the activation and summed in the L1 (1.15-1.5x sgemv), "
-          "for the tied LM head dot products over its rows (1.9x sgemv); "
+          "weights their rows scaled by the activation and summed in the L1 (1.15-1.5x sgemv on a "
+          "core reading at 22-28 GB/s, alike on one reading at 35-40), for the tied LM head dot "
+          "products over its rows (1.2-1.9x sgemv), each product of the attention's batch "
+          "prefetching the next one's operand; "
           "at batch 8 every weight passes unpacked under tiles of c held in the AVX-512 registers, "
           "the next block of its rows prefetched in address order while the current one is "
           "multiplied, the tied LM head (read transposed) transposed in registers 16 x 16 on the "
           "way (runtime/lib/TiledRows.cpp, docs/bench-small-m-gemm.md: 2.6-3.3x one sgemm at these "
-          "shapes and 8 rows; one sgemm over a whole weight packs it straight from DRAM at a third "
+          "shapes and 8 rows, by run; one sgemm over a whole weight packs it straight from DRAM at a third "
           "to a half of the streaming rate).")
         p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "
           "every buffer of 2 MiB or more (the weights and caches a step streams); the bound's "
