@@ -13,7 +13,8 @@
 // of the 32 KiB L1) they ran at 22-23 GB/s, with rows of 12 KiB at 12-17,
 // below sgemv's 17-19; longer rows stay on sgemv. Their arithmetic is
 // plain vector code on 16 floats, built three times (`target_clones`: the
-// loader picks AVX-512, AVX2 or the baseline for the CPU it runs on): where
+// loader picks AVX-512, AVX2 with FMA (x86-64-v3) or the baseline for the
+// CPU it runs on; the rounding of a sum differs between them): where
 // one core reads at 22-27 GB/s the builds ran alike, but on one that reads
 // at 38-40 the baseline's 128-bit loads and stores capped them at 30-33
 // GB/s against 36-42 for the AVX2 and AVX-512 builds.
@@ -51,7 +52,8 @@
 // built for another (Lanes.h).
 #define TPRT_INLINE [[gnu::always_inline]] inline
 #if defined(__x86_64__)
-#define TPRT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define TPRT_CLONES                                                            \
+  __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define TPRT_CLONES
 #endif
@@ -114,11 +116,15 @@ int64_t l1Floats() {
 /// The longest x (in floats) that dotRows takes: a quarter of the L1.
 int64_t maxDotLength() { return l1Floats() / 4; }
 
-/// Asks for the cache lines of `floats` floats from `p` on.
+/// Asks for the cache lines of `floats` floats from `p` on (addresses as
+/// integers: the first line may begin before the object `p` points into).
 TPRT_INLINE void prefetch(const float *p, int64_t floats) {
-  constexpr int64_t floatsPerLine = 64 / sizeof(float);
-  for (int64_t j = 0; j < floats; j += floatsPerLine)
-    __builtin_prefetch(p + j, /*rw=*/0, /*locality=*/3);
+  constexpr uintptr_t kLine = 64;
+  uintptr_t first = reinterpret_cast<uintptr_t>(p);
+  uintptr_t end = first + uintptr_t(floats) * sizeof(float);
+  for (uintptr_t line = first - first % kLine; line < end; line += kLine)
+    __builtin_prefetch(reinterpret_cast<const void *>(line), /*rw=*/0,
+                       /*locality=*/3);
 }
 
 /// sum (n floats) = s * row, or sum += s * row when `add`.

@@ -82,16 +82,19 @@ TPRT_AVX512 inline void storeVec(float *p, Vec v) {
 /// walk that skips them (tried) cost as many instructions per line as the
 /// multiply-adds it ran beside, halving the tiles' rate from the L2.
 struct NextBlock {
-  const char *line, *end;
+  /// Addresses as integers: the span's first line may begin before b and
+  /// the last block's span lies past its end, where no pointer may point.
+  uintptr_t line, end;
 
   /// Rows [first, first + rows) of b (`ldb` apart, `cols` floats each).
   static NextBlock of(const float *b, int64_t ldb, int64_t cols, int64_t first,
                       int64_t rows) {
-    const char *start = reinterpret_cast<const char *>(b + first * ldb);
-    const char *line = start - reinterpret_cast<uintptr_t>(start) % kLine;
     if (rows < 1)
-      return {line, line};
-    return {line, start + ((rows - 1) * ldb + cols) * int64_t(sizeof(float))};
+      return {0, 0};
+    uintptr_t floatBytes = sizeof(float);
+    uintptr_t start = reinterpret_cast<uintptr_t>(b) + first * ldb * floatBytes;
+    return {start - start % kLine,
+            start + ((rows - 1) * ldb + cols) * floatBytes};
   }
 
   TPRT_AVX512 inline void fetch(int64_t lines) {
@@ -99,7 +102,8 @@ struct NextBlock {
       if (line < end) {
         // To the L1 (locality 3): prefetches to the L2 only (1 or 2) ran up
         // to a fifth slower here.
-        __builtin_prefetch(line, /*rw=*/0, /*locality=*/3);
+        __builtin_prefetch(reinterpret_cast<const void *>(line), /*rw=*/0,
+                           /*locality=*/3);
         line += kLine;
       }
   }
@@ -109,7 +113,7 @@ struct NextBlock {
       fetch(8);
   }
 
-  static constexpr int64_t kLine = 64;
+  static constexpr uintptr_t kLine = 64;
 };
 
 /// body(r, rows, next) for each block of `blockRows` rows of b as stored
@@ -229,8 +233,9 @@ TPRT_AVX512 inline void transpose(__m512 r[16]) {
 /// at[l * MR + i] * b[0:rows, l], for i < MR: `rows` (16 where `Whole`,
 /// fewer in a last panel) rows of b, `ldb` apart, taken 16 columns at a
 /// time and transposed in registers. The rows past `rows` and the columns
-/// past k read as zeros: the last 16 columns (k % 16 of them) by masked
-/// loads, which do not touch what they mask.
+/// past k read as zeros: the last columns by masked loads, which do not
+/// touch what they mask (`at` holds zeros past k too, up to a multiple of
+/// 16).
 template <int MR, bool Whole>
 TPRT_AVX512 inline void transposedPanel(const float *at, const float *b,
                                         int64_t ldb, int64_t k, int64_t rows,
@@ -241,13 +246,15 @@ TPRT_AVX512 inline void transposedPanel(const float *at, const float *b,
 #pragma unroll
   for (int i = 0; i < MR; ++i)
     acc[i] = load ? _mm512_maskz_loadu_ps(rowMask, c + i * ldc) : Vec{};
-  __m512 columns[kLanes];
-  int64_t whole = k / kLanes * kLanes;
-  for (int64_t l0 = 0; l0 < whole; l0 += kLanes) {
+  for (int64_t l0 = 0; l0 < k; l0 += kLanes) {
+    __mmask16 columnMask =
+        l0 + kLanes <= k ? 0xffff : __mmask16((1u << (k - l0)) - 1);
+    __m512 columns[kLanes];
 #pragma unroll
     for (int p = 0; p < kLanes; ++p)
-      columns[p] =
-          Whole || p < rows ? loadVec(b + p * ldb + l0) : _mm512_setzero_ps();
+      columns[p] = Whole || p < rows
+                       ? _mm512_maskz_loadu_ps(columnMask, b + p * ldb + l0)
+                       : _mm512_setzero_ps();
     transpose(columns);
 #pragma unroll
     for (int q = 0; q < kLanes; ++q)
@@ -255,18 +262,6 @@ TPRT_AVX512 inline void transposedPanel(const float *at, const float *b,
       for (int i = 0; i < MR; ++i)
         acc[i] += at[(l0 + q) * MR + i] * columns[q];
     next.fetch(kLanes);
-  }
-  if (whole < k) {
-    __mmask16 columnMask = __mmask16((1u << (k - whole)) - 1);
-    for (int p = 0; p < kLanes; ++p)
-      columns[p] = Whole || p < rows
-                       ? _mm512_maskz_loadu_ps(columnMask, b + p * ldb + whole)
-                       : _mm512_setzero_ps();
-    transpose(columns);
-    for (int64_t q = 0; q < k - whole; ++q)
-#pragma unroll
-      for (int i = 0; i < MR; ++i)
-        acc[i] += at[(whole + q) * MR + i] * columns[q];
   }
 #pragma unroll
   for (int i = 0; i < MR; ++i)
@@ -330,14 +325,18 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
   int64_t storedCols = storedNK ? k : n;
   if (!storedNK && m * n * floatBytes > blockBytes())
     return false;
-  if ((ldb - storedCols) * floatBytes >= NextBlock::kLine)
+  if ((ldb - storedCols) * floatBytes >= int64_t(NextBlock::kLine))
     return false;
+  // a transposed, k x m; for [n, k] padded with zeros to a multiple of 16
+  // rows, the transposes' width.
+  int64_t paddedK = storedNK ? (k + kLanes - 1) / kLanes * kLanes : k;
   thread_local std::vector<float> packed;
-  packed.resize(size_t(k * m));
+  packed.assign(size_t(paddedK * m), 0.0f);
   for (int64_t l = 0; l < k; ++l)
     for (int64_t i = 0; i < m; ++i)
       packed[l * m + i] = a[i * aRowStride + l * aColStride];
-  int64_t blockRows = blockBytes() / (storedCols * floatBytes);
+  // Rows as laid out, gaps included: the prefetch's span is that long.
+  int64_t blockRows = blockBytes() / (ldb * floatBytes);
   blockRows = storedNK ? std::max(kLanes, blockRows / kLanes * kLanes)
                        : std::max<int64_t>(1, blockRows);
   multiplyRows<kMinTiledRowsNK>(m, storedNK, packed.data(), b, ldb, c, ldc, n,
