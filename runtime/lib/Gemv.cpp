@@ -34,8 +34,9 @@
 // after the other, and each started cold: the hardware prefetchers ramp up
 // on every new stream. Prefetching the next operand's row as each row is
 // read (`ahead`) ran the attention's reads of a GPT-2-small step at batch 8
-// at 31-33 GB/s against 20 without; prefetching 4 KiB ahead within the
-// operand gave 24-26, the whole next operand at once before it 16-17.
+// at 31-33 GB/s against 20 without (a /tmp timing of those reads alone);
+// prefetching 4 KiB ahead within the operand gave 24-26, the whole next
+// operand at once before it 16-17.
 //
 //===----------------------------------------------------------------------===//
 
