@@ -150,7 +150,7 @@ RUN="$WORK/run-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$RUN"
 log "results in $RUN"
 for w in native avx2; do
-  [ -x "$FMA-$w" ] && "$FMA-$w" "$RUN/fma-$w.json" >&2
+  if [ -x "$FMA-$w" ]; then "$FMA-$w" "$RUN/fma-$w.json" >&2; fi
 done
 
 measure() {  # measure KIND ROUND

@@ -340,7 +340,7 @@ def main(argv=None) -> int:
       "The runtime's register tiles multiply from the L2 at 150-200 GFLOP/s (8 rows; a /tmp "
       "timing), so at this batch the products fit under the bound: what a step loses against it "
       "is the weights' read, which the tiles overlap with the arithmetic at about two thirds of "
-      "the streaming rate (docs/runtime.md).")
+      "the streaming rate (docs/generation.md, item 10 of the C++ side's state).")
     if have_gen:
         def share(n, b):
             return med([field(y, "gemm_share_of_decode", default=0.0) or 0.0 for y in tp[(n, b)]])
