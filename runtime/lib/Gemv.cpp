@@ -42,6 +42,7 @@
 
 #include "Gemv.h"
 #include "Lanes.h"
+#include "Prefetch.h"
 
 #include <cstring>
 #include <vector>
@@ -117,15 +118,10 @@ int64_t l1Floats() {
 /// The longest x (in floats) that dotRows takes: a quarter of the L1.
 int64_t maxDotLength() { return l1Floats() / 4; }
 
-/// Asks for the cache lines of `floats` floats from `p` on (addresses as
-/// integers: the first line may begin before the object `p` points into).
+/// Asks for the cache lines of `floats` floats from `p` on.
 TPRT_INLINE void prefetch(const float *p, int64_t floats) {
-  constexpr uintptr_t kLine = 64;
   uintptr_t first = reinterpret_cast<uintptr_t>(p);
-  uintptr_t end = first + uintptr_t(floats) * sizeof(float);
-  for (uintptr_t line = first - first % kLine; line < end; line += kLine)
-    __builtin_prefetch(reinterpret_cast<const void *>(line), /*rw=*/0,
-                       /*locality=*/3);
+  tprt::detail::prefetchSpan(first, first + uintptr_t(floats) * sizeof(float));
 }
 
 /// sum (n floats) = s * row, or sum += s * row when `add`.

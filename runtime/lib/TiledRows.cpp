@@ -34,6 +34,7 @@
 
 #include "TiledRows.h"
 #include "Lanes.h"
+#include "Prefetch.h"
 
 #include <algorithm>
 #include <cstring>
@@ -64,6 +65,10 @@ using tprt::detail::kMinTiledRowsKN;
 using tprt::detail::kMinTiledRowsNK;
 
 using tprt::detail::kLanes;
+using tprt::detail::kLineBytes;
+using tprt::detail::lineOf;
+using tprt::detail::prefetchLine;
+using tprt::detail::prefetchSpan;
 using tprt::detail::Vec;
 
 TPRT_AVX512 inline Vec loadVec(const float *p) {
@@ -82,8 +87,6 @@ TPRT_AVX512 inline void storeVec(float *p, Vec v) {
 /// walk that skips them (tried) cost as many instructions per line as the
 /// multiply-adds it ran beside, halving the tiles' rate from the L2.
 struct NextBlock {
-  /// Addresses as integers: the span's first line may begin before b and
-  /// the last block's span lies past its end, where no pointer may point.
   uintptr_t line, end;
 
   /// Rows [first, first + rows) of b (`ldb` apart, `cols` floats each).
@@ -93,27 +96,21 @@ struct NextBlock {
       return {0, 0};
     uintptr_t floatBytes = sizeof(float);
     uintptr_t start = reinterpret_cast<uintptr_t>(b) + first * ldb * floatBytes;
-    return {start - start % kLine,
-            start + ((rows - 1) * ldb + cols) * floatBytes};
+    return {lineOf(start), start + ((rows - 1) * ldb + cols) * floatBytes};
   }
 
   TPRT_AVX512 inline void fetch(int64_t lines) {
     for (int64_t i = 0; i < lines; ++i)
       if (line < end) {
-        // To the L1 (locality 3): prefetches to the L2 only (1 or 2) ran up
-        // to a fifth slower here.
-        __builtin_prefetch(reinterpret_cast<const void *>(line), /*rw=*/0,
-                           /*locality=*/3);
-        line += kLine;
+        prefetchLine(line);
+        line += kLineBytes;
       }
   }
 
   TPRT_AVX512 inline void fetchAll() {
-    while (line < end)
-      fetch(8);
+    prefetchSpan(line, end);
+    line = end;
   }
-
-  static constexpr uintptr_t kLine = 64;
 };
 
 /// body(r, rows, next) for each block of `blockRows` rows of b as stored
@@ -325,7 +322,7 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
   int64_t storedCols = storedNK ? k : n;
   if (!storedNK && m * n * floatBytes > blockBytes())
     return false;
-  if ((ldb - storedCols) * floatBytes >= int64_t(NextBlock::kLine))
+  if ((ldb - storedCols) * floatBytes >= int64_t(kLineBytes))
     return false;
   // a transposed, k x m; for [n, k] padded with zeros to a multiple of 16
   // rows, the transposes' width.

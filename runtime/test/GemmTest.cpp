@@ -210,53 +210,55 @@ TEST(Gemm, VectorShapesAndEmptyK) {
   EXPECT_EQ(values(g), unchanged);
 }
 
+/// One batch_matmul_f32 call over `batch` matrices packed in one buffer
+/// each (batch stride = one matrix's storage), against each matrix's
+/// reference.
+void checkBatch(int64_t batch, int64_t m, int64_t n, int64_t k, int ta, int tb,
+                std::mt19937 &rng) {
+  SCOPED_TRACE(testing::Message()
+               << "m " << m << ", trans_a " << ta << ", trans_b " << tb);
+  std::vector<Matrix> as, bs, cs;
+  for (int64_t i = 0; i < batch; ++i) {
+    as.emplace_back(ta ? k : m, ta ? m : k, Layout::RowMajor, rng);
+    bs.emplace_back(tb ? n : k, tb ? k : n, Layout::ColumnMajor, rng);
+    cs.emplace_back(m, n, Layout::RowMajor, rng);
+  }
+  auto pack = [](std::vector<Matrix> &ms, std::vector<float> &storage) {
+    int64_t size = static_cast<int64_t>(ms[0].storage.size());
+    storage.clear();
+    for (Matrix &mat : ms)
+      storage.insert(storage.end(), mat.storage.begin(), mat.storage.end());
+    return tprt_memref3d_f32{storage.data(),
+                             storage.data(),
+                             ms[0].offset,
+                             {int64_t(ms.size()), ms[0].rows, ms[0].cols},
+                             {size, ms[0].strides[0], ms[0].strides[1]}};
+  };
+  std::vector<float> sa, sb, sc;
+  tprt_memref3d_f32 da = pack(as, sa), db = pack(bs, sb), dc = pack(cs, sc);
+  std::vector<std::vector<float>> expected;
+  for (int64_t i = 0; i < batch; ++i)
+    expected.push_back(reference(as[i], bs[i], cs[i], ta, tb));
+
+  _mlir_ciface_tprt_batch_matmul_f32(&da, &db, &dc, ta, tb, 1);
+  int64_t size = static_cast<int64_t>(cs[0].storage.size());
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col)
+        ASSERT_NEAR(
+            sc[i * size + dc.offset + r * dc.strides[1] + col * dc.strides[2]],
+            expected[i][r * n + col], 1e-5)
+            << "batch " << i << " [" << r << ", " << col << "]";
+}
+
 TEST(Gemm, BatchMatchesEachMatrix) {
   std::mt19937 rng(7);
-  const int64_t batch = 3, n = 6, k = 5;
   // One row of c takes the row products, each prefetching the next
   // matrix's b (a decode step's attention).
   for (int64_t m : {4, 1})
     for (int ta = 0; ta < 2; ++ta)
-      for (int tb = 0; tb < 2; ++tb) {
-        SCOPED_TRACE(testing::Message()
-                     << "m " << m << ", trans_a " << ta << ", trans_b " << tb);
-        std::vector<Matrix> as, bs, cs;
-        for (int64_t i = 0; i < batch; ++i) {
-          as.emplace_back(ta ? k : m, ta ? m : k, Layout::RowMajor, rng);
-          bs.emplace_back(tb ? n : k, tb ? k : n, Layout::ColumnMajor, rng);
-          cs.emplace_back(m, n, Layout::RowMajor, rng);
-        }
-        // Pack each operand's batch into one buffer: batch stride = one
-        // matrix's storage.
-        auto pack = [](std::vector<Matrix> &ms, std::vector<float> &storage) {
-          int64_t size = static_cast<int64_t>(ms[0].storage.size());
-          storage.clear();
-          for (Matrix &mat : ms)
-            storage.insert(storage.end(), mat.storage.begin(),
-                           mat.storage.end());
-          return tprt_memref3d_f32{storage.data(),
-                                   storage.data(),
-                                   ms[0].offset,
-                                   {int64_t(ms.size()), ms[0].rows, ms[0].cols},
-                                   {size, ms[0].strides[0], ms[0].strides[1]}};
-        };
-        std::vector<float> sa, sb, sc;
-        tprt_memref3d_f32 da = pack(as, sa), db = pack(bs, sb),
-                          dc = pack(cs, sc);
-        std::vector<std::vector<float>> expected;
-        for (int64_t i = 0; i < batch; ++i)
-          expected.push_back(reference(as[i], bs[i], cs[i], ta, tb));
-
-        _mlir_ciface_tprt_batch_matmul_f32(&da, &db, &dc, ta, tb, 1);
-        int64_t size = static_cast<int64_t>(cs[0].storage.size());
-        for (int64_t i = 0; i < batch; ++i)
-          for (int64_t r = 0; r < m; ++r)
-            for (int64_t col = 0; col < n; ++col)
-              ASSERT_NEAR(sc[i * size + dc.offset + r * dc.strides[1] +
-                             col * dc.strides[2]],
-                          expected[i][r * n + col], 1e-5)
-                  << "batch " << i << " [" << r << ", " << col << "]";
-      }
+      for (int tb = 0; tb < 2; ++tb)
+        ASSERT_NO_FATAL_FAILURE(checkBatch(3, m, 6, 5, ta, tb, rng));
 }
 
 TEST(Gemm, CountsCallsAndFlops) {
