@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ManifestAttr.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 
@@ -63,23 +64,12 @@ struct TPInPlaceResultsPass
     : public tp::impl::TPInPlaceResultsBase<TPInPlaceResultsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto text =
-        module->getAttrOfType<StringAttr>(TPDialect::getManifestAttrName());
-    if (!text)
-      return;
-    llvm::Expected<llvm::json::Value> manifest = llvm::json::parse(text);
-    llvm::json::Array *functions =
-        manifest && manifest->getAsObject()
-            ? manifest->getAsObject()->getArray("functions")
-            : nullptr;
-    if (!functions) {
-      if (!manifest)
-        llvm::consumeError(manifest.takeError());
-      module.emitError() << "'" << TPDialect::getManifestAttrName()
-                         << "' has no functions";
+    FailureOr<std::optional<llvm::json::Value>> manifest = readManifest(module);
+    if (failed(manifest))
       return signalPassFailure();
-    }
-    for (llvm::json::Value &entry : *functions) {
+    if (!*manifest)
+      return;
+    for (llvm::json::Value &entry : manifestFunctions(**manifest)) {
       llvm::json::Object *function = entry.getAsObject();
       std::optional<StringRef> name =
           function ? function->getString("name") : std::nullopt;
@@ -93,11 +83,7 @@ struct TPInPlaceResultsPass
       if (failed(dropInPlaceResults(fn, *function)))
         return signalPassFailure();
     }
-    std::string json;
-    llvm::raw_string_ostream os(json);
-    os << *manifest;
-    module->setAttr(TPDialect::getManifestAttrName(),
-                    StringAttr::get(&getContext(), json));
+    writeManifest(module, **manifest);
   }
 };
 } // namespace

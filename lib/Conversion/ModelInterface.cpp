@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ManifestAttr.h"
 #include "tp/Conversion/CudaPipeline.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
@@ -295,26 +296,16 @@ struct TPModelInterfacePass
     : public tp::impl::TPModelInterfaceBase<TPModelInterfacePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto text =
-        module->getAttrOfType<StringAttr>(TPDialect::getManifestAttrName());
-    if (!text) {
+    FailureOr<std::optional<llvm::json::Value>> manifest = readManifest(module);
+    if (failed(manifest))
+      return signalPassFailure();
+    if (!*manifest) {
       module.emitError() << "no '" << TPDialect::getManifestAttrName()
                          << "': run tp-model-manifest before the lowering";
       return signalPassFailure();
     }
-    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-    llvm::json::Object *manifest = parsed ? parsed->getAsObject() : nullptr;
-    llvm::json::Array *functions =
-        manifest ? manifest->getArray("functions") : nullptr;
-    if (!functions) {
-      if (!parsed)
-        llvm::consumeError(parsed.takeError());
-      module.emitError() << "'" << TPDialect::getManifestAttrName()
-                         << "' is not a manifest (JSON with functions)";
-      return signalPassFailure();
-    }
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    for (llvm::json::Value &function : *functions) {
+    for (llvm::json::Value &function : manifestFunctions(**manifest)) {
       if (!function.getAsObject()) {
         module.emitError() << "a function of '"
                            << TPDialect::getManifestAttrName()
@@ -328,7 +319,7 @@ struct TPModelInterfacePass
 
     std::string json;
     llvm::raw_string_ostream os(json);
-    os << llvm::json::Value(std::move(*manifest));
+    os << **manifest;
     module->removeAttr(TPDialect::getManifestAttrName());
     addManifestFunction(b, module.getLoc(), json);
   }

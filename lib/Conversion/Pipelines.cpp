@@ -101,9 +101,12 @@ void mlir::tp::addHostToLLVM(
 }
 
 void mlir::tp::buildCpuLoweringPipeline(
-    OpPassManager &pm, const TensorSimplificationOptions &options) {
+    OpPassManager &pm, const TensorSimplificationOptions &options,
+    bool panelWeights) {
   addTensorSimplifications(pm, options);
   addRuntimeCallsAndBufferization(pm);
+  if (panelWeights)
+    pm.addPass(createTPPanelWeights());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addDeallocation(pm);
   addHostToLLVM(pm);

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemv.h"
+#include "Panels.h"
 #include "RuntimeState.h"
 #include "TiledRows.h"
 #include "Views.h"
@@ -258,6 +259,38 @@ extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
   double start = now();
   MatrixView va = matrixView(a), vb = matrixView(b), vc = matrixView(c);
   gemm(call, va, vb, vc, trans_a != 0, trans_b != 0, accumulate ? 1.0f : 0.0f);
+  count(flopsOf(va, vc, trans_a != 0), now() - start);
+}
+
+extern "C" void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
+                                                    tprt_memref2d_f32 *b,
+                                                    tprt_memref2d_f32 *c,
+                                                    int64_t trans_a,
+                                                    int64_t accumulate) {
+  const char *call = "matmul_panels_f32";
+  checkGemmDescriptors(call, a, b, c, trans_a, accumulate);
+  double start = now();
+  MatrixView va = matrixView(a), vb = matrixView(b), vc = matrixView(c);
+  auto [m, n, k] = gemmShape(call, va, vb, vc, trans_a != 0, false);
+  // The panels fill the weight's buffer: a view of part of it (or of
+  // another layout) is not in panels.
+  if (k > 1 && n > 0 && (vb.strides[0] != n || vb.strides[1] != 1))
+    fail(call, "b in panels must be a whole contiguous k x n buffer, got "
+               "strides " +
+                   formatList(vb.strides, 2));
+  if (layoutOf(vc) == Layout::RowMajor) {
+    int64_t rowStride = trans_a ? va.strides[1] : va.strides[0];
+    int64_t colStride = trans_a ? va.strides[0] : va.strides[1];
+    multiplyPanels(va.data, rowStride, colStride, vb.data, vc.data,
+                   rowMajorLd(vc), m, n, k, accumulate != 0);
+  } else {
+    // Not from the compiler's GEMMs: row-major b, then the general path.
+    thread_local std::vector<float> rows;
+    rows.resize(size_t(k * n));
+    unpackPanels(vb.data, k, n, rows.data(), n);
+    gemm(call, va, {rows.data(), {k, n}, {n, 1}}, vc, trans_a != 0, false,
+         accumulate ? 1.0f : 0.0f);
+  }
   count(flopsOf(va, vc, trans_a != 0), now() - start);
 }
 

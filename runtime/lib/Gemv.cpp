@@ -49,29 +49,12 @@
 
 #include <unistd.h>
 
-// Every helper is inlined into each clone of dotRows and combineRows and
-// built for its target, at -O0 too: a clone must not call a Vec function
-// built for another (Lanes.h).
-#define TPRT_INLINE [[gnu::always_inline]] inline
-#if defined(__x86_64__)
-#define TPRT_CLONES                                                            \
-  __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define TPRT_CLONES
-#endif
-
 namespace {
 
 using tprt::detail::kLanes;
+using tprt::detail::loadVec;
+using tprt::detail::storeVec;
 using tprt::detail::Vec;
-
-TPRT_INLINE Vec loadVec(const float *p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-TPRT_INLINE void storeVec(float *p, Vec v) { std::memcpy(p, &v, sizeof v); }
 
 /// The sum of v's lanes, halving the vector each step: short rows (an
 /// attention head's 64 floats) spend most of their time here, and lane after

@@ -2,6 +2,8 @@
 
 #include "tprt/launch.h"
 
+#include "Panels.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -74,6 +76,13 @@ uint16_t toBf16(float value) {
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     return uint16_t((bits >> 16) | 0x40); // quiet NaN
   return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/// Lays the k x n matrix in `buffer` out in column panels, in place.
+void layOutInPanels(AlignedBuffer &buffer, int64_t k, int64_t n) {
+  float *data = buffer.as<float>();
+  std::vector<float> rows(data, data + k * n);
+  tprt::detail::packPanels(rows.data(), n, k, n, data);
 }
 
 AlignedBuffer toBf16(const AlignedBuffer &f32, size_t count) {
@@ -164,6 +173,9 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
         errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
                          " runtime takes f32, i64, i32, i1" +
                          (bf16 ? " (and bf16 weights)" : ""));
+      if (arg.panels && name != "cpu")
+        errors.push_back(where + " is laid out in panels, which the " + name +
+                         " runtime does not read");
       Expected<std::vector<int64_t>> local =
           shardShape(arg.shape, arg.shard, manifest.tpSize);
       if (!local)
@@ -647,6 +659,8 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
       if (arg.dtype == "bf16")
         slice->buffer =
             toBf16(slice->buffer, size_t(numElements(slice->shape)));
+      if (arg.panels)
+        layOutInPanels(slice->buffer, arg.localShape[0], arg.localShape[1]);
       if (!input)
         out.weightBytes_ += slice->buffer.size();
       out.buffers.push_back(std::move(slice->buffer));

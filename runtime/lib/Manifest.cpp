@@ -123,6 +123,16 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
       return vocab.status();
     arg.vocab = *vocab;
   }
+  if (entry.contains("layout")) {
+    Expected<std::string> layout = getString(entry, "layout", named);
+    if (!layout)
+      return layout.status();
+    if (*layout != "panels")
+      return manifestError(named, "layout '" + *layout + "' is not 'panels'");
+    if (arg.dtype != "f32" || arg.localShape.size() != 2)
+      return manifestError(named, "layout 'panels' needs a 2-D f32 tensor");
+    arg.panels = true;
+  }
   return arg;
 }
 
@@ -223,7 +233,8 @@ bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
              : std::make_tuple(int64_t(-1), int64_t(0), int64_t(0));
   };
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
-         a.localShape == b.localShape && cut(a.shard) == cut(b.shard);
+         a.localShape == b.localShape && cut(a.shard) == cut(b.shard) &&
+         a.panels == b.panels;
 }
 
 const ManifestFunction *Manifest::find(const std::string &name) const {

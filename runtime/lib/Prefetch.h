@@ -36,6 +36,29 @@ inline void prefetchSpan(uintptr_t first, uintptr_t end) {
     prefetchLine(line);
 }
 
+/// The lines of a span [first, end), asked for a few at a time by the loop
+/// that reads what comes before them.
+struct LineStream {
+  uintptr_t line, end;
+
+  static LineStream of(uintptr_t first, uintptr_t end) {
+    return {lineOf(first), end};
+  }
+
+  void fetch(int64_t lines) {
+    for (int64_t i = 0; i < lines; ++i)
+      if (line < end) {
+        prefetchLine(line);
+        line += kLineBytes;
+      }
+  }
+
+  void fetchAll() {
+    prefetchSpan(line, end);
+    line = end;
+  }
+};
+
 } // namespace detail
 } // namespace tprt
 

@@ -12,7 +12,7 @@
 // its rows, which the hardware's prefetchers do not follow: every line of b
 // is asked for by a prefetch instruction (asking for every second one and
 // leaving the rest to the hardware ran at half the rate), so they must be
-// cheap (see NextBlock).
+// cheap (see blockLines).
 //
 // b stored [k, n] (GPT-2's Conv1D): the tile is MR rows x NR vectors of 16
 // columns of c, and one vector load of b serves MR multiply-adds. b stored
@@ -66,11 +66,10 @@ using tprt::detail::kMinTiledRowsNK;
 
 using tprt::detail::kLanes;
 using tprt::detail::kLineBytes;
-using tprt::detail::lineOf;
-using tprt::detail::prefetchLine;
-using tprt::detail::prefetchSpan;
+using tprt::detail::LineStream;
 using tprt::detail::Vec;
 
+// Built for AVX-512 alone, unlike Lanes.h's helpers (see there).
 TPRT_AVX512 inline Vec loadVec(const float *p) {
   Vec v;
   std::memcpy(&v, p, sizeof v);
@@ -81,37 +80,20 @@ TPRT_AVX512 inline void storeVec(float *p, Vec v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-/// The cache lines of some rows of b, prefetched a few at a time in address
-/// order. The rows are taken as one span, which is why tiledRows wants them
-/// less than a line apart: a span with gaps would fetch the gaps too, and a
-/// walk that skips them (tried) cost as many instructions per line as the
-/// multiply-adds it ran beside, halving the tiles' rate from the L2.
-struct NextBlock {
-  uintptr_t line, end;
-
-  /// Rows [first, first + rows) of b (`ldb` apart, `cols` floats each).
-  static NextBlock of(const float *b, int64_t ldb, int64_t cols, int64_t first,
+/// The cache lines of rows [first, first + rows) of b (`ldb` apart, `cols`
+/// floats each), to be prefetched a few at a time in address order. The rows
+/// are taken as one span, which is why tiledRows wants them less than a line
+/// apart: a span with gaps would fetch the gaps too, and a walk that skips
+/// them (tried) cost as many instructions per line as the multiply-adds it
+/// ran beside, halving the tiles' rate from the L2.
+LineStream blockLines(const float *b, int64_t ldb, int64_t cols, int64_t first,
                       int64_t rows) {
-    if (rows < 1)
-      return {0, 0};
-    uintptr_t floatBytes = sizeof(float);
-    uintptr_t start = reinterpret_cast<uintptr_t>(b) + first * ldb * floatBytes;
-    return {lineOf(start), start + ((rows - 1) * ldb + cols) * floatBytes};
-  }
-
-  TPRT_AVX512 inline void fetch(int64_t lines) {
-    for (int64_t i = 0; i < lines; ++i)
-      if (line < end) {
-        prefetchLine(line);
-        line += kLineBytes;
-      }
-  }
-
-  TPRT_AVX512 inline void fetchAll() {
-    prefetchSpan(line, end);
-    line = end;
-  }
-};
+  if (rows < 1)
+    return {0, 0};
+  uintptr_t floatBytes = sizeof(float);
+  uintptr_t start = reinterpret_cast<uintptr_t>(b) + first * ldb * floatBytes;
+  return LineStream::of(start, start + ((rows - 1) * ldb + cols) * floatBytes);
+}
 
 /// body(r, rows, next) for each block of `blockRows` rows of b as stored
 /// (`storedRows` rows of `cols` floats, `ldb` apart), where `next` holds the
@@ -121,11 +103,11 @@ template <typename Body>
 TPRT_AVX512 inline void forEachBlock(const float *b, int64_t ldb,
                                      int64_t storedRows, int64_t cols,
                                      int64_t blockRows, Body body) {
-  NextBlock::of(b, ldb, cols, 0, std::min(blockRows, storedRows)).fetchAll();
+  blockLines(b, ldb, cols, 0, std::min(blockRows, storedRows)).fetchAll();
   for (int64_t r = 0; r < storedRows; r += blockRows) {
     int64_t rows = std::min(blockRows, storedRows - r);
-    NextBlock next = NextBlock::of(b, ldb, cols, r + rows,
-                                   std::min(blockRows, storedRows - r - rows));
+    LineStream next = blockLines(b, ldb, cols, r + rows,
+                                 std::min(blockRows, storedRows - r - rows));
     body(r, rows, next);
     // Whatever the body's steps did not ask for (the columns past the last
     // whole vector, the lines of a row's ends).
@@ -138,7 +120,7 @@ TPRT_AVX512 inline void forEachBlock(const float *b, int64_t ldb,
 template <int MR, int NR>
 TPRT_AVX512 inline void panel(const float *at, const float *b, int64_t ldb,
                               int64_t rows, float *c, int64_t ldc, bool load,
-                              NextBlock &next) {
+                              LineStream &next) {
   // The tile lives in registers only if these loops are unrolled, which
   // -O2 alone does not always do.
   Vec acc[MR][NR];
@@ -188,7 +170,7 @@ TPRT_AVX512 void multiply(const float *at, const float *b, int64_t ldb,
                           bool accumulate, int64_t blockRows) {
   int64_t vectors = n / kLanes * kLanes;
   forEachBlock(
-      b, ldb, k, n, blockRows, [&](int64_t r, int64_t rows, NextBlock &next) {
+      b, ldb, k, n, blockRows, [&](int64_t r, int64_t rows, LineStream &next) {
         const float *block = b + r * ldb, *tile = at + r * MR;
         bool load = r > 0 || accumulate;
         int64_t j = 0;
@@ -237,7 +219,7 @@ template <int MR, bool Whole>
 TPRT_AVX512 inline void transposedPanel(const float *at, const float *b,
                                         int64_t ldb, int64_t k, int64_t rows,
                                         float *c, int64_t ldc, bool load,
-                                        NextBlock &next) {
+                                        LineStream &next) {
   __mmask16 rowMask = Whole ? 0xffff : __mmask16((1u << rows) - 1);
   Vec acc[MR];
 #pragma unroll
@@ -273,7 +255,7 @@ TPRT_AVX512 void multiplyTransposed(const float *at, const float *b,
                                     int64_t n, int64_t k, bool accumulate,
                                     int64_t blockRows) {
   forEachBlock(
-      b, ldb, n, k, blockRows, [&](int64_t r, int64_t rows, NextBlock &next) {
+      b, ldb, n, k, blockRows, [&](int64_t r, int64_t rows, LineStream &next) {
         int64_t j = r;
         for (; j + kLanes <= r + rows; j += kLanes)
           transposedPanel<MR, true>(at, b + j * ldb, ldb, k, kLanes, c + j, ldc,
@@ -317,7 +299,7 @@ bool tprt::detail::tiledRows(const float *a, int64_t aRowStride,
       m > kMaxTiledRows || n < 1 || k < 1)
     return false;
   // [k, n]: c, no larger than a block, stays in the L2 next to two blocks
-  // of b. Both: b's rows less than a line apart, since NextBlock fetches the
+  // of b. Both: b's rows less than a line apart, since blockLines fetches the
   // span they lie in.
   int64_t storedCols = storedNK ? k : n;
   if (!storedNK && m * n * floatBytes > blockBytes())

@@ -1,5 +1,6 @@
 //===- GemmTest.cpp - matmul entry points against a naive loop ------------===//
 
+#include "Panels.h"
 #include "tprt/tprt.h"
 
 #include <gtest/gtest.h>
@@ -259,6 +260,68 @@ TEST(Gemm, BatchMatchesEachMatrix) {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
         ASSERT_NO_FATAL_FAILURE(checkBatch(3, m, 6, 5, ta, tb, rng));
+}
+
+/// One matmul_panels_f32 call: b, k x n, laid out in panels (from a
+/// row-major Matrix), against the reference.
+void checkPanels(int64_t m, int64_t n, int64_t k, int ta, int acc, Layout lc,
+                 std::mt19937 &rng) {
+  SCOPED_TRACE(testing::Message()
+               << "m " << m << ", n " << n << ", k " << k << ", trans_a " << ta
+               << ", accumulate " << acc << ", c " << name(lc));
+  Matrix a(ta ? k : m, ta ? m : k, Layout::Strided, rng);
+  Matrix b(k, n, Layout::RowMajor, rng);
+  Matrix c(m, n, lc, rng);
+  std::vector<float> expected = reference(a, b, c, ta, false, acc);
+  if (!acc)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c.at(i, j) = std::nanf("");
+  std::vector<float> panels(size_t(k * n));
+  tprt::detail::packPanels(&b.at(0, 0), b.strides[0], k, n, panels.data());
+  tprt_memref2d_f32 db{panels.data(), panels.data(), 0, {k, n}, {n, 1}};
+  std::vector<float> before = c.storage;
+  auto da = a.descriptor(), dc = c.descriptor();
+  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, ta, acc);
+  std::vector<float> got = values(c);
+  float tolerance = 1e-4f * std::max(1.0f, std::sqrt(float(k) / 256));
+  for (size_t i = 0; i < expected.size(); ++i)
+    ASSERT_NEAR(got[i], expected[i], tolerance) << "element " << i;
+  for (size_t i = 0; i < before.size(); ++i)
+    if (before[i] == -1e9f)
+      ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+}
+
+TEST(Gemm, PanelsMatchTheRowMajorWeight) {
+  std::mt19937 rng(17);
+  // 1-14 rows: one tile; 15 and 33: several, the last one short; a last
+  // panel narrower than 32 columns (n 5, 47, 100) or none (32, 64).
+  for (int64_t m : {1, 2, 7, 8, 14, 15, 33})
+    for (int64_t n : {5, 32, 47, 64, 100})
+      for (int64_t k : {1, 3, 17})
+        for (int ta = 0; ta < 2; ++ta)
+          for (int acc = 0; acc < 2; ++acc)
+            ASSERT_NO_FATAL_FAILURE(
+                checkPanels(m, n, k, ta, acc, Layout::RowMajor, rng));
+  // Groups of panels: with 33 rows the panels are taken an L2-sized group
+  // at a time; k this deep makes a group narrower than n.
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  int64_t k = std::max<int64_t>(64, (l2 > 0 ? l2 : 1 << 20) / 4 / (4 * 32 * 3));
+  ASSERT_NO_FATAL_FAILURE(checkPanels(33, 200, k, 0, 1, Layout::RowMajor, rng));
+  // A c that is not row-major takes the general path on the unpacked b.
+  for (Layout lc : {Layout::ColumnMajor, Layout::Strided})
+    ASSERT_NO_FATAL_FAILURE(checkPanels(8, 47, 17, 0, 0, lc, rng));
+}
+
+TEST(GemmDeathTest, PanelsOfPartOfABufferEndTheRank) {
+  std::vector<float> storage(64, 0.f);
+  tprt_memref2d_f32 a{storage.data(), storage.data(), 0, {2, 4}, {4, 1}};
+  tprt_memref2d_f32 b{storage.data(), storage.data(), 0, {4, 3}, {8, 1}};
+  tprt_memref2d_f32 c{storage.data(), storage.data(), 0, {2, 3}, {3, 1}};
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 1),
+              testing::ExitedWithCode(1),
+              "matmul_panels_f32: b in panels must be a whole contiguous k x "
+              "n buffer, got strides \\[8, 1\\]");
 }
 
 TEST(Gemm, CountsCallsAndFlops) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemv.h"
+#include "Panels.h"
 #include "TiledRows.h"
 
 #include <utility>
@@ -208,6 +209,27 @@ TEST(Kernels, TiledRowsAgainstTheDefinition) {
           for (size_t e = 0; e < c.size(); ++e)
             ASSERT_NEAR(c[e], expected[e], 1e-4) << "c storage " << e;
         }
+}
+
+TEST(Panels, LayOutColumnPanelsOfKRowsEach) {
+  // 3 x 40: columns 0-31 as a 3 x 32 panel, then columns 32-39 as 3 x 8.
+  int64_t k = 3, n = 40, ld = 41;
+  std::vector<float> rows(size_t(k * ld), -1.0f);
+  for (int64_t l = 0; l < k; ++l)
+    for (int64_t j = 0; j < n; ++j)
+      rows[l * ld + j] = float(l * 100 + j);
+  std::vector<float> panels(size_t(k * n), -2.0f);
+  packPanels(rows.data(), ld, k, n, panels.data());
+  EXPECT_EQ(panels[0], 0.0f);
+  EXPECT_EQ(panels[31], 31.0f);
+  EXPECT_EQ(panels[32], 100.0f); // row 1 of the first panel
+  EXPECT_EQ(panels[2 * 32 + 31], 231.0f);
+  EXPECT_EQ(panels[3 * 32], 32.0f); // the second panel, 8 wide
+  EXPECT_EQ(panels[3 * 32 + 8], 132.0f);
+  EXPECT_EQ(panels[3 * 32 + 2 * 8 + 7], 239.0f);
+  std::vector<float> back(size_t(k * ld), -1.0f);
+  unpackPanels(panels.data(), k, n, back.data(), ld);
+  EXPECT_EQ(back, rows);
 }
 
 } // namespace

@@ -225,6 +225,15 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
             Errors{"'m.so': argument 0 ('x') has dtype 'bf16'; the cuda "
                    "runtime takes f32, i64, i32, i1 (and bf16 weights)"});
 
+  // Weights in panels: only the cpu runtime lays them out and reads them.
+  m = smallManifest();
+  m.functions[0].args[1].panels = true;
+  EXPECT_TRUE(tprt::checkManifest(m, "m.so", cpu, 2).empty());
+  m.backend = "cuda";
+  EXPECT_EQ(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2),
+            Errors{"'m.so': argument 1 ('w1') is laid out in panels, which "
+                   "the cuda runtime does not read"});
+
   // Integer arguments: both backends take them.
   m = smallManifest();
   m.functions[0].args[0].dtype = "i64";

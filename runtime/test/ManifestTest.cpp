@@ -18,7 +18,7 @@ const std::string kExample = R"({
               { "name": "h.0.attn.qkv.weight", "role": "weight",
                 "dtype": "f32", "shape": [768, 2304],
                 "local_shape": [768, 1152],
-                "shard": { "dim": 1, "outer": 3 } } ],
+                "shard": { "dim": 1, "outer": 3 }, "layout": "panels" } ],
     "results": [ { "name": "result0", "dtype": "f32",
                    "shape": [1, 8, 768], "local_shape": [1, 8, 768],
                    "shard": null } ] } ] })";
@@ -48,6 +48,13 @@ TEST(Manifest, ParsesTheDocumentedExample) {
   EXPECT_EQ(qkv.shard->dim, 1);
   EXPECT_EQ(qkv.shard->outer, 3);
   EXPECT_EQ(qkv.localShape, (std::vector<int64_t>{768, 1152}));
+  EXPECT_TRUE(qkv.panels);
+  EXPECT_FALSE(forward.args[0].panels);
+  // Laid out otherwise, the same tensor is not the same buffer.
+  tprt::ManifestArg rowMajor = qkv;
+  rowMajor.panels = false;
+  EXPECT_TRUE(tprt::sameTensor(qkv, qkv));
+  EXPECT_FALSE(tprt::sameTensor(qkv, rowMajor));
   auto local = tprt::shardShape(qkv.shape, qkv.shard, manifest->tpSize);
   ASSERT_TRUE(local);
   EXPECT_EQ(*local, qkv.localShape);
@@ -132,6 +139,21 @@ TEST(Manifest, RejectsMalformedManifests) {
                                      "shape": [2], "in_place": 0}]}])"),
       "results[0] ('c'): 'in_place' names argument 0, which the function "
       "does not have");
+  for (auto [arg, message] :
+       {std::pair<const char *, const char *>{
+            R"("dtype": "f32", "shape": [4, 2], "local_shape": [4, 2],
+               "layout": "tiles")",
+            "args[0] ('w'): layout 'tiles' is not 'panels'"},
+        {R"("dtype": "f32", "shape": [8], "local_shape": [8],
+            "layout": "panels")",
+         "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"},
+        {R"("dtype": "i64", "shape": [4, 2], "local_shape": [4, 2],
+            "layout": "panels")",
+         "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"}})
+    expectRejected(manifestWith(R"([{"name": "f", "symbol": "tp_model_f",
+                                     "args": [{"name": "w", )" +
+                                std::string(arg) + R"(}], "results": []}])"),
+                   message);
   expectRejected(manifestWith(R"([{"name": "f", "symbol": "a", "args": [],
                         "results": []},
                        {"name": "f", "symbol": "b", "args": [],

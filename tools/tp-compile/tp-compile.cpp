@@ -109,6 +109,13 @@ static cl::opt<bool> outlineRepeatedBlocks(
              "straight-line function, to compare against"),
     cl::init(true), cl::cat(category));
 
+static cl::opt<bool> panelWeights(
+    "panel-weights",
+    cl::desc("lay out the [k, n] weights that only GEMMs read in column "
+             "panels, for the loader to make (cpu); false keeps them "
+             "row-major, to compare against"),
+    cl::init(true), cl::cat(category));
+
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("run MLIR's verifier after every pass, as tp-opt does; off "
@@ -145,7 +152,7 @@ static void addLowering(PassManager &pm) {
   tensor.foldBroadcastIntoMatmul = foldBroadcastIntoMatmul;
   tensor.outlineRepeatedBlocks = outlineRepeatedBlocks;
   if (backend != "cuda")
-    return tp::buildCpuLoweringPipeline(pm, tensor);
+    return tp::buildCpuLoweringPipeline(pm, tensor, panelWeights);
   tp::CudaLoweringOptions cuda;
   cuda.tensor = tensor;
   cuda.gemmDtype = gemmDtype;

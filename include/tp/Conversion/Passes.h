@@ -64,9 +64,11 @@ void addHostToLLVM(
 /// decompose aggregates, collectives to runtime calls, one-shot
 /// bufferization, results to out-parameters, GEMMs to runtime calls, the
 /// rest through loops, deallocation, then LLVM. The entry function gets a
-/// C interface (`_mlir_ciface_<name>`).
+/// C interface (`_mlir_ciface_<name>`). `panelWeights`: run
+/// tp-panel-weights (off only to compare against the row-major weights).
 void buildCpuLoweringPipeline(OpPassManager &pm,
-                              const TensorSimplificationOptions &options = {});
+                              const TensorSimplificationOptions &options = {},
+                              bool panelWeights = true);
 
 /// Registers buildCpuLoweringPipeline as `tp-lower-cpu`.
 void registerCpuLoweringPipeline();

@@ -35,6 +35,9 @@ struct ManifestArg {
   bool tokens = false;
   /// With `tokens`: the rows of the table the ids index, when known.
   std::optional<int64_t> vocab = std::nullopt;
+  /// "layout": "panels": a [k, n] weight the loader lays out in column
+  /// panels (runtime/lib/Panels.h) for the GEMMs that alone read it.
+  bool panels = false;
 };
 
 struct ManifestResult {
@@ -72,9 +75,10 @@ struct Manifest {
   const ManifestFunction *find(const std::string &name) const;
 };
 
-/// `a` and `b` (arguments of two functions) are the same tensor cut the
-/// same way: name, dtype, full and local shape, shard. A launcher gives
-/// them one buffer (the weights, and the caches of @prefill and @decode).
+/// `a` and `b` (arguments of two functions) are the same tensor cut and
+/// laid out the same way: name, dtype, full and local shape, shard, panels.
+/// A launcher gives them one buffer (the weights, and the caches of
+/// @prefill and @decode).
 bool sameTensor(const ManifestArg &a, const ManifestArg &b);
 
 /// Parses `json`; errors say "manifest: <where>: <what>". Of a manifest of

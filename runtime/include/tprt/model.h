@@ -9,7 +9,7 @@
  *
  * The manifest is JSON:
  *
- *   { "abi_version": 5, "backend": "cpu", "tp_size": 2,
+ *   { "abi_version": 6, "backend": "cpu", "tp_size": 2,
  *     "functions": [ {
  *       "name": "forward", "symbol": "tp_model_forward",
  *       "args": [ { "name": "x", "role": "input", "dtype": "f32",
@@ -18,7 +18,8 @@
  *                 { "name": "h.0.attn.qkv.weight", "role": "weight",
  *                   "dtype": "f32", "shape": [768, 2304],
  *                   "local_shape": [768, 1152],
- *                   "shard": { "dim": 1, "outer": 3 } }, ... ],
+ *                   "shard": { "dim": 1, "outer": 3 },
+ *                   "layout": "panels" }, ... ],
  *       "results": [ { "name": "result0", "dtype": "f32",
  *                      "shape": [1, 8, 768], "local_shape": [1, 8, 768],
  *                      "shard": null } ] } ] }
@@ -32,7 +33,9 @@
  * A shard may add "replicas": R (absent: 1): then each block is cut into
  * N / R parts and rank r takes part r / R, so R consecutive ranks hold the
  * same part (the K/V weights of grouped-query attention with fewer kv heads
- * than ranks).
+ * than ranks). "layout": "panels" (a 2-D f32 argument, cpu): the launcher
+ * lays this rank's [k, n] part out in column panels (runtime/lib/Panels.h)
+ * before the first call; only tprt_matmul_panels_f32 reads it.
  * A named argument (tp.name in the IR) has no "role": it is a weight bound
  * to the checkpoint tensor of its name when a checkpoint holds one, and an
  * input otherwise. An argument without a tp.name is named "argI" with

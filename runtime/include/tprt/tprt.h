@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 5
+#define TPRT_ABI_VERSION 6
 
 typedef enum tprt_status {
   TPRT_OK = 0,
@@ -114,6 +114,14 @@ void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                         tprt_memref3d_f32 *b,
                                         tprt_memref3d_f32 *c, int64_t trans_a,
                                         int64_t trans_b, int64_t accumulate);
+/* ABI 6. c = op(a) * b (+ c) for b, k x n, laid out in column panels (a
+ * weight the manifest marks "layout": "panels"; the loader lays it out:
+ * runtime/lib/Panels.h): b's descriptor gives k and n and must be
+ * contiguous. */
+void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
+                                         tprt_memref2d_f32 *b,
+                                         tprt_memref2d_f32 *c, int64_t trans_a,
+                                         int64_t accumulate);
 /* In place, contiguous (identity layout) buffers of any rank: every rank
  * ends with the elementwise sum (max, min) over ranks. */
 void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);

@@ -1,0 +1,213 @@
+//===- PanelWeights.cpp - weights the runtime's GEMMs read in panels ------===//
+//
+// A decode step multiplies a few rows of activations by every weight, and
+// the runtime's register tiles read a [k, n] weight down strips of columns,
+// across its rows: a read the hardware prefetchers do not follow. Laid out
+// in column panels (runtime/lib/Panels.h) the same weight is one stream.
+// The layout is the loader's to make, once, and every reader of the buffer
+// must expect it: so only a weight that nothing but the runtime's GEMM
+// reads, always whole and as b, is laid out so, and the manifest says so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestAttr.h"
+#include "RuntimeCalls.h"
+#include "tp/Conversion/Passes.h"
+#include "tp/IR/TPDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::tp {
+#define GEN_PASS_DEF_TPPANELWEIGHTS
+#include "tp/Conversion/Passes.h.inc"
+} // namespace mlir::tp
+
+using namespace mlir;
+using namespace mlir::tp;
+
+static constexpr StringRef kMatmul = "tprt_matmul_f32";
+static constexpr StringRef kMatmulPanels = "tprt_matmul_panels_f32";
+
+namespace {
+
+/// Whether `type` is a static [k, n] f32 buffer with the identity layout.
+bool isWholeMatrix(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.getRank() == 2 && memref.hasStaticShape() &&
+         memref.getLayout().isIdentity() && memref.getElementType().isF32();
+}
+
+/// The arguments of the module's functions that may hold a weight, joined
+/// where they hold the same buffer: an argument and the callee's argument
+/// it is passed as, and the entries' arguments of one manifest name. A
+/// class is laid out in panels only if none of its arguments is read
+/// otherwise than by a GEMM as b.
+struct WeightClasses {
+  llvm::EquivalenceClasses<Value> classes;
+  llvm::DenseSet<Value> readOtherwise;
+  llvm::DenseMap<Value, SmallVector<func::CallOp>> gemms;
+  /// Arguments whose uses are still to be followed.
+  SmallVector<Value> pending;
+
+  void add(Value arg) {
+    if (!classes.contains(arg))
+      pending.push_back(arg);
+    classes.insert(arg);
+  }
+
+  /// Follows the uses of `arg` (through casts) from `value`.
+  void visitUses(Value arg, Value value, ModuleOp module) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto cast = dyn_cast<memref::CastOp>(user)) {
+        visitUses(arg, cast.getResult(), module);
+        continue;
+      }
+      auto call = dyn_cast<func::CallOp>(user);
+      if (call && call.getCallee() == kMatmul && use.getOperandNumber() == 1 &&
+          matchPattern(call.getOperand(4), m_Zero())) {
+        gemms[arg].push_back(call);
+        continue;
+      }
+      auto callee =
+          call ? module.lookupSymbol<func::FuncOp>(call.getCallee()) : nullptr;
+      if (callee && !callee.isExternal() && callee.isPrivate()) {
+        Value param = callee.getArgument(use.getOperandNumber());
+        add(param);
+        classes.unionSets(arg, param);
+        continue;
+      }
+      readOtherwise.insert(arg);
+    }
+  }
+
+  /// Follows every added argument's uses.
+  void visitAll(ModuleOp module) {
+    while (!pending.empty()) {
+      Value arg = pending.pop_back_val();
+      if (isWholeMatrix(arg.getType()))
+        visitUses(arg, arg, module);
+      else
+        readOtherwise.insert(arg);
+    }
+  }
+};
+
+/// The function argument `value` is, through casts; null if none.
+BlockArgument argumentOf(Value value) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? arg
+                                                                 : nullptr;
+}
+
+struct TPPanelWeightsPass
+    : public tp::impl::TPPanelWeightsBase<TPPanelWeightsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<std::optional<llvm::json::Value>> manifest = readManifest(module);
+    if (failed(manifest))
+      return signalPassFailure();
+    if (!*manifest)
+      return;
+
+    // Each entry argument with its manifest entry.
+    SmallVector<std::pair<BlockArgument, llvm::json::Object *>> entryArgs;
+    llvm::StringMap<BlockArgument> byName;
+    WeightClasses weights;
+    for (llvm::json::Value &entry : manifestFunctions(**manifest)) {
+      llvm::json::Object *function = entry.getAsObject();
+      std::optional<StringRef> name =
+          function ? function->getString("name") : std::nullopt;
+      auto fn = name ? module.lookupSymbol<func::FuncOp>(*name) : nullptr;
+      llvm::json::Array *args = function ? function->getArray("args") : nullptr;
+      if (!fn || fn.isExternal() || !args ||
+          args->size() > fn.getNumArguments()) {
+        module.emitError() << "the manifest's function "
+                           << (name ? "@" + name->str() : "(unnamed)")
+                           << " does not match the module";
+        return signalPassFailure();
+      }
+      // Arguments past the manifest's are the results' out-parameters.
+      for (auto [i, json] : llvm::enumerate(*args)) {
+        BlockArgument arg = fn.getArgument(i);
+        llvm::json::Object *object = json.getAsObject();
+        std::optional<StringRef> argName =
+            object ? object->getString("name") : std::nullopt;
+        if (!object || !argName || object->getString("dtype") != "f32")
+          continue;
+        weights.add(arg);
+        entryArgs.push_back({arg, object});
+        auto [it, inserted] = byName.try_emplace(*argName, arg);
+        if (!inserted)
+          weights.classes.unionSets(it->second, arg);
+      }
+    }
+    // Every argument reached from an entry's, through the calls.
+    weights.visitAll(module);
+    // A callee's argument that some call passes anything but an argument
+    // (a fresh buffer) holds no weight there.
+    module.walk([&](func::CallOp call) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return;
+      for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+        Value param = callee.getArgument(i);
+        if (weights.classes.contains(param) && !argumentOf(operand))
+          weights.readOtherwise.insert(param);
+      }
+    });
+
+    // Per class, by its leader: laid out in panels or not. Decided for
+    // every class before any call is rewritten.
+    llvm::DenseMap<Value, bool> panels;
+    for (auto [arg, object] : entryArgs) {
+      auto leader = weights.classes.findLeader(Value(arg));
+      auto [it, inserted] = panels.try_emplace(*leader, false);
+      if (!inserted)
+        continue;
+      bool anyGemm = false, ok = true;
+      for (auto member = leader; member != weights.classes.member_end();
+           ++member) {
+        ok &= !weights.readOtherwise.count(*member);
+        anyGemm |= !weights.gemms.lookup(*member).empty();
+      }
+      it->second = ok && anyGemm;
+    }
+    OpBuilder builder(module.getContext());
+    for (auto [arg, object] : entryArgs)
+      if (panels.lookup(*weights.classes.findLeader(Value(arg))))
+        (*object)["layout"] = "panels";
+    for (auto &[member, calls] : weights.gemms)
+      if (panels.lookup(*weights.classes.findLeader(member)))
+        for (func::CallOp call : calls)
+          usePanels(builder, call);
+    auto matmul = module.lookupSymbol<func::FuncOp>(kMatmul);
+    if (matmul && SymbolTable::symbolKnownUseEmpty(matmul, module))
+      matmul.erase();
+
+    writeManifest(module, **manifest);
+  }
+
+  /// `call` of tprt_matmul_f32 (b not transposed) as tprt_matmul_panels_f32.
+  static void usePanels(OpBuilder &builder, func::CallOp call) {
+    builder.setInsertionPoint(call);
+    auto view = cast<MemRefType>(call.getOperand(0).getType());
+    Type i64 = builder.getI64Type();
+    func::FuncOp fn =
+        declareRuntimeFunc(call, kMatmulPanels, {view, view, view, i64, i64});
+    func::CallOp::create(builder, call.getLoc(), fn,
+                         ValueRange{call.getOperand(0), call.getOperand(1),
+                                    call.getOperand(2), call.getOperand(3),
+                                    call.getOperand(5)});
+    call.erase();
+  }
+};
+
+} // namespace
