@@ -13,11 +13,15 @@
 // tp-run's weights (runtime/lib/Buffers.cpp).
 // old: Gemm.cpp before its small-m paths: cblas_sgemv for m = 1, one
 // cblas_sgemm otherwise. new: _mlir_ciface_tprt_matmul_f32 of libtprt as
-// built; read: a plain sum of b's floats (readPass). Every round times one
-// pass of each, in an order rotated every round; a sample is the pass's time
-// per call. Prints a markdown
-// row per shape and m: the medians, and the median of the per-round ratios
-// old / new (the machine is shared: only ratios from the same round compare).
+// built; panels (b stored [k, n] only): the same weight laid out in column
+// panels, as tp-run lays out one that tp-compile marks "layout": "panels",
+// through _mlir_ciface_tprt_matmul_panels_f32; read: a plain sum of b's
+// floats (readPass). Every round times one pass of each, in an order rotated
+// every round; a sample is the pass's time per call. Prints a markdown row
+// per shape and m: the medians, and the medians of the per-round ratios old
+// / new and new / panels (the machine is shared: only ratios from the same
+// round compare).
+#include "Panels.h"
 #include "tprt/tprt.h"
 
 #include <cblas.h>
@@ -75,6 +79,13 @@ void newPath(int64_t m, const Shape &s, float *a, float *b, float *c) {
   _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, 0, s.transB, 0);
 }
 
+void panelsPath(int64_t m, const Shape &s, float *a, float *panels, float *c) {
+  tprt_memref2d_f32 da{a, a, 0, {m, s.k}, {s.k, 1}};
+  tprt_memref2d_f32 db{panels, panels, 0, {s.k, s.n}, {s.n, 1}};
+  tprt_memref2d_f32 dc{c, c, 0, {m, s.n}, {s.n, 1}};
+  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, 0, 0);
+}
+
 /// Sums b's floats in address order: the rate at which this core reads a
 /// weight from DRAM, against which the two paths' GB/s compare. Four vector
 /// accumulators, so the adds never limit the read (a plain float loop at -O2
@@ -120,37 +131,50 @@ int main(int argc, char **argv) {
   std::vector<float> a(16 * 3072), c(16 * 50304);
   for (float &x : a)
     x = dist(rng);
-  std::printf("| weight | m | k | n | old (us) | new (us) | old GFLOP/s | new "
-              "GFLOP/s | old GB/s | new GB/s | read GB/s | new vs old |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| weight | m | k | n | old (us) | new (us) | panels (us) | old "
+              "GFLOP/s | new GFLOP/s | old GB/s | new GB/s | panels GB/s | "
+              "read GB/s | new vs old | panels vs new |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---"
+              ":|---:|---:|\n");
   for (const Shape &s : shapes) {
     size_t floats = size_t(s.k * s.n), bytes = floats * sizeof(float);
     size_t copies = std::max<size_t>(1, (96u << 20) / bytes + 1);
-    std::vector<float *> bs;
+    std::vector<float *> bs, panels;
     const size_t hugePage = size_t(2) << 20;
     size_t rounded = (bytes + hugePage - 1) / hugePage * hugePage;
-    for (size_t i = 0; i < copies; ++i) {
+    auto allocate = [&] {
       float *b = static_cast<float *>(std::aligned_alloc(hugePage, rounded));
       madvise(b, rounded, MADV_HUGEPAGE);
+      return b;
+    };
+    for (size_t i = 0; i < copies; ++i) {
+      float *b = allocate();
       for (size_t j = 0; j < floats; ++j)
         b[j] = dist(rng);
       bs.push_back(b);
+      if (!s.transB) {
+        panels.push_back(allocate());
+        tprt::detail::packPanels(b, s.n, s.k, s.n, panels.back());
+      }
     }
+    int ways = s.transB ? 3 : 4;
     for (int64_t m : ms) {
-      std::vector<double> told, tnew, tread, ratio;
+      std::vector<double> told, tnew, tread, tpanels, ratio, panelsRatio;
       volatile float sink = 0;
       for (int r = 0; r < rounds; ++r) {
-        double t[3];
-        for (int step = 0; step < 3; ++step) {
-          int which = (r + step) % 3;
+        double t[4];
+        for (int step = 0; step < ways; ++step) {
+          int which = (r + step) % ways;
           double start = now();
-          for (float *b : bs) {
+          for (size_t i = 0; i < copies; ++i) {
             if (which == 0)
-              oldPath(m, s, a.data(), b, c.data());
+              oldPath(m, s, a.data(), bs[i], c.data());
             else if (which == 1)
-              newPath(m, s, a.data(), b, c.data());
+              newPath(m, s, a.data(), bs[i], c.data());
+            else if (which == 2)
+              sink = sink + readPass(bs[i], floats);
             else
-              sink = sink + readPass(b, floats);
+              panelsPath(m, s, a.data(), panels[i], c.data());
           }
           t[which] = (now() - start) / double(copies);
         }
@@ -158,17 +182,31 @@ int main(int argc, char **argv) {
         tnew.push_back(t[1]);
         tread.push_back(t[2]);
         ratio.push_back(t[0] / t[1]);
+        if (ways == 4) {
+          tpanels.push_back(t[3]);
+          panelsRatio.push_back(t[1] / t[3]);
+        }
       }
       double o = median(told), n = median(tnew), rd = median(tread);
       double flops = 2.0 * double(m) * double(s.k) * double(s.n);
-      std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.1f | %.1f | "
-                  "%.2f | %.2f | %.2f | %.2fx |\n",
+      char pus[32] = "–", pgbs[32] = "–", pvs[32] = "–";
+      if (ways == 4) {
+        double p = median(tpanels);
+        std::snprintf(pus, sizeof pus, "%.0f", p * 1e6);
+        std::snprintf(pgbs, sizeof pgbs, "%.2f", bytes / p / 1e9);
+        std::snprintf(pvs, sizeof pvs, "%.2fx", median(panelsRatio));
+      }
+      std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %s | %.1f | %.1f "
+                  "| %.2f | %.2f | %s | %.2f | %.2fx | %s |\n",
                   s.name, (long long)m, (long long)s.k, (long long)s.n, o * 1e6,
-                  n * 1e6, flops / o / 1e9, flops / n / 1e9, bytes / o / 1e9,
-                  bytes / n / 1e9, bytes / rd / 1e9, median(ratio));
+                  n * 1e6, pus, flops / o / 1e9, flops / n / 1e9,
+                  bytes / o / 1e9, bytes / n / 1e9, pgbs, bytes / rd / 1e9,
+                  median(ratio), pvs);
       std::fflush(stdout);
     }
     for (float *b : bs)
+      std::free(b);
+    for (float *b : panels)
       std::free(b);
   }
   return 0;

@@ -20,7 +20,8 @@ CXX="${CXX:-clang++-22}"
 [ -n "${NO_BUILD:-}" ] || ninja -C "$ROOT/build" tprt >&2
 BIN="$(mktemp -d "${TMPDIR:-/tmp}/small-m-gemm.XXXXXX")"
 trap 'rm -rf "$BIN"' EXIT
-"$CXX" -std=c++17 -O2 -I"$ROOT/runtime/include" -o "$BIN/small_m_gemm" \
+"$CXX" -std=c++17 -O2 -I"$ROOT/runtime/include" -I"$ROOT/runtime/lib" \
+  -o "$BIN/small_m_gemm" \
   "$HERE/small_m_gemm.cpp" -L"$ROOT/build/lib" -ltprt \
   -Wl,-rpath,"$ROOT/build/lib" -lopenblas
 
@@ -89,10 +90,19 @@ against [n, k] they were faster from m = 2 (m = 4: 2.9-3.0x to 3.5-3.8x for
 the lm head, 2.2x to 2.9-3.1x for qkv [n, k], 3.1x to 3.9-4.3x for down
 [n, k]).
 
-old: one \`cblas_sgemm\` (m = 1: \`cblas_sgemv\`); new: \`_mlir_ciface_tprt_matmul_f32\`.
+Weights in panels (\`runtime/lib/Panels.cpp\`, docs/runtime.md, "Weights in
+panels"): tp-compile marks the [k, n] weights that only the runtime's GEMM
+reads, and tp-run lays each out once in column panels of 32, each panel's k
+rows one after the other; tiles of up to 14 rows x 32 columns of c then read
+a panel as one stream, prefetching 16 KiB ahead, at any m (m = 1 too). The
+"panels" columns time that path on the same weights laid out so.
+
+old: one \`cblas_sgemm\` (m = 1: \`cblas_sgemv\`); new: \`_mlir_ciface_tprt_matmul_f32\`
+on the weight as the checkpoint lays it out; panels: \`_mlir_ciface_tprt_matmul_panels_f32\`
+on it in panels ([k, n] shapes only).
 Each number is the median over the rounds; "new vs old" is the median of the
 per-round ratios (time old / time new; both timed in the same round, in an
-order rotated every round). GB/s: the weight's bytes over the time (each call reads
+order rotated every round), "panels vs new" likewise time new / time panels. GB/s: the weight's bytes over the time (each call reads
 its weight from DRAM: the copies of a shape are three times the L3).
 GFLOP/s: 2 m k n over the time.
 
