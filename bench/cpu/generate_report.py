@@ -339,8 +339,8 @@ def main(argv=None) -> int:
       "this run by `bench/cpu/fma_peak.c`, that is " + (at_peak or "(not measured)") + ". "
       "The runtime's register tiles multiply from the L2 at 150-200 GFLOP/s (8 rows; a /tmp "
       "timing), so at this batch the products fit under the bound: what a step loses against it "
-      "is the weights' read, which the tiles overlap with the arithmetic at about two thirds of "
-      "the streaming rate (docs/generation.md, item 10 of the C++ side's state).")
+      "is the weights' read under the tiles (docs/generation.md, item 10 of the C++ side's "
+      "state).")
     if have_gen:
         def share(n, b):
             return med([field(y, "gemm_share_of_decode", default=0.0) or 0.0 for y in tp[(n, b)]])
@@ -353,18 +353,16 @@ def main(argv=None) -> int:
               f"tp 1 ({f1 / f2:.2f}x). Two ranks on two cores "
               "leave nothing for anything else: each time another process runs, one rank stops and the "
               "other waits for it.")
-        p("- At batch 1 the runtime's GEMMs are matrix-vector products (one row of c: each weight "
-          "streamed once, in address order, runtime/lib/Gemv.cpp): for the blocks' [in, out] "
-          "weights their rows scaled by the activation and summed in the L1 (1.15-1.5x sgemv on a "
-          "core reading at 22-28 GB/s, alike on one reading at 35-40), for the tied LM head dot "
-          "products over its rows (1.2-1.9x sgemv), each product of the attention's batch "
-          "prefetching the next one's operand; "
-          "at batch 8 every weight passes unpacked under tiles of c held in the AVX-512 registers, "
-          "the next block of its rows prefetched in address order while the current one is "
-          "multiplied, the tied LM head (read transposed) transposed in registers 16 x 16 on the "
-          "way (runtime/lib/TiledRows.cpp, docs/bench-small-m-gemm.md: 2.6-3.3x one sgemm at these "
-          "shapes and 8 rows, by run; one sgemm over a whole weight packs it straight from DRAM at a third "
-          "to a half of the streaming rate).")
+        p("- The blocks' [in, out] weights, which only the runtime's GEMMs read, are laid out "
+          "by `tp-run` in column panels of 32 (`tp-panel-weights` marks them in the manifest; "
+          "docs/runtime.md, \"Weights in panels\"): at any batch tiles of c held in registers read "
+          "each panel as one stream, prefetching 16 KiB ahead (runtime/lib/Panels.cpp), and the "
+          "prefill's products take the same tiles over L2-sized groups of panels. The tied LM head "
+          "(the embedding, which the lookup reads too) stays as stored: at batch 1 dot products "
+          "over its rows (runtime/lib/Gemv.cpp, 1.2-1.9x sgemv), at batch 8 tiles that transpose "
+          "it in registers 16 x 16 while the next block of its rows is prefetched "
+          "(runtime/lib/TiledRows.cpp); each product of the attention's batch prefetches the next "
+          "one's operand. docs/bench-small-m-gemm.md times each path against OpenBLAS.")
         p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "
           "every buffer of 2 MiB or more (the weights and caches a step streams); the bound's "
           "bandwidth and the 4 KiB one are in the bandwidth table.")
