@@ -27,40 +27,64 @@ AlignedBuffer::AlignedBuffer(size_t bytes, bool zero) : size_(bytes) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0)
     rounded = kAlignment;
+  if (rounded < kHugePage) {
+    data_ = std::aligned_alloc(kAlignment, rounded);
+    if (!data_)
+      throw std::bad_alloc();
+    if (zero)
+      std::memset(data_, 0, rounded);
+    return;
+  }
   // A weight or a cache that a decode step streams: on huge pages where the
   // kernel allows them on request (transparent huge pages `madvise`, the
   // Debian default), since with 4 KiB pages the TLB misses of one stream
-  // cost up to half the read bandwidth in a VM (bench/cpu/read_bw.c). The
-  // start on a huge page boundary; the size is not rounded up, so the tail
-  // stays on small pages and no memory is added.
-  if (rounded >= kHugePage) {
-    if (posix_memalign(&data_, kHugePage, rounded) != 0)
-      throw std::bad_alloc();
-    madvise(data_, rounded / kHugePage * kHugePage, MADV_HUGEPAGE);
-  } else {
-    data_ = std::aligned_alloc(kAlignment, rounded);
-  }
-  if (!data_)
+  // cost up to half the read bandwidth in a VM (bench/cpu/read_bw.c). Mapped
+  // afresh, starting on a huge page boundary: memory malloc hands back may
+  // have been touched already (a freed temporary), and pages that exist stay
+  // small whatever madvise says later. The size is not rounded up to a huge
+  // page, so the tail stays on small pages and no memory is added. Fresh
+  // anonymous pages read as zeros.
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  mapped_ = (rounded + page - 1) / page * page;
+  void *raw = mmap(nullptr, mapped_ + kHugePage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
     throw std::bad_alloc();
-  if (zero)
-    std::memset(data_, 0, rounded);
+  uintptr_t first = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t start = (first + kHugePage - 1) / kHugePage * kHugePage;
+  if (start > first)
+    munmap(raw, start - first);
+  if (size_t tail = first + mapped_ + kHugePage - (start + mapped_))
+    munmap(reinterpret_cast<void *>(start + mapped_), tail);
+  data_ = reinterpret_cast<void *>(start);
+  madvise(data_, mapped_ / kHugePage * kHugePage, MADV_HUGEPAGE);
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+void AlignedBuffer::release() {
+  if (mapped_)
+    munmap(data_, mapped_);
+  else
+    std::free(data_);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
+}
+
+AlignedBuffer::~AlignedBuffer() { release(); }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
-    : data_(other.data_), size_(other.size_) {
+    : data_(other.data_), size_(other.size_), mapped_(other.mapped_) {
   other.data_ = nullptr;
-  other.size_ = 0;
+  other.size_ = other.mapped_ = 0;
 }
 
 AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
   if (this != &other) {
-    std::free(data_);
+    release();
     data_ = other.data_;
     size_ = other.size_;
+    mapped_ = other.mapped_;
     other.data_ = nullptr;
-    other.size_ = 0;
+    other.size_ = other.mapped_ = 0;
   }
   return *this;
 }

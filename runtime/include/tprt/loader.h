@@ -61,7 +61,8 @@ private:
   std::variant<T, Status> storage;
 };
 
-/// Heap memory aligned to 64 bytes, freed on destruction; move-only.
+/// Memory aligned to 64 bytes (from a huge page on, mapped on its own and on
+/// a huge page boundary), freed on destruction; move-only.
 class AlignedBuffer {
 public:
   static constexpr size_t kAlignment = 64;
@@ -81,8 +82,12 @@ public:
   size_t size() const { return size_; }
 
 private:
+  void release();
+
   void *data_ = nullptr;
   size_t size_ = 0;
+  /// Bytes mapped with mmap (buffers of a huge page or more); 0: malloc'd.
+  size_t mapped_ = 0;
 };
 
 /// A whole file mapped read-only; unmapped on destruction; move-only.
