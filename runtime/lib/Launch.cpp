@@ -78,11 +78,11 @@ uint16_t toBf16(float value) {
   return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-/// Lays the k x n matrix in `buffer` out in column panels, in place.
-void layOutInPanels(AlignedBuffer &buffer, int64_t k, int64_t n) {
-  float *data = buffer.as<float>();
-  std::vector<float> rows(data, data + k * n);
-  tprt::detail::packPanels(rows.data(), n, k, n, data);
+/// The k x n matrix in `rows` laid out in column panels.
+AlignedBuffer inPanels(const AlignedBuffer &rows, int64_t k, int64_t n) {
+  AlignedBuffer panels(rows.size());
+  tprt::detail::packPanels(rows.as<float>(), n, k, n, panels.as<float>());
+  return panels;
 }
 
 AlignedBuffer toBf16(const AlignedBuffer &f32, size_t count) {
@@ -660,7 +660,8 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
         slice->buffer =
             toBf16(slice->buffer, size_t(numElements(slice->shape)));
       if (arg.panels)
-        layOutInPanels(slice->buffer, arg.localShape[0], arg.localShape[1]);
+        slice->buffer =
+            inPanels(slice->buffer, arg.localShape[0], arg.localShape[1]);
       if (!input)
         out.weightBytes_ += slice->buffer.size();
       out.buffers.push_back(std::move(slice->buffer));
