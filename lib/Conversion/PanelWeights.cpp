@@ -103,8 +103,10 @@ BlockArgument argumentOf(Value value) {
   while (auto cast = value.getDefiningOp<memref::CastOp>())
     value = cast.getSource();
   auto arg = dyn_cast<BlockArgument>(value);
-  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? arg
-                                                                 : nullptr;
+  return arg && arg.getOwner()->isEntryBlock() &&
+                 isa<func::FuncOp>(arg.getOwner()->getParentOp())
+             ? arg
+             : nullptr;
 }
 
 struct TPPanelWeightsPass
@@ -134,6 +136,14 @@ struct TPPanelWeightsPass
                            << " does not match the module";
         return signalPassFailure();
       }
+      // An argument a result is read back from (`in_place`) is read
+      // as laid out by the launcher.
+      llvm::SmallDenseSet<int64_t> readBack;
+      if (llvm::json::Array *results = function->getArray("results"))
+        for (llvm::json::Value &result : *results)
+          if (llvm::json::Object *object = result.getAsObject())
+            if (std::optional<int64_t> j = object->getInteger("in_place"))
+              readBack.insert(*j);
       // Arguments past the manifest's are the results' out-parameters.
       for (auto [i, json] : llvm::enumerate(*args)) {
         BlockArgument arg = fn.getArgument(i);
@@ -143,6 +153,8 @@ struct TPPanelWeightsPass
         if (!object || !argName || object->getString("dtype") != "f32")
           continue;
         weights.add(arg);
+        if (readBack.contains(int64_t(i)))
+          weights.readOtherwise.insert(arg);
         entryArgs.push_back({arg, object});
         auto [it, inserted] = byName.try_emplace(*argName, arg);
         if (!inserted)
@@ -151,18 +163,34 @@ struct TPPanelWeightsPass
     }
     // Every argument reached from an entry's, through the calls.
     weights.visitAll(module);
-    // A callee's argument that some call passes anything but an argument
-    // (a fresh buffer) holds no weight there.
+    // A parameter that some call passes anything but an argument of its
+    // own class (a fresh buffer, an out-parameter, another weight) holds
+    // no weight there; nor does one of a function reached otherwise than
+    // by calls (through func.constant).
     module.walk([&](func::CallOp call) {
       auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
       if (!callee || callee.isExternal())
         return;
       for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
         Value param = callee.getArgument(i);
-        if (weights.classes.contains(param) && !argumentOf(operand))
+        BlockArgument source = argumentOf(operand);
+        if (weights.classes.contains(param) &&
+            (!source || !weights.classes.contains(source) ||
+             !weights.classes.isEquivalent(source, param)))
           weights.readOtherwise.insert(param);
       }
     });
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(fn, module);
+      if (uses && llvm::all_of(*uses, [](const SymbolTable::SymbolUse &use) {
+            return isa<func::CallOp>(use.getUser());
+          }))
+        continue;
+      for (BlockArgument param : fn.getArguments())
+        if (weights.classes.contains(param))
+          weights.readOtherwise.insert(param);
+    }
 
     // Per class, by its leader: laid out in panels or not. Decided for
     // every class before any call is rewritten.

@@ -274,19 +274,23 @@ extern "C" void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
   auto [m, n, k] = gemmShape(call, va, vb, vc, trans_a != 0, false);
   // The panels fill the weight's buffer: a view of part of it (or of
   // another layout) is not in panels.
-  if (k > 1 && n > 0 && (vb.strides[0] != n || vb.strides[1] != 1))
+  bool whole = b->offset == 0 && (k < 2 || vb.strides[0] == n) &&
+               (n < 2 || vb.strides[1] == 1);
+  if (!whole)
     fail(call, "b in panels must be a whole contiguous k x n buffer, got "
-               "strides " +
+               "offset " +
+                   std::to_string(b->offset) + ", strides " +
                    formatList(vb.strides, 2));
-  if (layoutOf(vc) == Layout::RowMajor) {
+  if (layoutOf(vc) == Layout::RowMajor && state().blasThreads == 1) {
     int64_t rowStride = trans_a ? va.strides[1] : va.strides[0];
     int64_t colStride = trans_a ? va.strides[0] : va.strides[1];
     multiplyPanels(va.data, rowStride, colStride, vb.data, vc.data,
                    rowMajorLd(vc), m, n, k, accumulate != 0);
   } else {
-    // Not from the compiler's GEMMs: row-major b, then the general path.
-    thread_local std::vector<float> rows;
-    rows.resize(size_t(k * n));
+    // Several BLAS threads (the runtime's kernels run on one) or a c the
+    // compiler does not pass: b laid out row-major again, then the path
+    // of any other product.
+    std::vector<float> rows(size_t(k * n));
     unpackPanels(vb.data, k, n, rows.data(), n);
     gemm(call, va, {rows.data(), {k, n}, {n, 1}}, vc, trans_a != 0, false,
          accumulate ? 1.0f : 0.0f);

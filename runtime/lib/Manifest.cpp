@@ -215,6 +215,12 @@ Expected<ManifestFunction> parseFunction(const json &entry,
                            "'in_place' names argument " +
                                std::to_string(*result->inPlace) +
                                ", which the function does not have");
+    if (result->inPlace && function.args[*result->inPlace].panels)
+      return manifestError(named + ": results[" + std::to_string(i) + "] ('" +
+                               result->name + "')",
+                           "'in_place' names argument " +
+                               std::to_string(*result->inPlace) +
+                               ", which is laid out in panels");
     function.results.push_back(std::move(*result));
   }
   if (entry.contains("host_reads")) {

@@ -10,8 +10,8 @@
 // against 33 for combineRows (a /tmp timing on a core reading at 39;
 // docs/generation.md, item 10). The arithmetic is plain vector code on
 // 16 floats, built for AVX-512, AVX2 with FMA and the baseline
-// (`target_clones`, as in Gemv.cpp); only the first keeps a 14-row tile in
-// registers, so the others take 4 rows at a time.
+// (`target_clones`, Lanes.h); only the first keeps a 14-row tile in its 32
+// registers, so the others take 2 rows at a time (8 of AVX2's 16 for c).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +83,8 @@ TPRT_INLINE void narrowTile(const float *at, const float *panel, int64_t width,
 }
 
 /// MR rows of c, columns [first, end) (whole panels), against the panels
-/// there; `prefetch`: fetch each next panel while one is multiplied.
+/// there; `prefetch`: fetch the lines kPrefetchBytes ahead of each panel
+/// while it is multiplied.
 template <int MR>
 TPRT_INLINE void tileRows(const float *at, const float *panels, int64_t n,
                           int64_t k, float *c, int64_t ldc, bool load,
@@ -143,11 +144,25 @@ TPRT_CLONES void multiply(const float *at, const float *panels, float *c,
 void tprt::detail::multiplyPanels(const float *a, int64_t aRowStride,
                                   int64_t aColStride, const float *panels,
                                   float *c, int64_t ldc, int64_t m, int64_t n,
-                                  int64_t k, bool accumulate) {
+                                  int64_t k, bool accumulate,
+                                  int64_t tileRows) {
   if (m < 1 || n < 1)
     return;
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  int64_t tileRows = avx512 ? kMaxTileRows : 4;
+  if (k < 1) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        std::fill_n(c + i * ldc, n, 0.0f);
+    return;
+  }
+  if (tileRows < 1) {
+#if defined(__x86_64__)
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+#else
+    constexpr bool avx512 = false;
+#endif
+    tileRows = avx512 ? kMaxTileRows : 2;
+  }
+  tileRows = std::min(tileRows, kMaxTileRows);
   // With a single tile of rows every panel is read once: one group. With
   // more, a group is a quarter of the L2, read from DRAM by the first tile
   // and from the L2 by the others.

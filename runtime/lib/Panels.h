@@ -57,12 +57,14 @@ inline void unpackPanels(const float *panels, int64_t k, int64_t n, float *rows,
 /// c = a b (+ c when `accumulate`; c is not read otherwise) for b, k x n,
 /// in panels; element (i, l) of a (m x k) is a[i * aRowStride + l *
 /// aColStride] and c is row-major (rows `ldc` apart, contiguous within a
-/// row). Each panel passes under register tiles of up to 14 rows of c while
-/// the next one is prefetched; with more rows, the panels of an L2-sized
-/// group pass under every tile of rows before the next group is read.
+/// row). Each panel passes under register tiles of `tileRows` rows of c (0:
+/// 14 on a CPU with AVX-512, 2 otherwise) while the lines 16 KiB further on
+/// are prefetched; with more rows, the panels of an L2-sized group pass
+/// under every tile of rows before the next group is read.
 void multiplyPanels(const float *a, int64_t aRowStride, int64_t aColStride,
                     const float *panels, float *c, int64_t ldc, int64_t m,
-                    int64_t n, int64_t k, bool accumulate);
+                    int64_t n, int64_t k, bool accumulate,
+                    int64_t tileRows = 0);
 
 } // namespace detail
 } // namespace tprt

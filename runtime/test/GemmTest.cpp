@@ -311,6 +311,8 @@ TEST(Gemm, PanelsMatchTheRowMajorWeight) {
   // A c that is not row-major takes the general path on the unpacked b.
   for (Layout lc : {Layout::ColumnMajor, Layout::Strided})
     ASSERT_NO_FATAL_FAILURE(checkPanels(8, 47, 17, 0, 0, lc, rng));
+  // k = 0 adds nothing, over several tiles of rows too.
+  ASSERT_NO_FATAL_FAILURE(checkPanels(20, 47, 0, 0, 1, Layout::RowMajor, rng));
 }
 
 TEST(GemmDeathTest, PanelsOfPartOfABufferEndTheRank) {
@@ -321,7 +323,10 @@ TEST(GemmDeathTest, PanelsOfPartOfABufferEndTheRank) {
   EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 1),
               testing::ExitedWithCode(1),
               "matmul_panels_f32: b in panels must be a whole contiguous k x "
-              "n buffer, got strides \\[8, 1\\]");
+              "n buffer, got offset 0, strides \\[8, 1\\]");
+  b = {storage.data(), storage.data(), 4, {4, 3}, {3, 1}};
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 1),
+              testing::ExitedWithCode(1), "got offset 4, strides \\[3, 1\\]");
 }
 
 TEST(Gemm, CountsCallsAndFlops) {

@@ -85,6 +85,130 @@ module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22prefill\22,\2
 
 // -----
 
+// @layer's weight parameter also takes an out-parameter (not in the
+// manifest's arguments) from a second call: nothing is laid out.
+// CHECK-NOT: layout
+// CHECK-NOT: tprt_matmul_panels_f32
+module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22decode\22,\22args\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22},{\22name\22:\22w\22,\22dtype\22:\22f32\22}]}]}"} {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @decode(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    %h = memref.alloc() : memref<8x8xf32>
+    call @layer(%x, %w, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    call @layer(%x, %out, %h) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func private @layer(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %y: memref<8x8xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %a = memref.cast %x : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %y : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// @layer is also reached through func.constant, with a fresh buffer.
+// CHECK-NOT: layout
+// CHECK-NOT: tprt_matmul_panels_f32
+module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22decode\22,\22args\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22},{\22name\22:\22w\22,\22dtype\22:\22f32\22}]}]}"} {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @decode(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    %h = memref.alloc() : memref<8x8xf32>
+    call @layer(%x, %w, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    %f = func.constant @layer : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    func.call_indirect %f(%x, %h, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func private @layer(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %y: memref<8x8xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %a = memref.cast %x : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %y : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// A public function the manifest does not name passes its own argument.
+// CHECK-NOT: layout
+// CHECK-NOT: tprt_matmul_panels_f32
+module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22decode\22,\22args\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22},{\22name\22:\22w\22,\22dtype\22:\22f32\22}]}]}"} {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @decode(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    call @layer(%x, %w, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func @other(%x: memref<8x8xf32>, %v: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    call @layer(%x, %v, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func private @layer(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %y: memref<8x8xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %a = memref.cast %x : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %y : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// Entry @a hands its %w, which a load reads too, to entry @b, whose %v
+// only a GEMM reads: @b's parameter holds @a's row-major buffer.
+// CHECK-NOT: layout
+// CHECK-NOT: tprt_matmul_panels_f32
+module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22a\22,\22args\22:[{\22name\22:\22w\22,\22dtype\22:\22f32\22}]},{\22name\22:\22b\22,\22args\22:[{\22name\22:\22v\22,\22dtype\22:\22f32\22}]}]}"} {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @a(%w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %w[%c0, %c0] : memref<8x8xf32>
+    memref.store %v, %out[%c0, %c0] : memref<8x8xf32>
+    call @b(%w, %out) : (memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func @b(%v: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    call @layer(%out, %v, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func private @layer(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %y: memref<8x8xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %a = memref.cast %x : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %y : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// A result read back from the weight's buffer (`in_place`) would read
+// the panels.
+// CHECK-NOT: layout
+// CHECK-NOT: tprt_matmul_panels_f32
+module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22decode\22,\22args\22:[{\22name\22:\22x\22,\22dtype\22:\22f32\22},{\22name\22:\22w\22,\22dtype\22:\22f32\22}],\22results\22:[{\22in_place\22:1,\22name\22:\22w\22}]}]}"} {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @decode(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    call @layer(%x, %w, %out) : (memref<8x8xf32>, memref<8x8xf32>, memref<8x8xf32>) -> ()
+    return
+  }
+  func.func private @layer(%x: memref<8x8xf32>, %w: memref<8x8xf32>, %y: memref<8x8xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %a = memref.cast %x : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %y : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
 // Without a manifest (not a model's lowering) nothing changes.
 // CHECK-LABEL: func.func @plain(
 // CHECK:         call @tprt_matmul_f32(
