@@ -182,14 +182,16 @@ def TPPanelWeights : Pass<"tp-panel-weights", "ModuleOp"> {
     After `tp-linalg-to-runtime`, on the CPU lowering: an f32 argument of a
     function of the manifest (`tp.manifest`) that every use reads as b of a
     `tprt_matmul_f32` call, not transposed, whole (through casts, and
-    through the arguments of the private functions it is passed to, which
-    every call must pass an argument), in every function that takes it
-    under its name, gets `"layout": "panels"` in the manifest, and those
-    calls become `tprt_matmul_panels_f32`: the loader lays the weight out in
-    column panels (runtime/lib/Panels.h), which the few-row products of a
-    decode step read as one stream. Any other reader (the loops of a
-    lookup, a transposed GEMM, a slice) leaves the weight as it is. Does
-    nothing to a module without a manifest.
+    through the parameters of the private functions it is passed to, which
+    every call of them must pass an argument read the same way), in every
+    function that takes it under its name, gets `"layout": "panels"` in the
+    manifest, and those calls become `tprt_matmul_panels_f32`: the loader
+    lays the weight out in column panels (runtime/lib/Panels.h), which the
+    few-row products of a decode step read as one stream. Any other reader
+    (the loops of a lookup, a transposed GEMM, a slice, a result read back
+    from the argument's buffer, a function reached other than by calls)
+    leaves the weight as it is. Does nothing to a module without a
+    manifest.
   }];
   let dependentDialects = ["func::FuncDialect"];
 }
