@@ -83,7 +83,7 @@ void panelsPath(int64_t m, const Shape &s, float *a, float *panels, float *c) {
   tprt_memref2d_f32 da{a, a, 0, {m, s.k}, {s.k, 1}};
   tprt_memref2d_f32 db{panels, panels, 0, {s.k, s.n}, {s.n, 1}};
   tprt_memref2d_f32 dc{c, c, 0, {m, s.n}, {s.n, 1}};
-  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, 0, 0);
+  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, 0, 0, 0);
 }
 
 /// Sums b's floats in address order: the rate at which this core reads a

@@ -1,9 +1,10 @@
 //===- PanelWeights.cpp - weights the runtime's GEMMs read in panels ------===//
 //
 // A decode step multiplies a few rows of activations by every weight, and
-// the runtime's register tiles read a [k, n] weight down strips of columns,
-// across its rows: a read the hardware prefetchers do not follow. Laid out
-// in column panels (runtime/lib/Panels.h) the same weight is one stream.
+// the runtime's register tiles read op(b), k x n, down strips of columns:
+// across a [k, n] weight's rows, or 16 rows of an [n, k] one at a time,
+// transposed in registers; reads the hardware prefetchers do not follow.
+// Laid out in column panels (runtime/lib/Panels.h), op(b) is one stream.
 // The layout is the loader's to make, once, and every reader of the buffer
 // must expect it: so only a weight that nothing but the runtime's GEMM
 // reads, always whole and as b, is laid out so, and the manifest says so.
@@ -42,6 +43,16 @@ bool isWholeMatrix(Type type) {
          memref.getLayout().isIdentity() && memref.getElementType().isF32();
 }
 
+/// Whether tprt_matmul_f32 `call` reads its b transposed; nothing where
+/// that is not a constant.
+std::optional<bool> transposesB(func::CallOp call) {
+  if (matchPattern(call.getOperand(4), m_Zero()))
+    return false;
+  if (matchPattern(call.getOperand(4), m_One()))
+    return true;
+  return std::nullopt;
+}
+
 /// The arguments of the module's functions that may hold a weight, joined
 /// where they hold the same buffer: an argument and the callee's argument
 /// it is passed as, and the entries' arguments of one manifest name. A
@@ -70,7 +81,7 @@ struct WeightClasses {
       }
       auto call = dyn_cast<func::CallOp>(user);
       if (call && call.getCallee() == kMatmul && use.getOperandNumber() == 1 &&
-          matchPattern(call.getOperand(4), m_Zero())) {
+          transposesB(call).has_value()) {
         gemms[arg].push_back(call);
         continue;
       }
@@ -192,30 +203,36 @@ struct TPPanelWeightsPass
           weights.readOtherwise.insert(param);
     }
 
-    // Per class, by its leader: laid out in panels or not. Decided for
-    // every class before any call is rewritten.
-    llvm::DenseMap<Value, bool> panels;
+    // Per class, by its leader: its layout, the panels of the weight or of
+    // its transpose where all its GEMMs read it the one way, none
+    // otherwise. Decided for every class before any call is rewritten.
+    llvm::DenseMap<Value, StringRef> layouts;
     for (auto [arg, object] : entryArgs) {
       auto leader = weights.classes.findLeader(Value(arg));
-      auto [it, inserted] = panels.try_emplace(*leader, false);
+      auto [it, inserted] = layouts.try_emplace(*leader, StringRef());
       if (!inserted)
         continue;
-      bool anyGemm = false, ok = true;
+      bool ok = true;
+      std::optional<bool> transposed;
       for (auto member = leader; member != weights.classes.member_end();
            ++member) {
         ok &= !weights.readOtherwise.count(*member);
-        anyGemm |= !weights.gemms.lookup(*member).empty();
+        for (func::CallOp call : weights.gemms.lookup(*member)) {
+          ok &= !transposed || transposed == transposesB(call);
+          transposed = transposesB(call);
+        }
       }
-      it->second = ok && anyGemm;
+      if (ok && transposed)
+        it->second = *transposed ? "transposed_panels" : "panels";
     }
-    OpBuilder builder(module.getContext());
     for (auto [arg, object] : entryArgs)
-      if (panels.lookup(*weights.classes.findLeader(Value(arg))))
-        (*object)["layout"] = "panels";
+      if (StringRef layout = layouts.lookup(*weights.classes.findLeader(arg));
+          !layout.empty())
+        (*object)["layout"] = layout;
     for (auto &[member, calls] : weights.gemms)
-      if (panels.lookup(*weights.classes.findLeader(member)))
+      if (!layouts.lookup(*weights.classes.findLeader(member)).empty())
         for (func::CallOp call : calls)
-          usePanels(builder, call);
+          usePanels(call);
     auto matmul = module.lookupSymbol<func::FuncOp>(kMatmul);
     if (matmul && SymbolTable::symbolKnownUseEmpty(matmul, module))
       matmul.erase();
@@ -223,18 +240,14 @@ struct TPPanelWeightsPass
     writeManifest(module, **manifest);
   }
 
-  /// `call` of tprt_matmul_f32 (b not transposed) as tprt_matmul_panels_f32.
-  static void usePanels(OpBuilder &builder, func::CallOp call) {
-    builder.setInsertionPoint(call);
-    auto view = cast<MemRefType>(call.getOperand(0).getType());
-    Type i64 = builder.getI64Type();
-    func::FuncOp fn =
-        declareRuntimeFunc(call, kMatmulPanels, {view, view, view, i64, i64});
-    func::CallOp::create(builder, call.getLoc(), fn,
-                         ValueRange{call.getOperand(0), call.getOperand(1),
-                                    call.getOperand(2), call.getOperand(3),
-                                    call.getOperand(5)});
-    call.erase();
+  /// `call` of tprt_matmul_f32 as tprt_matmul_panels_f32, which takes the
+  /// same operands.
+  static void usePanels(func::CallOp call) {
+    auto matmul =
+        call->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(kMatmul);
+    func::FuncOp fn = declareRuntimeFunc(call, kMatmulPanels,
+                                         matmul.getFunctionType().getInputs());
+    call.setCallee(fn.getSymName());
   }
 };
 

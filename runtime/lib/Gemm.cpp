@@ -262,23 +262,22 @@ extern "C" void _mlir_ciface_tprt_matmul_f32(tprt_memref2d_f32 *a,
   count(flopsOf(va, vc, trans_a != 0), now() - start);
 }
 
-extern "C" void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
-                                                    tprt_memref2d_f32 *b,
-                                                    tprt_memref2d_f32 *c,
-                                                    int64_t trans_a,
-                                                    int64_t accumulate) {
+extern "C" void
+_mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a, tprt_memref2d_f32 *b,
+                                    tprt_memref2d_f32 *c, int64_t trans_a,
+                                    int64_t trans_b, int64_t accumulate) {
   const char *call = "matmul_panels_f32";
   checkGemmDescriptors(call, a, b, c, trans_a, accumulate);
   double start = now();
   MatrixView va = matrixView(a), vb = matrixView(b), vc = matrixView(c);
-  auto [m, n, k] = gemmShape(call, va, vb, vc, trans_a != 0, false);
-  // The panels fill the weight's buffer: a view of part of it (or of
-  // another layout) is not in panels.
-  bool whole = b->offset == 0 && (k < 2 || vb.strides[0] == n) &&
-               (n < 2 || vb.strides[1] == 1);
+  auto [m, n, k] = gemmShape(call, va, vb, vc, trans_a != 0, trans_b != 0);
+  // The panels (of op(b)) fill the weight's buffer: a view of part of it
+  // (or of another layout) is not in panels.
+  int64_t rows = vb.sizes[0], cols = vb.sizes[1];
+  bool whole = b->offset == 0 && (rows < 2 || vb.strides[0] == cols) &&
+               (cols < 2 || vb.strides[1] == 1);
   if (!whole)
-    fail(call, "b in panels must be a whole contiguous k x n buffer, got "
-               "offset " +
+    fail(call, "b in panels must be a whole contiguous buffer, got offset " +
                    std::to_string(b->offset) + ", strides " +
                    formatList(vb.strides, 2));
   if (layoutOf(vc) == Layout::RowMajor && state().blasThreads == 1) {
@@ -288,11 +287,11 @@ extern "C" void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
                    rowMajorLd(vc), m, n, k, accumulate != 0);
   } else {
     // Several BLAS threads (the runtime's kernels run on one) or a c the
-    // compiler does not pass: b laid out row-major again, then the path
-    // of any other product.
-    std::vector<float> rows(size_t(k * n));
-    unpackPanels(vb.data, k, n, rows.data(), n);
-    gemm(call, va, {rows.data(), {k, n}, {n, 1}}, vc, trans_a != 0, false,
+    // compiler does not pass: op(b) laid out row-major again, then the
+    // path of any other product.
+    std::vector<float> opB(size_t(k * n));
+    unpackPanels(vb.data, k, n, opB.data(), n);
+    gemm(call, va, {opB.data(), {k, n}, {n, 1}}, vc, trans_a != 0, false,
          accumulate ? 1.0f : 0.0f);
   }
   count(flopsOf(va, vc, trans_a != 0), now() - start);

@@ -78,10 +78,18 @@ uint16_t toBf16(float value) {
   return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-/// The k x n matrix in `rows` laid out in column panels.
-AlignedBuffer inPanels(const AlignedBuffer &rows, int64_t k, int64_t n) {
+/// The row-major matrix in `rows` (`shape`) laid out as `layout` says:
+/// itself in column panels, or its transpose.
+AlignedBuffer inPanels(const AlignedBuffer &rows,
+                       const std::vector<int64_t> &shape,
+                       ManifestArg::Layout layout) {
   AlignedBuffer panels(rows.size());
-  tprt::detail::packPanels(rows.as<float>(), n, k, n, panels.as<float>());
+  if (layout == ManifestArg::Layout::Panels)
+    tprt::detail::packPanels(rows.as<float>(), shape[1], shape[0], shape[1],
+                             panels.as<float>());
+  else
+    tprt::detail::packTransposedPanels(rows.as<float>(), shape[1], shape[0],
+                                       shape[1], panels.as<float>());
   return panels;
 }
 
@@ -173,7 +181,7 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
         errors.push_back(where + " has dtype '" + arg.dtype + "'; the " + name +
                          " runtime takes f32, i64, i32, i1" +
                          (bf16 ? " (and bf16 weights)" : ""));
-      if (arg.panels && name != "cpu")
+      if (arg.layout != ManifestArg::Layout::Rows && name != "cpu")
         errors.push_back(where + " is laid out in panels, which the " + name +
                          " runtime does not read");
       Expected<std::vector<int64_t>> local =
@@ -659,9 +667,8 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
       if (arg.dtype == "bf16")
         slice->buffer =
             toBf16(slice->buffer, size_t(numElements(slice->shape)));
-      if (arg.panels)
-        slice->buffer =
-            inPanels(slice->buffer, arg.localShape[0], arg.localShape[1]);
+      if (arg.layout != ManifestArg::Layout::Rows)
+        slice->buffer = inPanels(slice->buffer, arg.localShape, arg.layout);
       if (!input)
         out.weightBytes_ += slice->buffer.size();
       out.buffers.push_back(std::move(slice->buffer));

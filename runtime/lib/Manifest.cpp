@@ -127,11 +127,17 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
     Expected<std::string> layout = getString(entry, "layout", named);
     if (!layout)
       return layout.status();
-    if (*layout != "panels")
-      return manifestError(named, "layout '" + *layout + "' is not 'panels'");
+    if (*layout == "panels")
+      arg.layout = ManifestArg::Layout::Panels;
+    else if (*layout == "transposed_panels")
+      arg.layout = ManifestArg::Layout::TransposedPanels;
+    else
+      return manifestError(named, "layout '" + *layout +
+                                      "' is neither 'panels' nor "
+                                      "'transposed_panels'");
     if (arg.dtype != "f32" || arg.localShape.size() != 2)
-      return manifestError(named, "layout 'panels' needs a 2-D f32 tensor");
-    arg.panels = true;
+      return manifestError(named,
+                           "layout '" + *layout + "' needs a 2-D f32 tensor");
   }
   return arg;
 }
@@ -215,7 +221,8 @@ Expected<ManifestFunction> parseFunction(const json &entry,
                            "'in_place' names argument " +
                                std::to_string(*result->inPlace) +
                                ", which the function does not have");
-    if (result->inPlace && function.args[*result->inPlace].panels)
+    if (result->inPlace &&
+        function.args[*result->inPlace].layout != ManifestArg::Layout::Rows)
       return manifestError(named + ": results[" + std::to_string(i) + "] ('" +
                                result->name + "')",
                            "'in_place' names argument " +
@@ -240,7 +247,7 @@ bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
   };
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
          a.localShape == b.localShape && cut(a.shard) == cut(b.shard) &&
-         a.panels == b.panels;
+         a.layout == b.layout;
 }
 
 const ManifestFunction *Manifest::find(const std::string &name) const {

@@ -5,9 +5,11 @@
 // hardware prefetchers do not follow. The same weight cut into panels of
 // kPanelCols columns, each stored as its k rows one after the other, is read
 // by the tiles as one stream per panel. tp-compile asks for this layout
-// ("layout": "panels" in the manifest) for a weight that only the runtime's
-// GEMMs read, as their b, and the loader lays it out once, in place: the
-// panels hold the same k x n floats.
+// ("layout": "panels" in the manifest; "transposed_panels" for an [n, k]
+// weight the GEMMs read transposed, torch's Linear layout, whose transpose
+// is laid out so) for a weight that only the runtime's GEMMs read, as
+// their b, and the loader lays it out once: the panels hold the same k x n
+// floats.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +45,21 @@ inline void packPanels(const float *rows, int64_t ld, int64_t k, int64_t n,
   }
 }
 
-/// The inverse: `rows` (rows `ld` apart) = the k x n matrix in `panels`.
+/// `panels` (n * k floats) = the transpose of the row-major n x k matrix
+/// `rows` (rows `ld` apart), a k x n matrix, in panels.
+inline void packTransposedPanels(const float *rows, int64_t ld, int64_t n,
+                                 int64_t k, float *panels) {
+  for (int64_t first = 0; first < n; first += kPanelCols) {
+    int64_t width = panelWidth(n, first);
+    float *panel = panels + first * k;
+    for (int64_t j = 0; j < width; ++j)
+      for (int64_t l = 0; l < k; ++l)
+        panel[l * width + j] = rows[(first + j) * ld + l];
+  }
+}
+
+/// The inverse of packPanels: `rows` (rows `ld` apart) = the k x n matrix
+/// in `panels`.
 inline void unpackPanels(const float *panels, int64_t k, int64_t n, float *rows,
                          int64_t ld) {
   for (int64_t first = 0; first < n; first += kPanelCols) {

@@ -262,27 +262,35 @@ TEST(Gemm, BatchMatchesEachMatrix) {
         ASSERT_NO_FATAL_FAILURE(checkBatch(3, m, 6, 5, ta, tb, rng));
 }
 
-/// One matmul_panels_f32 call: b, k x n, laid out in panels (from a
-/// row-major Matrix), against the reference.
-void checkPanels(int64_t m, int64_t n, int64_t k, int ta, int acc, Layout lc,
-                 std::mt19937 &rng) {
+/// One matmul_panels_f32 call: op(b), k x n, laid out in panels (from a
+/// row-major Matrix: b, or with `tb` b^T, as the loader lays them out),
+/// against the reference.
+void checkPanels(int64_t m, int64_t n, int64_t k, int ta, int tb, int acc,
+                 Layout lc, std::mt19937 &rng) {
   SCOPED_TRACE(testing::Message()
                << "m " << m << ", n " << n << ", k " << k << ", trans_a " << ta
-               << ", accumulate " << acc << ", c " << name(lc));
+               << ", trans_b " << tb << ", accumulate " << acc << ", c "
+               << name(lc));
   Matrix a(ta ? k : m, ta ? m : k, Layout::Strided, rng);
-  Matrix b(k, n, Layout::RowMajor, rng);
+  Matrix b(tb ? n : k, tb ? k : n, Layout::RowMajor, rng);
   Matrix c(m, n, lc, rng);
-  std::vector<float> expected = reference(a, b, c, ta, false, acc);
+  std::vector<float> expected = reference(a, b, c, ta, tb, acc);
   if (!acc)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         c.at(i, j) = std::nanf("");
   std::vector<float> panels(size_t(k * n));
-  tprt::detail::packPanels(&b.at(0, 0), b.strides[0], k, n, panels.data());
-  tprt_memref2d_f32 db{panels.data(), panels.data(), 0, {k, n}, {n, 1}};
+  if (tb)
+    tprt::detail::packTransposedPanels(&b.at(0, 0), b.strides[0], n, k,
+                                       panels.data());
+  else
+    tprt::detail::packPanels(&b.at(0, 0), b.strides[0], k, n, panels.data());
+  int64_t rows = b.rows, cols = b.cols;
+  tprt_memref2d_f32 db{
+      panels.data(), panels.data(), 0, {rows, cols}, {cols, 1}};
   std::vector<float> before = c.storage;
   auto da = a.descriptor(), dc = c.descriptor();
-  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, ta, acc);
+  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, ta, tb, acc);
   std::vector<float> got = values(c);
   float tolerance = 1e-4f * std::max(1.0f, std::sqrt(float(k) / 256));
   for (size_t i = 0; i < expected.size(); ++i)
@@ -300,19 +308,23 @@ TEST(Gemm, PanelsMatchTheRowMajorWeight) {
     for (int64_t n : {5, 32, 47, 64, 100})
       for (int64_t k : {1, 3, 17})
         for (int ta = 0; ta < 2; ++ta)
-          for (int acc = 0; acc < 2; ++acc)
-            ASSERT_NO_FATAL_FAILURE(
-                checkPanels(m, n, k, ta, acc, Layout::RowMajor, rng));
+          for (int tb = 0; tb < 2; ++tb)
+            for (int acc = 0; acc < 2; ++acc)
+              ASSERT_NO_FATAL_FAILURE(
+                  checkPanels(m, n, k, ta, tb, acc, Layout::RowMajor, rng));
   // Groups of panels: with 33 rows the panels are taken an L2-sized group
   // at a time; k this deep makes a group narrower than n.
   long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   int64_t k = std::max<int64_t>(64, (l2 > 0 ? l2 : 1 << 20) / 4 / (4 * 32 * 3));
-  ASSERT_NO_FATAL_FAILURE(checkPanels(33, 200, k, 0, 1, Layout::RowMajor, rng));
+  ASSERT_NO_FATAL_FAILURE(
+      checkPanels(33, 200, k, 0, 0, 1, Layout::RowMajor, rng));
   // A c that is not row-major takes the general path on the unpacked b.
   for (Layout lc : {Layout::ColumnMajor, Layout::Strided})
-    ASSERT_NO_FATAL_FAILURE(checkPanels(8, 47, 17, 0, 0, lc, rng));
+    for (int tb = 0; tb < 2; ++tb)
+      ASSERT_NO_FATAL_FAILURE(checkPanels(8, 47, 17, 0, tb, 0, lc, rng));
   // k = 0 adds nothing, over several tiles of rows too.
-  ASSERT_NO_FATAL_FAILURE(checkPanels(20, 47, 0, 0, 1, Layout::RowMajor, rng));
+  ASSERT_NO_FATAL_FAILURE(
+      checkPanels(20, 47, 0, 0, 0, 1, Layout::RowMajor, rng));
 }
 
 TEST(GemmDeathTest, PanelsOfPartOfABufferEndTheRank) {
@@ -320,12 +332,12 @@ TEST(GemmDeathTest, PanelsOfPartOfABufferEndTheRank) {
   tprt_memref2d_f32 a{storage.data(), storage.data(), 0, {2, 4}, {4, 1}};
   tprt_memref2d_f32 b{storage.data(), storage.data(), 0, {4, 3}, {8, 1}};
   tprt_memref2d_f32 c{storage.data(), storage.data(), 0, {2, 3}, {3, 1}};
-  EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 1),
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 0, 1),
               testing::ExitedWithCode(1),
-              "matmul_panels_f32: b in panels must be a whole contiguous k x "
-              "n buffer, got offset 0, strides \\[8, 1\\]");
+              "matmul_panels_f32: b in panels must be a whole contiguous "
+              "buffer, got offset 0, strides \\[8, 1\\]");
   b = {storage.data(), storage.data(), 4, {4, 3}, {3, 1}};
-  EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 1),
+  EXPECT_EXIT(_mlir_ciface_tprt_matmul_panels_f32(&a, &b, &c, 0, 0, 1),
               testing::ExitedWithCode(1), "got offset 4, strides \\[3, 1\\]");
 }
 

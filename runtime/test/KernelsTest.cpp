@@ -260,6 +260,15 @@ TEST(Panels, LayOutColumnPanelsOfKRowsEach) {
   std::vector<float> back(size_t(k * ld), -1.0f);
   unpackPanels(panels.data(), k, n, back.data(), ld);
   EXPECT_EQ(back, rows);
+  // The same k x n matrix given as its n x k transpose (a torch Linear
+  // weight) lays out the same.
+  std::vector<float> transposed(size_t(n * (k + 1)), -1.0f);
+  for (int64_t l = 0; l < k; ++l)
+    for (int64_t j = 0; j < n; ++j)
+      transposed[j * (k + 1) + l] = rows[l * ld + j];
+  std::vector<float> fromTransposed(size_t(k * n), -2.0f);
+  packTransposedPanels(transposed.data(), k + 1, n, k, fromTransposed.data());
+  EXPECT_EQ(fromTransposed, panels);
 }
 
 } // namespace

@@ -227,7 +227,7 @@ TEST(Launch, ManifestChecksAgainstBackendAndWorld) {
 
   // Weights in panels: only the cpu runtime lays them out and reads them.
   m = smallManifest();
-  m.functions[0].args[1].panels = true;
+  m.functions[0].args[1].layout = tprt::ManifestArg::Layout::Panels;
   EXPECT_TRUE(tprt::checkManifest(m, "m.so", cpu, 2).empty());
   m.backend = "cuda";
   EXPECT_EQ(tprt::checkManifest(m, "m.so", FakeDevice::backend(), 2),

@@ -48,12 +48,15 @@ TEST(Manifest, ParsesTheDocumentedExample) {
   EXPECT_EQ(qkv.shard->dim, 1);
   EXPECT_EQ(qkv.shard->outer, 3);
   EXPECT_EQ(qkv.localShape, (std::vector<int64_t>{768, 1152}));
-  EXPECT_TRUE(qkv.panels);
-  EXPECT_FALSE(forward.args[0].panels);
+  using Layout = tprt::ManifestArg::Layout;
+  EXPECT_EQ(qkv.layout, Layout::Panels);
+  EXPECT_EQ(forward.args[0].layout, Layout::Rows);
   // Laid out otherwise, the same tensor is not the same buffer.
-  tprt::ManifestArg rowMajor = qkv;
-  rowMajor.panels = false;
-  EXPECT_FALSE(tprt::sameTensor(qkv, rowMajor));
+  tprt::ManifestArg other = qkv;
+  other.layout = Layout::Rows;
+  EXPECT_FALSE(tprt::sameTensor(qkv, other));
+  other.layout = Layout::TransposedPanels;
+  EXPECT_FALSE(tprt::sameTensor(qkv, other));
   auto local = tprt::shardShape(qkv.shape, qkv.shard, manifest->tpSize);
   ASSERT_TRUE(local);
   EXPECT_EQ(*local, qkv.localShape);
@@ -142,13 +145,15 @@ TEST(Manifest, RejectsMalformedManifests) {
        {std::pair<const char *, const char *>{
             R"("dtype": "f32", "shape": [4, 2], "local_shape": [4, 2],
                "layout": "tiles")",
-            "args[0] ('w'): layout 'tiles' is not 'panels'"},
+            "args[0] ('w'): layout 'tiles' is neither 'panels' nor "
+            "'transposed_panels'"},
         {R"("dtype": "f32", "shape": [8], "local_shape": [8],
             "layout": "panels")",
          "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"},
         {R"("dtype": "i64", "shape": [4, 2], "local_shape": [4, 2],
-            "layout": "panels")",
-         "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"}})
+            "layout": "transposed_panels")",
+         "args[0] ('w'): layout 'transposed_panels' needs a 2-D f32 "
+         "tensor"}})
     expectRejected(manifestWith(R"([{"name": "f", "symbol": "tp_model_f",
                                      "args": [{"name": "w", )" +
                                 std::string(arg) + R"(}], "results": []}])"),

@@ -2,20 +2,21 @@
 
 // After tp-linalg-to-runtime: @up and @up2 reach the runtime's GEMM only,
 // as b, through the outlined @layer both calls share: laid out in panels,
-// and @layer's GEMM reads panels. @head is read transposed (a tied LM
-// head), @table by a load as well, @mixed through a callee that another
-// call hands a fresh buffer, @x is no GEMM's b, @ids no f32: all stay.
+// and @layer's GEMM reads panels. @head, a GEMM's b read transposed (an LM
+// head stored [n, k]), gets the panels of its transpose. @table is read by
+// a load as well, @mixed through a callee that another call hands a fresh
+// buffer, @x is no GEMM's b, @ids no f32: all stay.
 
-// CHECK-LABEL: module attributes {tp.manifest = "{\22functions\22:[{\22args\22:[{\22dtype\22:\22i64\22,\22name\22:\22ids\22},{\22dtype\22:\22f32\22,\22name\22:\22x\22},{\22dtype\22:\22f32\22,\22layout\22:\22panels\22,\22name\22:\22up\22},{\22dtype\22:\22f32\22,\22layout\22:\22panels\22,\22name\22:\22up2\22},{\22dtype\22:\22f32\22,\22name\22:\22head\22},{\22dtype\22:\22f32\22,\22name\22:\22table\22},{\22dtype\22:\22f32\22,\22name\22:\22mixed\22}],\22name\22:\22decode\22}]}"}
-// CHECK: func.func private @tprt_matmul_panels_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: module attributes {tp.manifest = "{\22functions\22:[{\22args\22:[{\22dtype\22:\22i64\22,\22name\22:\22ids\22},{\22dtype\22:\22f32\22,\22name\22:\22x\22},{\22dtype\22:\22f32\22,\22layout\22:\22panels\22,\22name\22:\22up\22},{\22dtype\22:\22f32\22,\22layout\22:\22panels\22,\22name\22:\22up2\22},{\22dtype\22:\22f32\22,\22layout\22:\22transposed_panels\22,\22name\22:\22head\22},{\22dtype\22:\22f32\22,\22name\22:\22table\22},{\22dtype\22:\22f32\22,\22name\22:\22mixed\22}],\22name\22:\22decode\22}]}"}
+// CHECK: func.func private @tprt_matmul_panels_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @decode(
 // CHECK-COUNT-2: call @layer
-// CHECK:         call @tprt_matmul_f32({{.*}}, %c0_i64, %c1_i64, %c0_i64)
+// CHECK:         call @tprt_matmul_panels_f32({{.*}}, %c0_i64, %c1_i64, %c0_i64)
 // CHECK:         call @tprt_matmul_f32({{.*}}, %c0_i64, %c0_i64, %c0_i64)
 // CHECK-COUNT-2: call @scale
 // CHECK-LABEL: func.func private @layer(
 // CHECK:         %[[B:.*]] = memref.cast %arg1
-// CHECK:         call @tprt_matmul_panels_f32(%{{.*}}, %[[B]], %{{.*}}, %c0_i64, %c0_i64)
+// CHECK:         call @tprt_matmul_panels_f32(%{{.*}}, %[[B]], %{{.*}}, %c0_i64, %c0_i64, %c0_i64)
 // CHECK-NOT:     tprt_matmul_f32
 // CHECK-LABEL: func.func private @scale(
 // CHECK:         call @tprt_matmul_f32(
@@ -203,6 +204,24 @@ module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22decode\22,\22
     %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %c = memref.cast %y : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b, %c, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// One weight read both as stored and transposed has no one layout.
+// CHECK-NOT: layout
+// CHECK-NOT: tprt_matmul_panels_f32
+module attributes {tp.manifest = "{\22functions\22:[{\22name\22:\22decode\22,\22args\22:[{\22name\22:\22w\22,\22dtype\22:\22f32\22}]}]}"} {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @decode(%w: memref<8x8xf32>, %out: memref<8x8xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %a = memref.cast %out : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %a, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %b, %a, %c0_i64, %c1_i64, %c0_i64) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     return
   }
 }

@@ -181,17 +181,17 @@ def TPPanelWeights : Pass<"tp-panel-weights", "ModuleOp"> {
   let description = [{
     After `tp-linalg-to-runtime`, on the CPU lowering: an f32 argument of a
     function of the manifest (`tp.manifest`) that every use reads as b of a
-    `tprt_matmul_f32` call, not transposed, whole (through casts, and
-    through the parameters of the private functions it is passed to, which
-    every call of them must pass an argument read the same way), in every
-    function that takes it under its name, gets `"layout": "panels"` in the
-    manifest, and those calls become `tprt_matmul_panels_f32`: the loader
-    lays the weight out in column panels (runtime/lib/Panels.h), which the
+    `tprt_matmul_f32` call, whole, all of them transposed or none (through
+    casts, and through the parameters of the private functions it is
+    passed to, which every call of them must pass an argument read the same
+    way), in every function that takes it under its name, gets `"layout":
+    "panels"` (or `"transposed_panels"`) in the manifest, and those calls
+    become `tprt_matmul_panels_f32`: the loader lays op(b), the weight or
+    its transpose, out in column panels (runtime/lib/Panels.h), which the
     few-row products of a decode step read as one stream. Any other reader
-    (the loops of a lookup, a transposed GEMM, a slice, a result read back
-    from the argument's buffer, a function reached other than by calls)
-    leaves the weight as it is. Does nothing to a module without a
-    manifest.
+    (the loops of a lookup, a slice, a result read back from the argument's
+    buffer, a function reached other than by calls) leaves the weight as it
+    is. Does nothing to a module without a manifest.
   }];
   let dependentDialects = ["func::FuncDialect"];
 }

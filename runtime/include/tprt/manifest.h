@@ -35,9 +35,11 @@ struct ManifestArg {
   bool tokens = false;
   /// With `tokens`: the rows of the table the ids index, when known.
   std::optional<int64_t> vocab = std::nullopt;
-  /// "layout": "panels": a [k, n] weight the loader lays out in column
-  /// panels (runtime/lib/Panels.h) for the GEMMs that alone read it.
-  bool panels = false;
+  /// How the loader lays the argument out for the GEMMs that alone read
+  /// it (runtime/lib/Panels.h): "layout": "panels", a [k, n] weight in
+  /// column panels; "transposed_panels", an [n, k] one whose transpose is
+  /// laid out so (the GEMMs read it transposed).
+  enum class Layout { Rows, Panels, TransposedPanels } layout = Layout::Rows;
 };
 
 struct ManifestResult {
@@ -76,7 +78,7 @@ struct Manifest {
 };
 
 /// `a` and `b` (arguments of two functions) are the same tensor cut and
-/// laid out the same way: name, dtype, full and local shape, shard, panels.
+/// laid out the same way: name, dtype, full and local shape, shard, layout.
 /// A launcher gives them one buffer (the weights, and the caches of
 /// @prefill and @decode).
 bool sameTensor(const ManifestArg &a, const ManifestArg &b);

@@ -35,7 +35,8 @@
  * same part (the K/V weights of grouped-query attention with fewer kv heads
  * than ranks). "layout": "panels" (a 2-D f32 argument, cpu): the launcher
  * lays this rank's [k, n] part out in column panels (runtime/lib/Panels.h)
- * before the first call; only tprt_matmul_panels_f32 reads it.
+ * before the first call; "transposed_panels": the transpose of this rank's
+ * [n, k] part; only tprt_matmul_panels_f32 reads them.
  * A named argument (tp.name in the IR) has no "role": it is a weight bound
  * to the checkpoint tensor of its name when a checkpoint holds one, and an
  * input otherwise. An argument without a tp.name is named "argI" with

@@ -114,14 +114,14 @@ void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                         tprt_memref3d_f32 *b,
                                         tprt_memref3d_f32 *c, int64_t trans_a,
                                         int64_t trans_b, int64_t accumulate);
-/* ABI 6. c = op(a) * b (+ c) for b, k x n, laid out in column panels (a
- * weight the manifest marks "layout": "panels"; the loader lays it out:
- * runtime/lib/Panels.h): b's descriptor gives k and n and must be
- * contiguous. */
+/* ABI 6. As tprt_matmul_f32 for a b whose op(b), k x n, the loader laid
+ * out in column panels (a weight the manifest marks "layout": "panels", or
+ * "transposed_panels" with trans_b: runtime/lib/Panels.h): b's descriptor
+ * gives its shape as declared and must be the whole contiguous buffer. */
 void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
                                          tprt_memref2d_f32 *b,
                                          tprt_memref2d_f32 *c, int64_t trans_a,
-                                         int64_t accumulate);
+                                         int64_t trans_b, int64_t accumulate);
 /* In place, contiguous (identity layout) buffers of any rank: every rank
  * ends with the elementwise sum (max, min) over ranks. */
 void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);
