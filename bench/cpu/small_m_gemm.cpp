@@ -13,9 +13,10 @@
 // tp-run's weights (runtime/lib/Buffers.cpp).
 // old: Gemm.cpp before its small-m paths: cblas_sgemv for m = 1, one
 // cblas_sgemm otherwise. new: _mlir_ciface_tprt_matmul_f32 of libtprt as
-// built; panels (b stored [k, n] only): the same weight laid out in column
-// panels, as tp-run lays out one that tp-compile marks "layout": "panels",
-// through _mlir_ciface_tprt_matmul_panels_f32; read: a plain sum of b's
+// built; panels: the same weight laid out in column panels (b stored [n, k]:
+// its transpose), as tp-run lays out one that tp-compile marks "layout":
+// "panels" ("transposed_panels"), through
+// _mlir_ciface_tprt_matmul_panels_f32; read: a plain sum of b's
 // floats (readPass). Every round times one pass of each, in an order rotated
 // every round; a sample is the pass's time per call. Prints a markdown row
 // per shape and m: the medians, and the medians of the per-round ratios old
@@ -81,9 +82,10 @@ void newPath(int64_t m, const Shape &s, float *a, float *b, float *c) {
 
 void panelsPath(int64_t m, const Shape &s, float *a, float *panels, float *c) {
   tprt_memref2d_f32 da{a, a, 0, {m, s.k}, {s.k, 1}};
-  tprt_memref2d_f32 db{panels, panels, 0, {s.k, s.n}, {s.n, 1}};
+  int64_t rows = s.transB ? s.n : s.k, cols = s.transB ? s.k : s.n;
+  tprt_memref2d_f32 db{panels, panels, 0, {rows, cols}, {cols, 1}};
   tprt_memref2d_f32 dc{c, c, 0, {m, s.n}, {s.n, 1}};
-  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, 0, 0, 0);
+  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, 0, s.transB, 0);
 }
 
 /// Sums b's floats in address order: the rate at which this core reads a
@@ -152,19 +154,19 @@ int main(int argc, char **argv) {
       for (size_t j = 0; j < floats; ++j)
         b[j] = dist(rng);
       bs.push_back(b);
-      if (!s.transB) {
-        panels.push_back(allocate());
+      panels.push_back(allocate());
+      if (s.transB)
+        tprt::detail::packTransposedPanels(b, s.k, s.n, s.k, panels.back());
+      else
         tprt::detail::packPanels(b, s.n, s.k, s.n, panels.back());
-      }
     }
-    int ways = s.transB ? 3 : 4;
     for (int64_t m : ms) {
       std::vector<double> told, tnew, tread, tpanels, ratio, panelsRatio;
       volatile float sink = 0;
       for (int r = 0; r < rounds; ++r) {
         double t[4];
-        for (int step = 0; step < ways; ++step) {
-          int which = (r + step) % ways;
+        for (int step = 0; step < 4; ++step) {
+          int which = (r + step) % 4;
           double start = now();
           for (size_t i = 0; i < copies; ++i) {
             if (which == 0)
@@ -182,26 +184,18 @@ int main(int argc, char **argv) {
         tnew.push_back(t[1]);
         tread.push_back(t[2]);
         ratio.push_back(t[0] / t[1]);
-        if (ways == 4) {
-          tpanels.push_back(t[3]);
-          panelsRatio.push_back(t[1] / t[3]);
-        }
+        tpanels.push_back(t[3]);
+        panelsRatio.push_back(t[1] / t[3]);
       }
-      double o = median(told), n = median(tnew), rd = median(tread);
+      double o = median(told), n = median(tnew), rd = median(tread),
+             p = median(tpanels);
       double flops = 2.0 * double(m) * double(s.k) * double(s.n);
-      char pus[32] = "–", pgbs[32] = "–", pvs[32] = "–";
-      if (ways == 4) {
-        double p = median(tpanels);
-        std::snprintf(pus, sizeof pus, "%.0f", p * 1e6);
-        std::snprintf(pgbs, sizeof pgbs, "%.2f", bytes / p / 1e9);
-        std::snprintf(pvs, sizeof pvs, "%.2fx", median(panelsRatio));
-      }
-      std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %s | %.1f | %.1f "
-                  "| %.2f | %.2f | %s | %.2f | %.2fx | %s |\n",
+      std::printf("| %s | %lld | %lld | %lld | %.0f | %.0f | %.0f | %.1f | "
+                  "%.1f | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx |\n",
                   s.name, (long long)m, (long long)s.k, (long long)s.n, o * 1e6,
-                  n * 1e6, pus, flops / o / 1e9, flops / n / 1e9,
-                  bytes / o / 1e9, bytes / n / 1e9, pgbs, bytes / rd / 1e9,
-                  median(ratio), pvs);
+                  n * 1e6, p * 1e6, flops / o / 1e9, flops / n / 1e9,
+                  bytes / o / 1e9, bytes / n / 1e9, bytes / p / 1e9,
+                  bytes / rd / 1e9, median(ratio), median(panelsRatio));
       std::fflush(stdout);
     }
     for (float *b : bs)

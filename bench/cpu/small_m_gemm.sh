@@ -91,15 +91,16 @@ the lm head, 2.2x to 2.9-3.1x for qkv [n, k], 3.1x to 3.9-4.3x for down
 [n, k]).
 
 Weights in panels (\`runtime/lib/Panels.cpp\`, docs/runtime.md, "Weights in
-panels"): tp-compile marks the [k, n] weights that only the runtime's GEMM
-reads, and tp-run lays each out once in column panels of 32, each panel's k
-rows one after the other; tiles of up to 14 rows x 32 columns of c then read
-a panel as one stream, prefetching 16 KiB ahead, at any m (m = 1 too). The
-"panels" columns time that path on the same weights laid out so.
+panels"): tp-compile marks the weights that only the runtime's GEMM reads,
+and tp-run lays each out once as op(b) (a weight stored [n, k]: its
+transpose) in column panels of 32, each panel's k rows one after the other;
+tiles of up to 14 rows x 32 columns of c then read a panel as one stream,
+prefetching 16 KiB ahead, at any m (m = 1 too). The "panels" columns time
+that path on the same weights laid out so.
 
 old: one \`cblas_sgemm\` (m = 1: \`cblas_sgemv\`); new: \`_mlir_ciface_tprt_matmul_f32\`
 on the weight as the checkpoint lays it out; panels: \`_mlir_ciface_tprt_matmul_panels_f32\`
-on it in panels ([k, n] shapes only).
+on it in panels.
 Each number is the median over the rounds; "new vs old" is the median of the
 per-round ratios (time old / time new; both timed in the same round, in an
 order rotated every round), "panels vs new" likewise time new / time panels. GB/s: the weight's bytes over the time (each call reads
