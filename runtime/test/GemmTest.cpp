@@ -102,11 +102,20 @@ std::vector<float> reference(Matrix &a, Matrix &b, Matrix &c, bool ta, bool tb,
 const Layout kLayouts[] = {Layout::RowMajor, Layout::ColumnMajor,
                            Layout::Strided};
 
-/// One matmul_f32 call on fresh operands of the given layouts, against the
-/// reference; c outside its view must stay untouched.
-void checkMatmul(int64_t m, int64_t n, int64_t k, Layout la, Layout lb,
-                 Layout lc, int ta, int tb, int acc, std::mt19937 &rng,
-                 float tolerance) {
+/// The tolerance of a product over k terms: a float sum's rounding grows
+/// with the square root of its terms (sgemv's over the 3077 of a 48 KiB
+/// L1's long row was 1.1e-4 off, values near 32).
+float sumTolerance(int64_t k) {
+  return 1e-4f * std::max(1.0f, std::sqrt(float(k) / 256));
+}
+
+/// One product `multiply(a, b, c)` on fresh operands of the given layouts
+/// against the reference; without accumulation NaN in c must not show, and
+/// c outside its view must stay untouched.
+template <typename Multiply>
+void checkProduct(int64_t m, int64_t n, int64_t k, Layout la, Layout lb,
+                  Layout lc, int ta, int tb, int acc, std::mt19937 &rng,
+                  float tolerance, Multiply multiply) {
   SCOPED_TRACE(testing::Message()
                << "m " << m << ", n " << n << ", k " << k << ", a " << name(la)
                << ", b " << name(lb) << ", c " << name(lc) << ", trans_a " << ta
@@ -115,20 +124,30 @@ void checkMatmul(int64_t m, int64_t n, int64_t k, Layout la, Layout lb,
   Matrix b(tb ? n : k, tb ? k : n, lb, rng);
   Matrix c(m, n, lc, rng);
   std::vector<float> expected = reference(a, b, c, ta, tb, acc);
-  // Without accumulation c is not read: NaN there must not show.
   if (!acc)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         c.at(i, j) = std::nanf("");
   std::vector<float> before = c.storage;
-  auto da = a.descriptor(), db = b.descriptor(), dc = c.descriptor();
-  _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
+  multiply(a, b, c);
   std::vector<float> got = values(c);
   for (size_t i = 0; i < expected.size(); ++i)
     ASSERT_NEAR(got[i], expected[i], tolerance) << "element " << i;
   for (size_t i = 0; i < before.size(); ++i)
     if (before[i] == -1e9f)
       ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+}
+
+/// One matmul_f32 call (checkProduct).
+void checkMatmul(int64_t m, int64_t n, int64_t k, Layout la, Layout lb,
+                 Layout lc, int ta, int tb, int acc, std::mt19937 &rng,
+                 float tolerance) {
+  checkProduct(m, n, k, la, lb, lc, ta, tb, acc, rng, tolerance,
+               [&](Matrix &a, Matrix &b, Matrix &c) {
+                 auto da = a.descriptor(), db = b.descriptor(),
+                      dc = c.descriptor();
+                 _mlir_ciface_tprt_matmul_f32(&da, &db, &dc, ta, tb, acc);
+               });
 }
 
 /// checkMatmul for every layout of a, b and c, both transpositions and
@@ -164,12 +183,8 @@ TEST(Gemm, OneRowAgainstRowsOfB) {
   const int64_t shapes[][2] = {{1, 1},       {17, 15},         {67, 211},
                                {85, 9},      {5, 64},          {3, longRow},
                                {longSum, 4}, {l1Floats / 2, 2}};
-  // A float sum's rounding grows with the square root of its terms:
-  // sgemv's over the 3077 of a 48 KiB L1's long row was 1.1e-4 off
-  // (values near 32).
   for (auto [n, k] : shapes)
-    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(
-        1, n, k, rng, 1e-4f * std::max(1.0f, std::sqrt(k / 256.0f))));
+    ASSERT_NO_FATAL_FAILURE(checkEveryLayout(1, n, k, rng, sumTolerance(k)));
 }
 
 TEST(Gemm, FewRowsGoThroughBlocksOfB) {
@@ -262,42 +277,25 @@ TEST(Gemm, BatchMatchesEachMatrix) {
         ASSERT_NO_FATAL_FAILURE(checkBatch(3, m, 6, 5, ta, tb, rng));
 }
 
-/// One matmul_panels_f32 call: op(b), k x n, laid out in panels (from a
-/// row-major Matrix: b, or with `tb` b^T, as the loader lays them out),
-/// against the reference.
+/// One matmul_panels_f32 call (checkProduct): op(b), k x n, laid out in
+/// panels from a row-major b (with `tb`, b^T), as the loader lays them out.
 void checkPanels(int64_t m, int64_t n, int64_t k, int ta, int tb, int acc,
                  Layout lc, std::mt19937 &rng) {
-  SCOPED_TRACE(testing::Message()
-               << "m " << m << ", n " << n << ", k " << k << ", trans_a " << ta
-               << ", trans_b " << tb << ", accumulate " << acc << ", c "
-               << name(lc));
-  Matrix a(ta ? k : m, ta ? m : k, Layout::Strided, rng);
-  Matrix b(tb ? n : k, tb ? k : n, Layout::RowMajor, rng);
-  Matrix c(m, n, lc, rng);
-  std::vector<float> expected = reference(a, b, c, ta, tb, acc);
-  if (!acc)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c.at(i, j) = std::nanf("");
-  std::vector<float> panels(size_t(k * n));
-  if (tb)
-    tprt::detail::packTransposedPanels(&b.at(0, 0), b.strides[0], n, k,
-                                       panels.data());
-  else
-    tprt::detail::packPanels(&b.at(0, 0), b.strides[0], k, n, panels.data());
-  int64_t rows = b.rows, cols = b.cols;
-  tprt_memref2d_f32 db{
-      panels.data(), panels.data(), 0, {rows, cols}, {cols, 1}};
-  std::vector<float> before = c.storage;
-  auto da = a.descriptor(), dc = c.descriptor();
-  _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, ta, tb, acc);
-  std::vector<float> got = values(c);
-  float tolerance = 1e-4f * std::max(1.0f, std::sqrt(float(k) / 256));
-  for (size_t i = 0; i < expected.size(); ++i)
-    ASSERT_NEAR(got[i], expected[i], tolerance) << "element " << i;
-  for (size_t i = 0; i < before.size(); ++i)
-    if (before[i] == -1e9f)
-      ASSERT_EQ(c.storage[i], -1e9f) << "storage " << i;
+  checkProduct(
+      m, n, k, Layout::Strided, Layout::RowMajor, lc, ta, tb, acc, rng,
+      sumTolerance(k), [&](Matrix &a, Matrix &b, Matrix &c) {
+        std::vector<float> panels(size_t(k * n));
+        if (tb)
+          tprt::detail::packTransposedPanels(&b.at(0, 0), b.strides[0], n, k,
+                                             panels.data());
+        else
+          tprt::detail::packPanels(&b.at(0, 0), b.strides[0], k, n,
+                                   panels.data());
+        tprt_memref2d_f32 db{
+            panels.data(), panels.data(), 0, {b.rows, b.cols}, {b.cols, 1}};
+        auto da = a.descriptor(), dc = c.descriptor();
+        _mlir_ciface_tprt_matmul_panels_f32(&da, &db, &dc, ta, tb, acc);
+      });
 }
 
 TEST(Gemm, PanelsMatchTheRowMajorWeight) {
