@@ -59,22 +59,27 @@ BlasOperand toOperand(const MatrixView &v, bool trans,
   return {scratch.data(), std::max<int64_t>(1, v.sizes[1]), trans};
 }
 
+/// The runtime's own kernels (all on one thread) run only where OpenBLAS
+/// has one thread too (TPRT_BLAS_THREADS); with more, every product is
+/// OpenBLAS's.
+bool ownKernels() { return state().blasThreads == 1; }
+
 bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
 /// c = op(a) * op(b) + beta c for a single row of c (m = 1: a decode step's
 /// token) as a matrix-vector product on op(b), which reads the weight once
 /// (OpenBLAS's sgemm before 0.3.27 packs all of b for one row, reading it
-/// twice). With `ownKernels` and where the row of a and c are contiguous, b
+/// twice). With ownKernels() and where the row of a and c are contiguous, b
 /// stored [n, k] takes dotRows and b stored [k, n] combineRows (Gemv.h) when
 /// its rows are short enough, prefetching the next product's b `ahead`
 /// floats further (0: none), everything else cblas_sgemv. False (nothing
 /// done) where a stride does not fit.
 bool gemv(const MatrixView &c, const BlasOperand &opA, const BlasOperand &opB,
-          int64_t n, int64_t k, float beta, bool ownKernels, int64_t ahead) {
+          int64_t n, int64_t k, float beta, int64_t ahead) {
   // op(a)'s row: contiguous unless a is stored as a column (transposed).
   int64_t incA = opA.trans ? opA.ld : 1;
   int64_t incC = c.sizes[1] == 1 ? 1 : c.strides[1];
-  if (ownKernels && (incA == 1 || k == 1) && incC == 1 &&
+  if (ownKernels() && (incA == 1 || k == 1) && incC == 1 &&
       (opB.trans
            ? dotRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0, ahead)
            : combineRows(opB.data, opB.ld, opA.data, c.data, n, k, beta != 0,
@@ -187,12 +192,11 @@ void gemm(const char *call, const MatrixView &a, const MatrixView &b,
     fail(call, "leading dimension exceeds the BLAS integer range");
   auto blasTrans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
 
-  bool ownKernels = state().blasThreads == 1;
   // A b copied into scratch (neither row- nor column-major) has no next.
   int64_t ahead = opB.data == b.data ? nextB : 0;
-  if (m == 1 && gemv(c, opA, opB, n, k, beta, ownKernels, ahead))
+  if (m == 1 && gemv(c, opA, opB, n, k, beta, ahead))
     return;
-  if (ownKernels && layoutOf(c) == Layout::RowMajor &&
+  if (ownKernels() && layoutOf(c) == Layout::RowMajor &&
       tiledRows(opA.data, opA.trans ? 1 : opA.ld, opA.trans ? opA.ld : 1,
                 opB.data, opB.ld, opB.trans, c.data, rowMajorLd(c), m, n, k,
                 beta != 0))
@@ -280,15 +284,14 @@ _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a, tprt_memref2d_f32 *b,
     fail(call, "b in panels must be a whole contiguous buffer, got offset " +
                    std::to_string(b->offset) + ", strides " +
                    formatList(vb.strides, 2));
-  if (layoutOf(vc) == Layout::RowMajor && state().blasThreads == 1) {
+  if (ownKernels() && layoutOf(vc) == Layout::RowMajor) {
     int64_t rowStride = trans_a ? va.strides[1] : va.strides[0];
     int64_t colStride = trans_a ? va.strides[0] : va.strides[1];
     multiplyPanels(va.data, rowStride, colStride, vb.data, vc.data,
                    rowMajorLd(vc), m, n, k, accumulate != 0);
   } else {
-    // Several BLAS threads (the runtime's kernels run on one) or a c the
-    // compiler does not pass: op(b) laid out row-major again, then the
-    // path of any other product.
+    // Several BLAS threads or a c the compiler does not pass: op(b) laid
+    // out row-major again, then the path of any other product.
     std::vector<float> opB(size_t(k * n));
     unpackPanels(vb.data, k, n, opB.data(), n);
     gemm(call, va, {opB.data(), {k, n}, {n, 1}}, vc, trans_a != 0, false,
