@@ -53,6 +53,17 @@ std::optional<bool> transposesB(func::CallOp call) {
   return std::nullopt;
 }
 
+/// The function argument `value` is, through casts; null if none.
+BlockArgument argumentOf(Value value) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && arg.getOwner()->isEntryBlock() &&
+                 isa<func::FuncOp>(arg.getOwner()->getParentOp())
+             ? arg
+             : nullptr;
+}
+
 /// The arguments of the module's functions that may hold a weight, joined
 /// where they hold the same buffer: an argument and the callee's argument
 /// it is passed as, and the entries' arguments of one manifest name. A
@@ -107,17 +118,70 @@ struct WeightClasses {
         readOtherwise.insert(arg);
     }
   }
+
+  /// A parameter that some call passes anything but an argument of its own
+  /// class (a fresh buffer, an out-parameter, another weight) holds no
+  /// weight there; nor does one of a function reached otherwise than by
+  /// calls (through func.constant).
+  void excludeMisfedParameters(ModuleOp module) {
+    module.walk([&](func::CallOp call) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return;
+      for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+        Value param = callee.getArgument(i);
+        BlockArgument source = argumentOf(operand);
+        if (classes.contains(param) && (!source || !classes.contains(source) ||
+                                        !classes.isEquivalent(source, param)))
+          readOtherwise.insert(param);
+      }
+    });
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(fn, module);
+      if (uses && llvm::all_of(*uses, [](const SymbolTable::SymbolUse &use) {
+            return isa<func::CallOp>(use.getUser());
+          }))
+        continue;
+      for (BlockArgument param : fn.getArguments())
+        if (classes.contains(param))
+          readOtherwise.insert(param);
+    }
+  }
+
+  /// The layout of the class led by `leader`: the panels of the weight, or
+  /// of its transpose, where its GEMMs all read it the one way and nothing
+  /// else reads it; empty otherwise.
+  StringRef layoutOf(Value leader) {
+    std::optional<bool> transposed;
+    for (auto member = classes.findLeader(leader);
+         member != classes.member_end(); ++member) {
+      if (readOtherwise.count(*member))
+        return {};
+      for (func::CallOp call : gemms.lookup(*member)) {
+        if (transposed && transposed != transposesB(call))
+          return {};
+        transposed = transposesB(call);
+      }
+    }
+    if (!transposed)
+      return {};
+    return *transposed ? "transposed_panels" : "panels";
+  }
 };
 
-/// The function argument `value` is, through casts; null if none.
-BlockArgument argumentOf(Value value) {
-  while (auto cast = value.getDefiningOp<memref::CastOp>())
-    value = cast.getSource();
-  auto arg = dyn_cast<BlockArgument>(value);
-  return arg && arg.getOwner()->isEntryBlock() &&
-                 isa<func::FuncOp>(arg.getOwner()->getParentOp())
-             ? arg
-             : nullptr;
+/// The arguments of manifest entry `function` that a result is read back
+/// from (`in_place`): a launcher reads them as it laid them out.
+llvm::SmallDenseSet<int64_t> readBackArguments(llvm::json::Object &function) {
+  llvm::SmallDenseSet<int64_t> arguments;
+  llvm::json::Array *results = function.getArray("results");
+  if (!results)
+    return arguments;
+  for (llvm::json::Value &result : *results)
+    if (llvm::json::Object *object = result.getAsObject())
+      if (std::optional<int64_t> j = object->getInteger("in_place"))
+        arguments.insert(*j);
+  return arguments;
 }
 
 struct TPPanelWeightsPass
@@ -147,14 +211,7 @@ struct TPPanelWeightsPass
                            << " does not match the module";
         return signalPassFailure();
       }
-      // An argument a result is read back from (`in_place`) is read
-      // as laid out by the launcher.
-      llvm::SmallDenseSet<int64_t> readBack;
-      if (llvm::json::Array *results = function->getArray("results"))
-        for (llvm::json::Value &result : *results)
-          if (llvm::json::Object *object = result.getAsObject())
-            if (std::optional<int64_t> j = object->getInteger("in_place"))
-              readBack.insert(*j);
+      llvm::SmallDenseSet<int64_t> readBack = readBackArguments(*function);
       // Arguments past the manifest's are the results' out-parameters.
       for (auto [i, json] : llvm::enumerate(*args)) {
         BlockArgument arg = fn.getArgument(i);
@@ -174,56 +231,13 @@ struct TPPanelWeightsPass
     }
     // Every argument reached from an entry's, through the calls.
     weights.visitAll(module);
-    // A parameter that some call passes anything but an argument of its
-    // own class (a fresh buffer, an out-parameter, another weight) holds
-    // no weight there; nor does one of a function reached otherwise than
-    // by calls (through func.constant).
-    module.walk([&](func::CallOp call) {
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      if (!callee || callee.isExternal())
-        return;
-      for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
-        Value param = callee.getArgument(i);
-        BlockArgument source = argumentOf(operand);
-        if (weights.classes.contains(param) &&
-            (!source || !weights.classes.contains(source) ||
-             !weights.classes.isEquivalent(source, param)))
-          weights.readOtherwise.insert(param);
-      }
-    });
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(fn, module);
-      if (uses && llvm::all_of(*uses, [](const SymbolTable::SymbolUse &use) {
-            return isa<func::CallOp>(use.getUser());
-          }))
-        continue;
-      for (BlockArgument param : fn.getArguments())
-        if (weights.classes.contains(param))
-          weights.readOtherwise.insert(param);
-    }
-
-    // Per class, by its leader: its layout, the panels of the weight or of
-    // its transpose where all its GEMMs read it the one way, none
-    // otherwise. Decided for every class before any call is rewritten.
+    weights.excludeMisfedParameters(module);
+    // Decided for every class before any call is rewritten.
     llvm::DenseMap<Value, StringRef> layouts;
     for (auto [arg, object] : entryArgs) {
-      auto leader = weights.classes.findLeader(Value(arg));
-      auto [it, inserted] = layouts.try_emplace(*leader, StringRef());
-      if (!inserted)
-        continue;
-      bool ok = true;
-      std::optional<bool> transposed;
-      for (auto member = leader; member != weights.classes.member_end();
-           ++member) {
-        ok &= !weights.readOtherwise.count(*member);
-        for (func::CallOp call : weights.gemms.lookup(*member)) {
-          ok &= !transposed || transposed == transposesB(call);
-          transposed = transposesB(call);
-        }
-      }
-      if (ok && transposed)
-        it->second = *transposed ? "transposed_panels" : "panels";
+      Value leader = *weights.classes.findLeader(arg);
+      if (!layouts.count(leader))
+        layouts[leader] = weights.layoutOf(leader);
     }
     for (auto [arg, object] : entryArgs)
       if (StringRef layout = layouts.lookup(*weights.classes.findLeader(arg));
