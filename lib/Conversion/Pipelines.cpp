@@ -108,6 +108,7 @@ void mlir::tp::buildCpuLoweringPipeline(
   if (panelWeights)
     pm.addPass(createTPPanelWeights());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createTPPromoteAccumulators());
   addDeallocation(pm);
   addHostToLLVM(pm);
 }

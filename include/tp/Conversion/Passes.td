@@ -239,6 +239,28 @@ def TPEarlyDealloc : Pass<"tp-early-dealloc"> {
   }];
 }
 
+def TPPromoteAccumulators : Pass<"tp-promote-accumulators"> {
+  let summary = "Keep the element a loop reads and writes in place in every "
+                "iteration in a register";
+  let description = [{
+    After the loop lowering: in an `scf.for`, a `memref.store` whose buffer
+    and indices are defined outside the loop, read before it by
+    `memref.load`s of the same place and by nothing else the loop does (no
+    other access to a buffer that may alias it, no op of unknown effects;
+    upstream's alias analysis: a buffer allocated in the function is
+    neither an argument nor another allocation), becomes an iter_arg: one
+    load before the loop, one store after it. A reduction's output element
+    (a sum, a max, an argmax's value and index) then stays in a register;
+    LLVM cannot do it itself, since lowered memrefs carry no alias
+    information. A loop whose trip count is unknown runs in an `scf.if`
+    that skips it, load and store included, when it has no iterations.
+    Inner loops go first, so a reduction over several loops moves out as
+    far as its place is invariant.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
+}
+
 def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
   let summary = "Record the model manifest of a per-rank program and hand "
                 "its entry functions to the lowering";
