@@ -357,12 +357,11 @@ def main(argv=None) -> int:
           "by `tp-run` in column panels of 32 (`tp-panel-weights` marks them in the manifest; "
           "docs/runtime.md, \"Weights in panels\"): at any batch tiles of c held in registers read "
           "each panel as one stream, prefetching 16 KiB ahead (runtime/lib/Panels.cpp), and the "
-          "prefill's products take the same tiles over L2-sized groups of panels. The tied LM head "
-          "(the embedding, which the lookup reads too) stays as stored: at batch 1 dot products "
-          "over its rows (runtime/lib/Gemv.cpp, 1.2-1.9x sgemv), at batch 8 tiles that transpose "
-          "it in registers 16 x 16 while the next block of its rows is prefetched "
-          "(runtime/lib/TiledRows.cpp); each product of the attention's batch prefetches the next "
-          "one's operand. docs/bench-small-m-gemm.md times each path against OpenBLAS.")
+          "prefill's products take the same tiles over L2-sized groups of panels. The tied LM head, "
+          "the embedding [V, d] read transposed, is laid out as the panels of its transpose, and the "
+          "compiled lookup reads each token's row there (a column of a panel, 32 floats apart). "
+          "Each product of the attention's batch prefetches the next one's operand. "
+          "docs/bench-small-m-gemm.md times each path against OpenBLAS.")
         p("- `tp-run` asks for huge pages (`madvise(MADV_HUGEPAGE)`, runtime/lib/Buffers.cpp) for "
           "every buffer of 2 MiB or more (the weights and caches a step streams); the bound's "
           "bandwidth and the 4 KiB one are in the bandwidth table.")

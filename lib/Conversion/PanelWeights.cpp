@@ -6,8 +6,10 @@
 // transposed in registers; reads the hardware prefetchers do not follow.
 // Laid out in column panels (runtime/lib/Panels.h), op(b) is one stream.
 // The layout is the loader's to make, once, and every reader of the buffer
-// must expect it: so only a weight that nothing but the runtime's GEMM
-// reads, always whole and as b, is laid out so, and the manifest says so.
+// must expect it: so only a weight that the runtime's GEMM reads, always
+// whole and as b, and nothing else reads but element loads (the lookup of a
+// tied embedding, which the LM head reads as b transposed), is laid out so:
+// the manifest says so, and the loads are rewritten to read the panels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "tprt/tprt.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/Support/JSON.h"
 
@@ -73,6 +76,8 @@ struct WeightClasses {
   llvm::EquivalenceClasses<Value> classes;
   llvm::DenseSet<Value> readOtherwise;
   llvm::DenseMap<Value, SmallVector<func::CallOp>> gemms;
+  /// Element loads (an embedding lookup), rewritten to read the panels.
+  llvm::DenseMap<Value, SmallVector<memref::LoadOp>> loads;
   /// Arguments whose uses are still to be followed.
   SmallVector<Value> pending;
 
@@ -94,6 +99,10 @@ struct WeightClasses {
       if (call && call.getCallee() == kMatmul && use.getOperandNumber() == 1 &&
           transposesB(call).has_value()) {
         gemms[arg].push_back(call);
+        continue;
+      }
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        loads[arg].push_back(load);
         continue;
       }
       auto callee =
@@ -247,6 +256,12 @@ struct TPPanelWeightsPass
       if (!layouts.lookup(*weights.classes.findLeader(member)).empty())
         for (func::CallOp call : calls)
           usePanels(call);
+    for (auto &[member, loads] : weights.loads)
+      if (StringRef layout =
+              layouts.lookup(*weights.classes.findLeader(member));
+          !layout.empty())
+        for (memref::LoadOp load : loads)
+          readPanels(load, member, layout == "transposed_panels");
     auto matmul = module.lookupSymbol<func::FuncOp>(kMatmul);
     if (matmul && SymbolTable::symbolKnownUseEmpty(matmul, module))
       matmul.erase();
@@ -262,6 +277,42 @@ struct TPPanelWeightsPass
     func::FuncOp fn = declareRuntimeFunc(call, kMatmulPanels,
                                          matmul.getFunctionType().getInputs());
     call.setCallee(fn.getSymName());
+  }
+
+  /// `load` of element [r, c] of `weight` as a load of that element where
+  /// the loader put it: op(b) (the weight, or its transpose when
+  /// `transposed`), k x n, in panels of TPRT_PANEL_COLS columns.
+  static void readPanels(memref::LoadOp load, Value weight, bool transposed) {
+    auto type = cast<MemRefType>(weight.getType());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    Value r = load.getIndices()[0], c = load.getIndices()[1];
+    auto [row, col] = transposed ? std::pair(c, r) : std::pair(r, c);
+    int64_t k = transposed ? cols : rows, n = transposed ? rows : cols;
+
+    OpBuilder b(load);
+    Location loc = load.getLoc();
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value first =
+        arith::AndIOp::create(b, loc, col, constant(-TPRT_PANEL_COLS));
+    // Only the last panel may be narrower.
+    Value width = n % TPRT_PANEL_COLS == 0
+                      ? constant(TPRT_PANEL_COLS)
+                      : arith::MinSIOp::create(
+                            b, loc, constant(TPRT_PANEL_COLS),
+                            arith::SubIOp::create(b, loc, constant(n), first));
+    Value offset = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc,
+                              arith::MulIOp::create(b, loc, first, constant(k)),
+                              arith::MulIOp::create(b, loc, row, width)),
+        arith::SubIOp::create(b, loc, col, first));
+    auto flat = memref::ReinterpretCastOp::create(
+        b, loc, MemRefType::get({rows * cols}, type.getElementType()), weight,
+        /*offset=*/0, /*sizes=*/{rows * cols}, /*strides=*/{1});
+    load.getMemrefMutable().assign(flat);
+    load.getIndicesMutable().assign(offset);
   }
 };
 

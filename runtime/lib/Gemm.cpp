@@ -27,6 +27,9 @@
 using namespace tprt::detail;
 using namespace tprt::common;
 
+// Compiled code reads a panels weight's elements where the loader put them.
+static_assert(kPanelCols == TPRT_PANEL_COLS, "the panel width is ABI");
+
 namespace {
 
 /// What cblas_sgemm takes for one operand.

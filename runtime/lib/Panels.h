@@ -23,7 +23,8 @@ namespace tprt {
 namespace detail {
 
 /// Columns per panel: two vectors of 16 floats, a tile's width for any of
-/// 1-14 rows of c in 32 vector registers.
+/// 1-14 rows of c in 32 vector registers. Part of the ABI (TPRT_PANEL_COLS:
+/// compiled lookups read panels); Gemm.cpp checks that they agree.
 constexpr int64_t kPanelCols = 32;
 
 /// The panel that starts at column `first` (a multiple of kPanelCols) holds

@@ -188,12 +188,16 @@ def TPPanelWeights : Pass<"tp-panel-weights", "ModuleOp"> {
     "panels"` (or `"transposed_panels"`) in the manifest, and those calls
     become `tprt_matmul_panels_f32`: the loader lays op(b), the weight or
     its transpose, out in column panels (runtime/lib/Panels.h), which the
-    few-row products of a decode step read as one stream. Any other reader
-    (the loops of a lookup, a slice, a result read back from the argument's
-    buffer, a function reached other than by calls) leaves the weight as it
-    is. Does nothing to a module without a manifest.
+    few-row products of a decode step read as one stream. Element loads of
+    such a weight (`memref.load`, an embedding lookup of a tied LM head)
+    are rewritten to read the element where the panels put it
+    (`TPRT_PANEL_COLS` in tprt.h). Any other reader (a slice, a view, a
+    result read back from the argument's buffer, a function reached other
+    than by calls) leaves the weight as it is. Does nothing to a module
+    without a manifest.
   }];
-  let dependentDialects = ["func::FuncDialect"];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect"];
 }
 
 def TPApproximateMath : Pass<"tp-approximate-math"> {

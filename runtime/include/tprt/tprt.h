@@ -114,6 +114,15 @@ void _mlir_ciface_tprt_batch_matmul_f32(tprt_memref3d_f32 *a,
                                         tprt_memref3d_f32 *b,
                                         tprt_memref3d_f32 *c, int64_t trans_a,
                                         int64_t trans_b, int64_t accumulate);
+/* Columns per panel of a weight the manifest marks "layout": "panels" (or
+ * "transposed_panels"): the loader lays its op(b), k x n (the weight, or its
+ * transpose), out as panels of TPRT_PANEL_COLS columns (the last one may be
+ * narrower), the panel of column j starting at float (j - j % TPRT_PANEL_COLS)
+ * * k and holding its k rows one after the other, each as wide as the panel.
+ * Compiled code reads such a weight there too (an embedding lookup of a
+ * tied LM head), so a change is a change of the ABI version. */
+#define TPRT_PANEL_COLS 32
+
 /* ABI 6. As tprt_matmul_f32 for a b whose op(b), k x n, the loader laid
  * out in column panels (a weight the manifest marks "layout": "panels", or
  * "transposed_panels" with trans_b: runtime/lib/Panels.h): b's descriptor
