@@ -105,6 +105,7 @@ void mlir::tp::buildCpuLoweringPipeline(
     bool panelWeights) {
   addTensorSimplifications(pm, options);
   addRuntimeCallsAndBufferization(pm);
+  pm.addPass(createTPArgmaxToRuntime());
   if (panelWeights)
     pm.addPass(createTPPanelWeights());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -175,6 +175,26 @@ def TPLinalgToRuntime : Pass<"tp-linalg-to-runtime", "ModuleOp"> {
                            "arith::ArithDialect"];
 }
 
+def TPArgmaxToRuntime : Pass<"tp-argmax-to-runtime", "ModuleOp"> {
+  let summary = "Turn an f32 argmax over the innermost loop into a call of "
+                "the runtime's vectorized argmax";
+  let description = [{
+    After bufferization, on the CPU lowering: a linalg op that computes the
+    maximum of its one f32 input over the innermost loop with
+    `arith.maximumf` (a NaN wins) and the first index where it occurs, as
+    tp-shard recognises an argmax (the index may have a value defined
+    outside the op added: a rank's first position after tp-shard), whose
+    other loops index both results (f32 and i64) in order, becomes
+    `tprt_argmax_f32(rows, max, index, offset)`, which starts from the
+    results' values as the loop would. LLVM cannot vectorize the loop: each
+    element's comparison waits on the running maximum. Other arg reductions
+    (an argmin, `arith.maxnumf`, other maps or element types, a view whose
+    leading dimensions do not collapse) stay for the loops.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect"];
+}
+
 def TPPanelWeights : Pass<"tp-panel-weights", "ModuleOp"> {
   let summary = "Lay out the [k, n] weights that only the runtime's GEMM "
                 "reads in column panels";

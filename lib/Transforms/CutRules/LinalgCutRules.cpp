@@ -141,6 +141,27 @@ static bool isLoopIndex(Value v, unsigned loop) {
   return index && index.getDim() == loop;
 }
 
+/// Whether `v` is the index of loop `loop` of `op`, or that index plus a
+/// value defined outside `op` (the first position of a rank's part, once
+/// tp-shard has localized the loop), which goes to `offset` (null if none).
+static bool isOffsetLoopIndex(linalg::LinalgOp op, Value v, unsigned loop,
+                              Value &offset) {
+  offset = nullptr;
+  if (isLoopIndex(v, loop))
+    return true;
+  auto add = stripIntegerCasts(v).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  for (auto [index, other] : {std::pair(add.getLhs(), add.getRhs()),
+                              std::pair(add.getRhs(), add.getLhs())})
+    if (isLoopIndex(index, loop) &&
+        !op->getRegion(0).isAncestor(other.getParentRegion())) {
+      offset = other;
+      return true;
+    }
+  return false;
+}
+
 /// The kind of an arg reduction over `loop`: one input, two results, the
 /// extreme of the input (result 0) and the index of loop `loop` where it
 /// first occurs (result 1), as torch-mlir and the builders write an argmax:
@@ -148,22 +169,25 @@ static bool isLoopIndex(Value v, unsigned loop) {
 /// acc1' = select(c, index, acc1)` (olt and minimumf for an argmin). Ranks
 /// then combine their extremes and, among the ranks that hold the overall
 /// one, the first index (the index is global once localized).
-std::optional<ReductionKind> mlir::tp::argReduction(linalg::LinalgOp op,
-                                                    unsigned loop) {
+std::optional<ReductionKind>
+mlir::tp::argReduction(linalg::LinalgOp op, unsigned loop, Value *offset) {
   if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 2 ||
       op.getNumReductionLoops() != 1 ||
       op.getIteratorTypesArray()[loop] != utils::IteratorType::reduction ||
-      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())) ||
-      !isa<IntegerType>(getElementTypeOrSelf(op->getResult(1).getType())))
+      !isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType())) ||
+      !isa<IntegerType>(getElementTypeOrSelf(op.getDpsInits()[1].getType())))
     return std::nullopt;
   Block *body = op.getBlock();
   Value in = body->getArgument(0), acc = body->getArgument(1),
         accIndex = body->getArgument(2);
   Operation *yield = body->getTerminator();
   auto select = yield->getOperand(1).getDefiningOp<arith::SelectOp>();
+  Value added;
   if (!select || select.getFalseValue() != accIndex ||
-      !isLoopIndex(select.getTrueValue(), loop))
+      !isOffsetLoopIndex(op, select.getTrueValue(), loop, added))
     return std::nullopt;
+  if (offset)
+    *offset = added;
   auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
   if (!cmp || cmp.getLhs() != in || cmp.getRhs() != acc)
     return std::nullopt;

@@ -9,7 +9,7 @@
  *
  * The manifest is JSON:
  *
- *   { "abi_version": 6, "backend": "cpu", "tp_size": 2,
+ *   { "abi_version": 7, "backend": "cpu", "tp_size": 2,
  *     "functions": [ {
  *       "name": "forward", "symbol": "tp_model_forward",
  *       "args": [ { "name": "x", "role": "input", "dtype": "f32",

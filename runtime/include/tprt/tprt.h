@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 6
+#define TPRT_ABI_VERSION 7
 
 typedef enum tprt_status {
   TPRT_OK = 0,
@@ -48,6 +48,14 @@ typedef struct tprt_memref1d_f32 {
   int64_t sizes[1];
   int64_t strides[1];
 } tprt_memref1d_f32;
+
+typedef struct tprt_memref1d_i64 {
+  int64_t *allocated;
+  int64_t *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} tprt_memref1d_i64;
 
 typedef struct tprt_memref2d_f32 {
   float *allocated;
@@ -131,6 +139,13 @@ void _mlir_ciface_tprt_matmul_panels_f32(tprt_memref2d_f32 *a,
                                          tprt_memref2d_f32 *b,
                                          tprt_memref2d_f32 *c, int64_t trans_a,
                                          int64_t trans_b, int64_t accumulate);
+/* ABI 7. For each row r of `in`: max[r] and index[r] as the scan
+ *   gt = in[r, j] > max[r]; max[r] = maximumf(in[r, j], max[r]);
+ *   if (gt) index[r] = offset + j     (j = 0, 1, ...)
+ * leaves them from their values (arith.maximumf: a NaN wins, -0 < +0): the
+ * greedy next token over a step's logits (tp-argmax-to-runtime). */
+void _mlir_ciface_tprt_argmax_f32(tprt_memref2d_f32 *in, tprt_memref1d_f32 *max,
+                                  tprt_memref1d_i64 *index, int64_t offset);
 /* In place, contiguous (identity layout) buffers of any rank: every rank
  * ends with the elementwise sum (max, min) over ranks. */
 void _mlir_ciface_tprt_all_reduce_sum_f32(tprt_unranked_memref *buffer);
