@@ -20,35 +20,55 @@ namespace mlir::tp {
 
 using namespace mlir;
 
-/// `buffer` with one dimension before its last `keep`: its leading ones
-/// collapsed, or a unit one added; null where its strides allow no view.
-static Value asRows(OpBuilder &builder, Location loc, Value buffer,
-                    unsigned keep) {
-  auto type = cast<MemRefType>(buffer.getType());
+namespace {
+/// How a buffer is seen as rows: as it is, with a unit dimension added in
+/// front, or with its leading dimensions collapsed into one.
+struct RowsView {
+  enum { Same, Expand, Collapse } kind;
+  SmallVector<ReassociationIndices> groups;
+};
+} // namespace
+
+/// The view of `type` with one dimension before its last `keep` (at most
+/// one); none where its strides do not allow it.
+static std::optional<RowsView> rowsView(MemRefType type, unsigned keep) {
   int64_t rank = type.getRank();
   if (rank == keep + 1)
-    return buffer;
+    return RowsView{RowsView::Same, {}};
   if (rank == keep) {
     if (!type.getLayout().isIdentity())
-      return nullptr;
+      return std::nullopt;
+    RowsView view{RowsView::Expand, {}};
+    if (keep > 0)
+      view.groups.push_back({0, 1});
+    return view;
+  }
+  RowsView view{RowsView::Collapse,
+                {llvm::to_vector(llvm::seq<int64_t>(0, rank - keep))}};
+  for (int64_t i = rank - keep; i < rank; ++i)
+    view.groups.push_back({i});
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, view.groups))
+    return std::nullopt;
+  return view;
+}
+
+static Value asRows(OpBuilder &builder, Location loc, Value buffer,
+                    const RowsView &view) {
+  auto type = cast<MemRefType>(buffer.getType());
+  switch (view.kind) {
+  case RowsView::Same:
+    return buffer;
+  case RowsView::Expand: {
     SmallVector<int64_t> shape{1};
     llvm::append_range(shape, type.getShape());
-    SmallVector<ReassociationIndices> groups;
-    if (keep > 0)
-      groups.push_back({0, 1});
-    for (int64_t i = 2; i <= rank; ++i)
-      groups.push_back({i});
     return memref::ExpandShapeOp::create(
         builder, loc, MemRefType::get(shape, type.getElementType()), buffer,
-        groups);
+        view.groups);
   }
-  SmallVector<ReassociationIndices> groups{
-      llvm::to_vector(llvm::seq<int64_t>(0, rank - keep))};
-  for (int64_t i = rank - keep; i < rank; ++i)
-    groups.push_back({i});
-  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
-    return nullptr;
-  return memref::CollapseShapeOp::create(builder, loc, buffer, groups);
+  case RowsView::Collapse:
+    return memref::CollapseShapeOp::create(builder, loc, buffer, view.groups);
+  }
+  llvm_unreachable("a kind of view");
 }
 
 /// The argmax `op` (tp::argReduction, arith.maximumf: a NaN wins) over the
@@ -73,28 +93,31 @@ static LogicalResult lowerArgmax(linalg::LinalgOp op) {
       maps[1] != AffineMap::get(rank, 0, leading, ctx) || maps[2] != maps[1])
     return failure();
   Type f32 = Float32Type::get(ctx), i64 = IntegerType::get(ctx, 64);
-  auto elementOf = [](Value v) {
-    return cast<MemRefType>(v.getType()).getElementType();
-  };
+  auto typeOf = [](Value v) { return cast<MemRefType>(v.getType()); };
   Value in = op->getOperand(0), max = op->getOperand(1),
         index = op->getOperand(2);
-  if (elementOf(in) != f32 || elementOf(max) != f32 || elementOf(index) != i64)
+  if (typeOf(in).getElementType() != f32 ||
+      typeOf(max).getElementType() != f32 ||
+      typeOf(index).getElementType() != i64)
+    return failure();
+  // Every check before any op is created: a failed match leaves nothing.
+  std::optional<RowsView> inView = rowsView(typeOf(in), 1),
+                          maxView = rowsView(typeOf(max), 0),
+                          indexView = rowsView(typeOf(index), 0);
+  if (!inView || !maxView || !indexView ||
+      (offset && !offset.getType().isIndex() && offset.getType() != i64))
     return failure();
 
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  Value inRows = asRows(builder, loc, in, 1);
-  Value maxRows = asRows(builder, loc, max, 0);
-  Value indexRows = asRows(builder, loc, index, 0);
-  if (!inRows || !maxRows || !indexRows)
-    return failure();
+  Value inRows = asRows(builder, loc, in, *inView);
+  Value maxRows = asRows(builder, loc, max, *maxView);
+  Value indexRows = asRows(builder, loc, index, *indexView);
   if (!offset)
     offset =
         arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(0));
   else if (offset.getType().isIndex())
     offset = arith::IndexCastOp::create(builder, loc, i64, offset);
-  else if (offset.getType() != i64)
-    return failure();
   MemRefType matrix = tp::anyStrided(2, f32), vector = tp::anyStrided(1, f32),
              indices = tp::anyStrided(1, i64);
   func::FuncOp fn = tp::declareRuntimeFunc(op, "tprt_argmax_f32",

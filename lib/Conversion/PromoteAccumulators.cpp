@@ -42,12 +42,15 @@ static bool isOnlyAccess(scf::ForOp loop, Accumulator &acc,
                          AliasAnalysis &aliases) {
   Value buffer = acc.store.getMemRef();
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    if (op == acc.store || llvm::is_contained(acc.loads, op) ||
-        op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+    if (op == acc.store || llvm::is_contained(acc.loads, op))
       return WalkResult::advance();
+    // The walk reaches the ops of nested regions; an op with regions may
+    // have effects of its own as well (a linalg op on its operands).
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects)
-      return WalkResult::interrupt();
+      return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
     SmallVector<MemoryEffects::EffectInstance> instances;
     effects.getEffects(instances);
     for (const MemoryEffects::EffectInstance &effect : instances) {
@@ -101,8 +104,8 @@ static void guardEmptyLoop(scf::ForOp loop, RewriterBase &rewriter) {
 }
 
 static void promote(scf::ForOp loop, MutableArrayRef<Accumulator> accumulators,
-                    RewriterBase &rewriter) {
-  if (!loop.getStaticTripCount())
+                    bool knownTrips, RewriterBase &rewriter) {
+  if (!knownTrips)
     guardEmptyLoop(loop, rewriter);
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
@@ -149,7 +152,7 @@ struct TPPromoteAccumulatorsPass
         continue;
       SmallVector<Accumulator> accumulators = findAccumulators(loop, aliases);
       if (!accumulators.empty())
-        promote(loop, accumulators, rewriter);
+        promote(loop, accumulators, trips.has_value(), rewriter);
     }
   }
 };

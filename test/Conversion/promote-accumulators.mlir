@@ -127,7 +127,9 @@ func.func private @opaque(memref<f32>)
 
 // A call may read or write any buffer; a view of the accumulator's buffer
 // is the buffer; a load after the store would read this iteration's value;
-// a place that moves with the loop is no accumulator. None is promoted.
+// a place that moves with the loop is no accumulator; a linalg op writes
+// the accumulator's buffer (an op with regions has effects of its own).
+// None is promoted.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: iter_args
 // CHECK: return
@@ -164,6 +166,14 @@ func.func @kept(%in: memref<16xf32>, %out: memref<16xf32>) {
     %a = memref.load %out[%j] : memref<16xf32>
     %b = arith.addf %x, %a : f32
     memref.store %b, %out[%j] : memref<16xf32>
+  }
+  %zero = arith.constant 0.0 : f32
+  scf.for %j = %c0 to %c16 step %c1 {
+    linalg.fill ins(%zero : f32) outs(%s : memref<f32>)
+    %x = memref.load %in[%j] : memref<16xf32>
+    %a = memref.load %s[] : memref<f32>
+    %b = arith.addf %x, %a : f32
+    memref.store %b, %s[] : memref<f32>
   }
   memref.dealloc %t : memref<4xf32>
   memref.dealloc %s : memref<f32>

@@ -77,9 +77,10 @@ bool isBroadcast(linalg::LinalgOp op);
 
 /// The kind (max or min) of an arg reduction over loop `loop` of `op`: the
 /// extreme of its one input (result 0) and the index of `loop` where it
-/// first occurs (result 1), an argmax; nothing for any other op. The index
-/// may have a value defined outside `op` added (a rank's first position,
-/// after tp-shard), which goes to `offset` when given (null if none).
+/// first occurs (result 1), an argmax; nothing for any other op. Where
+/// `offset` is given, the index may have a value defined outside `op` added
+/// (a rank's first position, after tp-shard), which goes there (null if
+/// none).
 std::optional<ReductionKind> argReduction(linalg::LinalgOp op, unsigned loop,
                                           Value *offset = nullptr);
 

@@ -182,9 +182,13 @@ mlir::tp::argReduction(linalg::LinalgOp op, unsigned loop, Value *offset) {
         accIndex = body->getArgument(2);
   Operation *yield = body->getTerminator();
   auto select = yield->getOperand(1).getDefiningOp<arith::SelectOp>();
+  // Only a caller that takes the offset accepts one: tp-shard combines the
+  // ranks' indices in f32, exact up to 2^24, which it checks of the loop's
+  // extent alone.
   Value added;
   if (!select || select.getFalseValue() != accIndex ||
-      !isOffsetLoopIndex(op, select.getTrueValue(), loop, added))
+      !(offset ? isOffsetLoopIndex(op, select.getTrueValue(), loop, added)
+               : isLoopIndex(select.getTrueValue(), loop)))
     return std::nullopt;
   if (offset)
     *offset = added;
