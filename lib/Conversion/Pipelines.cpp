@@ -108,6 +108,7 @@ void mlir::tp::buildCpuLoweringPipeline(
   pm.addPass(createTPArgmaxToRuntime());
   if (panelWeights)
     pm.addPass(createTPPanelWeights());
+  pm.addNestedPass<func::FuncOp>(createTPStridedCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPPromoteAccumulators());
   addDeallocation(pm);

@@ -263,6 +263,21 @@ def TPEarlyDealloc : Pass<"tp-early-dealloc"> {
   }];
 }
 
+def TPStridedCopiesToLinalg : Pass<"tp-strided-copies-to-linalg"> {
+  let summary = "Turn a memref.copy between views that are not both "
+                "contiguous into linalg.copy";
+  let description = [{
+    Before the loop lowering, on the CPU: a `memref.copy` whose source or
+    target is not a contiguous row-major buffer (identity layout) becomes
+    `linalg.copy`, which the loop lowering makes inline loops. Lowered as
+    it is, such a copy calls `memrefCopy` (libmlir_c_runner_utils), which
+    walks any layout element by element through the descriptors; a decode
+    step's KV cache writes are such copies. Copies between contiguous
+    buffers stay (they lower to a memcpy), as do unranked ones.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def TPPromoteAccumulators : Pass<"tp-promote-accumulators"> {
   let summary = "Keep the element a loop reads and writes in place in every "
                 "iteration in a register";
