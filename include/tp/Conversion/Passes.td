@@ -278,6 +278,21 @@ def TPStridedCopiesToLinalg : Pass<"tp-strided-copies-to-linalg"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TPExpandArithForLLVM : Pass<"tp-expand-arith-for-llvm"> {
+  let summary = "Expand the arith ops ArithToLLVM cannot lower, and bf16 "
+                "conversions; leave the float min and max ops";
+  let description = [{
+    Upstream's `arith-expand-ops` minus its float min/max rewrites: the
+    rounding divisions (`ceildivsi`, `floordivsi`, `ceildivui`) and, as
+    integer arithmetic, bf16 `extf`/`truncf` (LLVM would call
+    `__truncsfbf2`, which Debian 12's libgcc lacks). `maximumf`, `maxnumf`,
+    `minimumf` and `minnumf` stay for ArithToLLVM, which makes them LLVM's
+    intrinsics: LLVM vectorizes reductions over those, not over the compares
+    and selects upstream's expansion writes.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def TPPromoteAccumulators : Pass<"tp-promote-accumulators"> {
   let summary = "Keep the element a loop reads and writes in place in every "
                 "iteration in a register";
