@@ -267,13 +267,14 @@ def TPStridedCopiesToLinalg : Pass<"tp-strided-copies-to-linalg"> {
   let summary = "Turn a memref.copy between views that are not both "
                 "contiguous into linalg.copy";
   let description = [{
-    Before the loop lowering, on the CPU: a `memref.copy` whose source or
-    target is not a contiguous row-major buffer (identity layout) becomes
-    `linalg.copy`, which the loop lowering makes inline loops. Lowered as
-    it is, such a copy calls `memrefCopy` (libmlir_c_runner_utils), which
-    walks any layout element by element through the descriptors; a decode
-    step's KV cache writes are such copies. Copies between contiguous
-    buffers stay (they lower to a memcpy), as do unranked ones.
+    Before the loop lowering, on the CPU: a `memref.copy` that upstream's
+    LLVM lowering would not make a memcpy (a source or target that is
+    neither of identity layout nor a static contiguous row-major view)
+    becomes `linalg.copy`, which the loop lowering makes inline loops.
+    Lowered as it is, such a copy calls `memrefCopy`
+    (libmlir_c_runner_utils), which walks any layout element by element
+    through the descriptors; a decode step's KV cache writes are such
+    copies. The others stay, as do unranked ones.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
