@@ -224,6 +224,9 @@ static nlohmann::json toJson(const GenerationReport &r) {
       // Rank 0's GEMM time in the last generation against the mean step
       // (the slowest rank's).
       {"gemm_share_of_decode", mean > 0 ? c.gemm_seconds / steps / mean : 0.0},
+      // Rank 0's time inside the collectives, waiting for the other ranks
+      // included: at tp > 1 a step's time that neither computes nor reads.
+      {"comm_share_of_decode", mean > 0 ? c.comm_seconds / steps / mean : 0.0},
       {"cache_mib_per_rank", r.cacheMib},
       {"weights_mib_per_rank", r.weightsLocalMib},
       {"peak_rss_mib", r.peakRssMib},
@@ -266,10 +269,11 @@ std::string reportText(const GenerationReport &report) {
   std::snprintf(
       line, sizeof(line),
       "  collectives    per decode step: all_reduce %g (%.0f B), "
-      "all_gather %g (%.0f B); gemm %.1f%% of a step\n",
+      "all_gather %g (%.0f B); gemm %.1f%%, collectives %.1f%% of a step\n",
       coll["all_reduce"].get<double>(), coll["all_reduce_bytes"].get<double>(),
       coll["all_gather"].get<double>(), coll["all_gather_bytes"].get<double>(),
-      r["gemm_share_of_decode"].get<double>() * 100);
+      r["gemm_share_of_decode"].get<double>() * 100,
+      r["comm_share_of_decode"].get<double>() * 100);
   os << line;
   std::snprintf(line, sizeof(line),
                 "  memory         kv cache %.2f MiB, weight shard %.1f MiB, "
