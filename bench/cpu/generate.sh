@@ -25,6 +25,11 @@
 #   bw       bench/cpu/read_bw (C, clang-22 -O3 -march=native): one core reading 1 GiB, with
 #            huge pages and with 4 KiB pages, then two copies at once (one per core, as the
 #            2 ranks run) for the per-core bandwidth at tp 2
+# Each tp-2 run is bracketed by two read_bw copies at once (512 MiB, 5 passes,
+# huge pages) just before and just after it: this VM's host gives its two
+# cores either twice one core's bandwidth or about 1.2x it, and flips between
+# the two within seconds; the report compares each tp-2 run with what its
+# cores got around it.
 # and once, before the rounds, bench/cpu/fma_peak.c: one core's multiply-add peak (the
 # arithmetic a batch-8 step needs at that rate is in the report's notes).
 # Correctness gates: every run's ids equal the expected ones token for token
@@ -153,6 +158,13 @@ for w in native avx2; do
   if [ -x "$FMA-$w" ]; then "$FMA-$w" "$RUN/fma-$w.json" >&2; fi
 done
 
+pair() {  # pair OUT: two read_bw copies at once, one per core (OUT-a.json, OUT-b.json)
+  "$BW" 512 5 huge "$1-a.json" >/dev/null &
+  local pid=$!
+  "$BW" 512 5 huge "$1-b.json" >/dev/null
+  wait "$pid"
+}
+
 measure() {  # measure KIND ROUND
   local kind=$1 r=$2 out="$RUN/r$2-$1"
   echo "$kind $r $(loadavg)" >> "$RUN/loadavg.txt"
@@ -160,9 +172,11 @@ measure() {  # measure KIND ROUND
     tp*)
       local n=${kind%%-*}; n=${n#tp}
       local b=${kind##*-b}
+      [ "$n" = 1 ] || pair "$out-pair0"
       "${MPIRUN[@]}" -np "$n" "$TP_RUN" "$SDIR/m.b$b.$n.so" --weights "$M/w.safetensors" \
         --prompt "$M/p$b.npy" --generate "$STEPS" --warmup 1 --iters 1 --output "$out.ids.npy" \
         --report-json "$out.json" > "$out.txt"
+      [ "$n" = 1 ] || pair "$out-pair1"
       if [ "$r" = 1 ]; then
         "$PYTHON" "$HERE/generate_check.py" "$out.ids.npy" "$M/ids$b.npy" --report "$out.json" \
           --all-reduces "$(( 2 * LAYERS + 3 ))" | tee "$RUN/check-$kind.txt" >&2

@@ -76,6 +76,57 @@ def kv_bytes_per_step(cfg, tp: int, pos: int) -> float:
     return 4.0 * 2 * cfg.layers * cfg.batch * (cfg.kv_heads / tp) * (pos + 1) * cfg.head_dim
 
 
+def pair_gbps(run: str, kind: str, r: int, when: int):
+    """Per-core bandwidth of the two read_bw copies run just before (0) or after (1)."""
+    paths = [f"{run}/r{r}-{kind}-pair{when}-{c}.json" for c in "ab"]
+    if not all(os.path.exists(x) for x in paths):
+        return None  # a run of the script before the brackets
+    return statistics.mean(load(x)["median_gbps"] for x in paths)
+
+
+def host_rounds(p, run, rounds, batches, tp, step_s, bws, bound) -> None:
+    """Each tp-2 run against the bandwidth both cores got just around it."""
+    have = [(r, b) for b in batches for r in rounds
+            if pair_gbps(run, f"tp2-b{b}", r, 0) is not None]
+    if not have:
+        return
+    p("## tp 2 and what the host gave both cores")
+    p("")
+    p("This VM's host gives its two cores either about twice one core's read bandwidth or about "
+      "1.2x it, and flips between the two within seconds (read_bw pairs, one per core: 41-43 or "
+      "24-26 GB/s each, against 41-43 for one core alone). Each tp-2 run is bracketed by such a "
+      "pair (512 MiB, 5 passes, huge pages) just before and just after it. A run counts as on "
+      "full bandwidth when both pairs got at least 90% of that round's one-core bandwidth each.")
+    p("")
+    p("| batch | round | tp 1 step (ms) | tp 2 step (ms) | tp 2 / tp 1 | both cores around the run "
+      "(GB/s each, before / after) | one core (GB/s) | tp 2 of its bound at the pairs' mean |")
+    p("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    full, shared = {}, {}
+    for b in batches:
+        s1, s2 = step_s(tp[(1, b)]), step_s(tp[(2, b)])
+        for i, r in enumerate(rounds):
+            before, after = (pair_gbps(run, f"tp2-b{b}", r, w) for w in (0, 1))
+            if before is None or after is None:
+                continue
+            one = bws[("1", "huge")][i]
+            ratio = s1[i] / s2[i]
+            at_bound = bound[(2, b)]["bytes"] / ((before + after) / 2 * 1e9) / s2[i]
+            (full if min(before, after) >= 0.9 * one else shared).setdefault(b, []).append(ratio)
+            p(f"| {b} | {r} | {s1[i] * 1e3:.1f} | {s2[i] * 1e3:.1f} | {ratio:.2f}x | "
+              f"{before:.1f} / {after:.1f} | {one:.1f} | {at_bound * 100:.0f}% |")
+    p("")
+
+    def span(v):
+        return f"{min(v):.2f}x" if len(v) == 1 else f"{min(v):.2f}x–{max(v):.2f}x"
+    for b in batches:
+        parts = []
+        if b in full:
+            parts.append(f"{span(full[b])} in the {len(full[b])} round(s) on full bandwidth")
+        if b in shared:
+            parts.append(f"{span(shared[b])} in the {len(shared[b])} other(s)")
+        p(f"- batch {b}: tp 2 ran " + "; ".join(parts) + ".")
+    p("")
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     for a in ("run", "model-dir", "batches", "command", "date", "start-load", "end-load", "compile-note",
@@ -247,10 +298,10 @@ def main(argv=None) -> int:
     if have_gen:
         p("## Compiled runs: collectives and memory per rank")
         p("")
-        p("| batch | tp | collectives per decode step | GEMM share of a step | bytes of the bound / step "
-          "(GB/s) | GEMM rate, est. (GFLOP/s) | cache (MiB per rank) | weights (MiB per rank) | "
-          "peak RSS (MiB) |")
-        p("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+        p("| batch | tp | collectives per decode step | GEMM share of a step | collectives' share | "
+          "bytes of the bound / step (GB/s) | GEMM rate, est. (GFLOP/s) | cache (MiB per rank) | "
+          "weights (MiB per rank) | peak RSS (MiB) |")
+        p("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         for b in batches:
             for n in (1, 2):
                 x = tp[(n, b)][0]
@@ -265,10 +316,13 @@ def main(argv=None) -> int:
                     coll = ", ".join(parts) or "none"
                 num = lambda v: f"{v:.1f}" if isinstance(v, (int, float)) else "?"  # noqa: E731
                 share = med([field(y, "gemm_share_of_decode", default=0.0) or 0.0 for y in tp[(n, b)]])
+                comm = [field(y, "comm_share_of_decode") for y in tp[(n, b)]]
+                comm = f"{med(comm) * 100:.1f}%" if None not in comm else "–"
                 step = summary[(f"tp{n}", b)]["step"]
                 # 2 flops per weight per sequence (the attention's few are left out).
                 rate = 2 * b * bound[(n, b)]["weights"] / 4 / (step * share) / 1e9 if share else 0.0
-                p(f"| {b} | {n} | {coll} | {share * 100:.0f}% | {bound[(n, b)]['bytes'] / step / 1e9:.1f} | "
+                p(f"| {b} | {n} | {coll} | {share * 100:.0f}% | {comm} | "
+                  f"{bound[(n, b)]['bytes'] / step / 1e9:.1f} | "
                   f"{rate:.1f} | {num(field(x, 'cache_mib_per_rank', 'cache_mib'))} | "
                   f"{num(field(x, 'weights_mib_per_rank', 'weights_local_mib'))} | "
                   f"{num(max(field(y, 'peak_rss_mib', default=0) or 0 for y in tp[(n, b)]))} |")
@@ -313,6 +367,8 @@ def main(argv=None) -> int:
       f"{gbps[1] / 1e9:.1f} GB/s for one alone, and a step that streams its bytes at the "
       "bandwidth scales no further." + reach)
     p("")
+    if have_gen:
+        host_rounds(p, run, rounds, batches, tp, step_s, bws, bound)
 
     # --- notes -------------------------------------------------------------------------
     p("## Notes")
@@ -342,14 +398,16 @@ def main(argv=None) -> int:
       "is the weights' read under the tiles (docs/generation.md, item 10 of the C++ side's "
       "state).")
     if have_gen:
-        def share(n, b):
-            return med([field(y, "gemm_share_of_decode", default=0.0) or 0.0 for y in tp[(n, b)]])
+        def share(n, b, name="gemm_share_of_decode"):
+            return med([field(y, name, default=0.0) or 0.0 for y in tp[(n, b)]])
         for b in batches:
             f1 = [r for r in rows if r[0] == b and r[5] == "tp1"][0][6]
             f2 = [r for r in rows if r[0] == b and r[5] == "tp2"][0][6]
+            comm = share(2, b, "comm_share_of_decode")
             p(f"- tp 2, batch {b}: GEMMs are {share(2, b) * 100:.0f}% of a step against "
-              f"{share(1, b) * 100:.0f}% at tp 1; the rest is the 27 all-reduces and waiting in them for "
-              f"the other rank. The fastest single steps: {f2 * 1e3:.1f} ms at tp 2, {f1 * 1e3:.1f} ms at "
+              f"{share(1, b) * 100:.0f}% at tp 1; the 27 all-reduces, waiting in them for the other "
+              f"rank included, {comm * 100:.1f}%; the rest is the compiled loops. The fastest single "
+              f"steps: {f2 * 1e3:.1f} ms at tp 2, {f1 * 1e3:.1f} ms at "
               f"tp 1 ({f1 / f2:.2f}x). Two ranks on two cores "
               "leave nothing for anything else: each time another process runs, one rank stops and the "
               "other waits for it.")
