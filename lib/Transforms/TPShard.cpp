@@ -169,6 +169,12 @@ elementwise(OpBuilder &builder, Location loc, RankedTensorType resultType,
 /// smallest position among the ranks that hold it, as the unsharded op's
 /// first occurrence. Positions travel as f32 (exact below 2^24, which the
 /// analysis checked), so the collectives stay those of float tensors.
+/// A NaN has no place in that order (MPI's max over one returns what its
+/// operand order gives, so ranks could disagree) and where the unsharded
+/// scan would put it depends on its body: a rank whose extreme is NaN
+/// offers position -1, so every rank gets -1 for that row, whatever the
+/// others hold and at every tp size: an index no table has (tp-run refuses
+/// such an id), never a plausible one.
 static void insertArgCombine(OpBuilder &builder, linalg::LinalgOp op,
                              ReductionKind kind) {
   Location loc = op.getLoc();
@@ -186,7 +192,12 @@ static void insertArgCombine(OpBuilder &builder, linalg::LinalgOp op,
         Value at = arith::SIToFPOp::create(b, l, b.getF32Type(), e[2]);
         Value none = arith::ConstantOp::create(
             b, l, b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
-        return arith::SelectOp::create(b, l, held, at, none);
+        Value nan =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, e[0], e[0]);
+        Value invalid =
+            arith::ConstantOp::create(b, l, b.getF32FloatAttr(-1.0f));
+        return arith::SelectOp::create(
+            b, l, nan, invalid, arith::SelectOp::create(b, l, held, at, none));
       });
   Value first = AllReduceOp::create(builder, loc, floatType, candidates,
                                     ReductionKind::Min);

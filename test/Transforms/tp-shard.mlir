@@ -368,3 +368,55 @@ func.func @columns(%z: tensor<4x32xf32>, %w: tensor<32x16xf32> {tp.name = "w"}) 
   %y = linalg.matmul ins(%z, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// A greedy argmax over logits cut by vocabulary: each rank's extreme and
+// global position (its first column added), then the extreme over the
+// ranks and the first position holding it. A rank whose extreme is NaN
+// offers -1, so a row with a NaN anywhere gives -1 on every rank (no table
+// has that row) instead of whatever MPI's max over a NaN returns there.
+
+#in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @next_ids
+// CHECK-SAME: tensor<64x256xf32> {tp.shard = #tp.shard<dim = 1>}
+// CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c256 : index
+// CHECK: %[[LOCAL:.*]]:2 = linalg.generic
+// CHECK: arith.addi %{{.*}}, %[[FIRST]] : index
+// CHECK: %[[MAX:.*]] = tp.all_reduce max %[[LOCAL]]#0 : tensor<2x1xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[LOCAL]]#0, %[[MAX]], %[[LOCAL]]#1 : tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xi64>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %[[M:.*]]: f32, %[[P:.*]]: i64, %{{.*}}: f32):
+// CHECK-DAG: %[[HELD:.*]] = arith.cmpf oeq, %[[V]], %[[M]] : f32
+// CHECK-DAG: %[[AT:.*]] = arith.sitofp %[[P]] : i64 to f32
+// CHECK-DAG: %[[NONE:.*]] = arith.constant 0x7F800000 : f32
+// CHECK-DAG: %[[NAN:.*]] = arith.cmpf uno, %[[V]], %[[V]] : f32
+// CHECK-DAG: %[[INVALID:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK: %[[CANDIDATE:.*]] = arith.select %[[HELD]], %[[AT]], %[[NONE]] : f32
+// CHECK: %[[OFFER:.*]] = arith.select %[[NAN]], %[[INVALID]], %[[CANDIDATE]] : f32
+// CHECK: linalg.yield %[[OFFER]] : f32
+// CHECK: tp.all_reduce min
+// CHECK: arith.fptosi %{{.*}} : f32 to i64
+func.func @next_ids(%x: tensor<2x64xf32>, %w: tensor<64x512xf32>) -> tensor<2x1xi64> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x512xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x512xf32>) -> tensor<2x512xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<2x64xf32>, tensor<64x512xf32>) outs(%init : tensor<2x512xf32>) -> tensor<2x512xf32>
+  %logits = tensor.expand_shape %mm [[0, 1], [2]] output_shape [2, 1, 512] : tensor<2x512xf32> into tensor<2x1x512xf32>
+  %me = tensor.empty() : tensor<2x1xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %m0 = linalg.fill ins(%ninf : f32) outs(%me : tensor<2x1xf32>) -> tensor<2x1xf32>
+  %c0 = arith.constant 0 : i64
+  %ie = tensor.empty() : tensor<2x1xi64>
+  %i0 = linalg.fill ins(%c0 : i64) outs(%ie : tensor<2x1xi64>) -> tensor<2x1xi64>
+  %next:2 = linalg.generic {indexing_maps = [#in, #out, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%logits : tensor<2x1x512xf32>) outs(%m0, %i0 : tensor<2x1xf32>, tensor<2x1xi64>) {
+  ^bb0(%v: f32, %m: f32, %i: i64):
+    %k = linalg.index 2 : index
+    %ki = arith.index_cast %k : index to i64
+    %mx = arith.maximumf %v, %m : f32
+    %gt = arith.cmpf ogt, %v, %m : f32
+    %sel = arith.select %gt, %ki, %i : i64
+    linalg.yield %mx, %sel : f32, i64
+  } -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  return %next#1 : tensor<2x1xi64>
+}
