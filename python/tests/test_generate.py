@@ -322,6 +322,109 @@ def test_gpt2_config_refusals():
             hf.config_from_hf({**config, **change})
 
 
+def _hf_base(family: str) -> dict:
+    cfg = tiny_gpt2(vocab=96, names="hf_gpt2", positions=32) if family == "gpt2" else \
+        tiny_llama(vocab=96, names="hf_llama")
+    return hf.hf_config(cfg)
+
+
+def _cli_error(capsys, config_path: str, *flags: str) -> str:
+    """What `build --hf-config config_path` prints, as an error (exit 2, no traceback)."""
+    assert main(["--hf-config", config_path, "-o", os.devnull, *flags]) == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family, change, message", [
+    ("gpt2", dict(n_head=None), "'n_head' is missing"),
+    ("gpt2", dict(n_embd=None), "'n_embd' is missing"),
+    ("gpt2", dict(vocab_size=None), "'vocab_size' is missing"),
+    ("gpt2", dict(n_layer=0), "'n_layer' must be a positive integer, not 0"),
+    ("llama", dict(intermediate_size=None), "'intermediate_size' is missing"),
+    ("llama", dict(num_attention_heads=None), "'num_attention_heads' is missing"),
+    ("llama", dict(num_hidden_layers="null"), "'num_hidden_layers' is null"),
+    ("llama", dict(rms_norm_eps="x"), "'rms_norm_eps' must be a positive number, not 'x'"),
+    ("llama", dict(rope_theta="x"), "'rope_theta' must be a positive number, not 'x'"),
+    ("llama", dict(num_key_value_heads=0), "'num_key_value_heads' must be a positive integer, not 0"),
+    ("llama", dict(num_key_value_heads=-2), "'num_key_value_heads' must be a positive integer, not -2"),
+    ("llama", dict(hidden_size=64.0), "'hidden_size' must be a positive integer, not 64.0"),
+    ("llama", dict(tie_word_embeddings="false"), "'tie_word_embeddings' must be true or false, not 'false'"),
+])
+def test_hf_config_field_errors(tmp_path, capsys, family, change, message):
+    """A missing field (None here: left out; "null": JSON null) or one of the
+    wrong type or sign: an error naming the file and the field."""
+    config = _hf_base(family)
+    for key, value in change.items():
+        config.pop(key)
+        if value is not None:
+            config[key] = None if value == "null" else value
+    path = str(tmp_path / "config.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    assert f"error: {path}: {message}\n" in _cli_error(capsys, path)
+
+
+def test_hf_kv_heads_missing_or_null_is_mha(tmp_path, capsys):
+    config = _hf_base("llama")
+    assert config["num_key_value_heads"] == 2
+    assert hf.config_from_hf({**config, "num_key_value_heads": None}).kv_heads == 4
+    del config["num_key_value_heads"]
+    assert hf.config_from_hf(config).kv_heads == 4
+    with pytest.raises(ValueError, match="'num_key_value_heads' must be a positive integer, not 0"):
+        hf.config_from_hf({**config, "num_key_value_heads": 0})
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"model_type": "gpt2",\n', "not valid JSON: Expecting property name enclosed in double quotes: line 2"),
+    ('{"model_type":\n', "not valid JSON: Expecting value: line 2 column 1"),
+    ("[1, 2]", "not a JSON object but list [1, 2]"),
+    ('"gpt2"', "not a JSON object but str"),
+])
+def test_hf_config_file_errors(tmp_path, capsys, text, message):
+    path = str(tmp_path / "config.json")
+    with open(path, "w") as f:
+        f.write(text)
+    assert f"error: {path}: {message}" in _cli_error(capsys, path)
+
+
+@pytest.mark.parametrize("index, message", [
+    ('{"metadata": {}}', "'weight_map' is missing"),
+    ('{"weight_map": ["model-00001-of-00002.safetensors"]}', "'weight_map' must be an object of tensor names"),
+    ('{"weight_map": {\n', "not valid JSON: Expecting property name enclosed in double quotes: line 2"),
+])
+def test_hf_index_errors(tmp_path, capsys, index, message):
+    model_dir, _ = write_hf_dir(tmp_path, "qwen2")
+    path = os.path.join(model_dir, "model.safetensors.index.json")
+    with open(path, "w") as f:
+        f.write(index)
+    assert f"error: {path}: {message}" in _cli_error(capsys, os.path.join(model_dir, "config.json"))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: {message}")):
+        load_model_dir(model_dir)
+
+
+def test_hf_checkpoint_errors(tmp_path, capsys):
+    """An index naming a tensor no shard holds (found when the weights are
+    read, for --expected), and a safetensors file cut short."""
+    model_dir, _ = write_hf_dir(tmp_path, "qwen2")
+    config = os.path.join(model_dir, "config.json")
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    with open(index) as f:
+        data = json.load(f)
+    data["weight_map"]["model.extra"] = "model-00001-of-00003.safetensors"
+    with open(index, "w") as f:
+        json.dump(data, f)
+    err = _cli_error(capsys, config, "--expected", str(tmp_path / "y.npy"))
+    assert f"error: {index} lists tensors no shard holds: model.extra" in err
+    shard = os.path.join(model_dir, "model-00002-of-00003.safetensors")
+    with open(shard, "wb") as f:
+        f.write(b"\x10\x00")
+    assert f"error: {shard}: not a safetensors file: unpack requires a buffer of 8 bytes" in \
+        _cli_error(capsys, config)
+    with open(shard, "wb") as f:
+        f.write(b"\x04" + b"\x00" * 7 + b"[1] ")
+    assert f"error: {shard}: not a safetensors file: its header is not a JSON object" in \
+        _cli_error(capsys, config)
+
+
 # -- configuration and CLI ------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, message", [

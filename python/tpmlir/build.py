@@ -87,16 +87,16 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --inline-weights puts the weights in the MLIR; --weights would write "
               "them a second time", file=sys.stderr)
         return 2
+    weights = None
     try:
         cfg = config_from_args(args)
         steps = _steps(args, cfg)
+        if args.weights or args.input or args.expected or args.inline_weights:
+            from . import reference
+            weights = _weights(args, cfg)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    weights = None
-    if args.weights or args.input or args.expected or args.inline_weights:
-        from . import reference
-        weights = _weights(args, cfg)
     text = describe(cfg) + "\n" + build_mlir(cfg, weights if args.inline_weights else None)
     if args.output:
         with open(args.output, "w") as f:

@@ -41,9 +41,38 @@ def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[s
             f.write(data)
 
 
+def read_json(path: str) -> dict:
+    """A JSON file whose top level is an object; else a ValueError naming the file."""
+    with open(path) as f:
+        try:
+            data = json.load(f)
+        except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+            raise ValueError(f"{path}: not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a JSON object but {type(data).__name__} {json.dumps(data)[:40]}")
+    return data
+
+
+def read_weight_map(index: str) -> dict[str, str]:
+    """The weight_map (tensor name -> shard file) of a model.safetensors.index.json."""
+    weight_map = read_json(index).get("weight_map")
+    if weight_map is None:
+        raise ValueError(f"{index}: 'weight_map' is missing")
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise ValueError(f"{index}: 'weight_map' must be an object of tensor names to files, "
+                         f"not {weight_map!r:.40}")
+    return weight_map
+
+
 def _header(f) -> tuple[dict, int]:
-    (size,) = struct.unpack("<Q", f.read(8))
-    return json.loads(f.read(size)), 8 + size
+    try:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    except (struct.error, ValueError) as e:
+        raise ValueError(f"{f.name}: not a safetensors file: {e}") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{f.name}: not a safetensors file: its header is not a JSON object")
+    return header, 8 + size
 
 
 def read_safetensors_names(path: str) -> list[str]:
@@ -79,8 +108,7 @@ def load_model_dir(model_dir: str) -> dict[str, np.ndarray]:
     """The tensors of a Hugging Face model directory, sharded or not."""
     index = os.path.join(model_dir, "model.safetensors.index.json")
     if os.path.exists(index):
-        with open(index) as f:
-            weight_map = json.load(f)["weight_map"]
+        weight_map = read_weight_map(index)
         out: dict[str, np.ndarray] = {}
         for file in sorted(set(weight_map.values())):
             out.update(load_safetensors(os.path.join(model_dir, file)))

@@ -11,10 +11,9 @@ directory runs as it is.
 """
 from __future__ import annotations
 
-import json
 import os
 
-from .checkpoint import read_safetensors_names
+from .checkpoint import read_json, read_safetensors_names, read_weight_map
 from .config import ModelConfig
 from .params import checkpoint_names
 
@@ -22,76 +21,98 @@ LLAMA_TYPES = ("llama", "qwen2", "mistral")
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
 
 
+_REQUIRED = object()
+_KINDS = {int: "a positive integer", float: "a positive number", bool: "true or false", str: "a string"}
+
+
+def _get(hf: dict, key: str, kind: type, default=_REQUIRED):
+    """hf[key], which must be a `kind` (int and float: a positive one);
+    `default` when it is missing or null, if the field is optional."""
+    value = hf.get(key)
+    if value is None:
+        if default is _REQUIRED:
+            raise ValueError(f"{key!r} is {'null' if key in hf else 'missing'}")
+        return default
+    ok = (isinstance(value, (int, float) if kind is float else kind)
+          and (kind is bool or not isinstance(value, bool)) and (kind not in (int, float) or value > 0))
+    if not ok:
+        raise ValueError(f"{key!r} must be {_KINDS[kind]}, not {value!r}")
+    return float(value) if kind is float else value
+
+
 def _unsupported(model_type: str, what: str) -> ValueError:
     return ValueError(f"{model_type}: {what} is not supported")
 
 
-def config_from_hf(hf: dict, prefix: str | None = None, **overrides) -> ModelConfig:
-    """The ModelConfig of a Hugging Face config.json (a dict). `overrides`
-    are ModelConfig fields (seq, batch, generate, keep_logits, layers, ...);
-    `prefix` is the checkpoint's prefix of the transformer's weights (None:
-    the family's)."""
-    model_type = hf.get("model_type")
-    if model_type == "gpt2":
-        fields = _gpt2(hf)
-    elif model_type in LLAMA_TYPES:
-        fields = _llama(hf, model_type)
-    else:
-        raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json",
+                   **overrides) -> ModelConfig:
+    """The ModelConfig of a Hugging Face config.json (a dict, read from
+    `path`, which its errors name). `overrides` are ModelConfig fields (seq,
+    batch, generate, keep_logits, layers, ...); `prefix` is the checkpoint's
+    prefix of the transformer's weights (None: the family's)."""
+    try:
+        model_type = _get(hf, "model_type", str)
+        if model_type == "gpt2":
+            fields, limit = _gpt2(hf), _get(hf, "n_positions", int, None)
+        elif model_type in LLAMA_TYPES:
+            fields, limit = _llama(hf, model_type), _get(hf, "max_position_embeddings", int, None)
+        else:
+            raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     fields["name_prefix"] = prefix
     fields.update(overrides)
     cfg = ModelConfig(**fields)
-    limit = hf.get("n_positions", hf.get("max_position_embeddings"))
     if limit and max(cfg.seq, cfg.generate) > limit:
-        raise ValueError(f"{model_type}: {max(cfg.seq, cfg.generate)} positions are more than the "
-                         f"model's {limit}")
+        raise ValueError(f"{path}: {model_type}: {max(cfg.seq, cfg.generate)} positions are more than "
+                         f"the model's {limit}")
     return cfg
 
 
 def _gpt2(hf: dict) -> dict:
-    act = hf.get("activation_function", "gelu_new")
+    act = _get(hf, "activation_function", str, "gelu_new")
     if act not in _GELU_TANH:
         raise _unsupported("gpt2", f"activation_function {act!r} (the builder's GeLU is the tanh one)")
     for flag in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"):
-        if hf.get(flag):
+        if _get(hf, flag, bool, False):
             raise _unsupported("gpt2", flag)
-    if not hf.get("scale_attn_weights", True):
+    if not _get(hf, "scale_attn_weights", bool, True):
         raise _unsupported("gpt2", "scale_attn_weights false")
-    if not hf.get("tie_word_embeddings", True):
+    if not _get(hf, "tie_word_embeddings", bool, True):
         raise _unsupported("gpt2", "an LM head apart from wte (tie_word_embeddings false)")
-    d = hf["n_embd"]
-    return dict(names="hf_gpt2", layers=hf["n_layer"], d_model=d, heads=hf["n_head"],
-                ffn=hf.get("n_inner") or 4 * d, norm="layernorm", activation="gelu", bias=True,
+    d = _get(hf, "n_embd", int)
+    return dict(names="hf_gpt2", layers=_get(hf, "n_layer", int), d_model=d, heads=_get(hf, "n_head", int),
+                ffn=_get(hf, "n_inner", int, 4 * d), norm="layernorm", activation="gelu", bias=True,
                 qkv="fused", weight_layout="in_out", rope=False, causal=True,
-                eps=hf.get("layer_norm_epsilon", 1e-5), vocab=hf["vocab_size"],
-                positions=hf.get("n_positions", 1024), tie_embeddings=True)
+                eps=_get(hf, "layer_norm_epsilon", float, 1e-5), vocab=_get(hf, "vocab_size", int),
+                positions=_get(hf, "n_positions", int, 1024), tie_embeddings=True)
 
 
 def _llama(hf: dict, model_type: str) -> dict:
-    act = hf.get("hidden_act", "silu")
+    act = _get(hf, "hidden_act", str, "silu")
     if act != "silu":
         raise _unsupported(model_type, f"hidden_act {act!r}")
     if hf.get("rope_scaling"):
         raise _unsupported(model_type, f"rope_scaling {hf['rope_scaling']!r}")
-    if hf.get("use_sliding_window"):
+    if _get(hf, "use_sliding_window", bool, False):
         raise _unsupported(model_type, "use_sliding_window")
-    d, heads = hf["hidden_size"], hf["num_attention_heads"]
-    head_dim = hf.get("head_dim") or d // heads
+    d, heads = _get(hf, "hidden_size", int), _get(hf, "num_attention_heads", int)
+    head_dim = _get(hf, "head_dim", int, d // heads)
     if head_dim * heads != d:
         raise _unsupported(model_type, f"head_dim {head_dim} with {heads} heads of hidden_size {d}")
     if model_type == "qwen2":  # biases on q, k and v only
         bias, qkv_bias = False, True
     else:
-        attn, mlp = hf.get("attention_bias", False), hf.get("mlp_bias", False)
+        attn, mlp = _get(hf, "attention_bias", bool, False), _get(hf, "mlp_bias", bool, False)
         if attn != mlp:
             raise _unsupported(model_type, f"attention_bias={attn} with mlp_bias={mlp}")
         bias = qkv_bias = bool(attn)
-    return dict(names="hf_llama", layers=hf["num_hidden_layers"], d_model=d, heads=heads,
-                kv_heads=hf.get("num_key_value_heads") or heads, ffn=hf["intermediate_size"],
+    return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=d, heads=heads,
+                kv_heads=_get(hf, "num_key_value_heads", int, heads), ffn=_get(hf, "intermediate_size", int),
                 norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias, qkv="separate",
-                weight_layout="out_in", rope=True, rope_theta=float(hf.get("rope_theta", 10000.0)),
-                causal=True, eps=hf.get("rms_norm_eps", 1e-6), vocab=hf["vocab_size"],
-                tie_embeddings=hf.get("tie_word_embeddings", False))
+                weight_layout="out_in", rope=True, rope_theta=_get(hf, "rope_theta", float, 10000.0),
+                causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
+                tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
 
 
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
@@ -130,8 +151,7 @@ def checkpoint_files(model_dir: str) -> list[str]:
     model.safetensors.index.json lists, else model.safetensors; [] if neither."""
     index = os.path.join(model_dir, "model.safetensors.index.json")
     if os.path.exists(index):
-        with open(index) as f:
-            files = sorted(set(json.load(f)["weight_map"].values()))
+        files = sorted(set(read_weight_map(index).values()))
         return [os.path.join(model_dir, name) for name in files]
     single = os.path.join(model_dir, "model.safetensors")
     return [single] if os.path.exists(single) else []
@@ -152,14 +172,13 @@ def detect_prefix(model_type: str, names: set[str]) -> str | None:
 def read_config(path: str, **overrides) -> ModelConfig:
     """`--hf-config DIR/config.json`: the config, with the prefix of the
     checkpoint next to it when there is one."""
-    with open(path) as f:
-        hf = json.load(f)
+    hf = read_json(path)
     files = checkpoint_files(os.path.dirname(os.path.abspath(path)))
     names: set[str] = set()
     for file in files:
         names |= set(read_safetensors_names(file))
     prefix = detect_prefix(hf.get("model_type"), names) if names else None
-    cfg = config_from_hf(hf, prefix, **overrides)
+    cfg = config_from_hf(hf, prefix, path, **overrides)
     if names:
         missing = sorted(set(checkpoint_names(cfg).values()) - names)
         if missing:
