@@ -254,8 +254,10 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     }
     return model.call(arguments, 1);
   };
-  // One call; its next ids (and logits), or failure.
-  auto run = [&](size_t function) -> Expected<std::vector<int64_t>> {
+  // One call; its next ids (and logits), or failure. `at` says which call
+  // for a message.
+  auto run = [&](size_t function,
+                 const std::string &at) -> Expected<std::vector<int64_t>> {
     if (Status status =
             function == 1 ? callDecode() : model.call(arguments, function);
         !status)
@@ -276,7 +278,20 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     if (Status status = arguments.read(function, call.nextIds, bytes.data());
         !status)
       return status;
-    return decodeIds(bytes, result.dtype);
+    std::vector<int64_t> ids = decodeIds(bytes, result.dtype);
+    // An id the lookup cannot read would be fed back: NaN logits make the
+    // argmax's index conversion give one. Every rank has the same ids, so
+    // every rank stops here.
+    if (signature.vocab)
+      for (int64_t b = 0; b < batch; ++b)
+        if (ids[size_t(b)] < 0 || ids[size_t(b)] >= *signature.vocab)
+          return Status(TPRT_ERR_INVALID_ARGUMENT,
+                        at + " gave sequence " + std::to_string(b) +
+                            " the next id " + std::to_string(ids[size_t(b)]) +
+                            ", outside the vocabulary [0, " +
+                            std::to_string(*signature.vocab) +
+                            ") (NaN logits? check the weights)");
+    return ids;
   };
   auto decodeStep = [&](const std::vector<int64_t> &ids,
                         int64_t position) -> Expected<std::vector<int64_t>> {
@@ -292,7 +307,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
             arguments.write(1, *signature.decode.position, posBytes.data());
         !status)
       return status;
-    return run(1);
+    return run(1, "@decode at position " + std::to_string(position));
   };
 
   // The prompt: @prefill over its first prefillLength tokens, then @decode
@@ -311,7 +326,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
             arguments.write(0, signature.prefill.tokens, bytes.data());
         !status)
       return status;
-    Expected<std::vector<int64_t>> ids0 = run(0);
+    Expected<std::vector<int64_t>> ids0 = run(0, "@prefill");
     if (!ids0)
       return ids0.status();
     next = std::move(*ids0);

@@ -113,12 +113,26 @@ std::string resultPath(const std::string &output, size_t index) {
   return stem + "." + std::to_string(index) + suffix;
 }
 
-std::optional<std::string> whyNotWritable(const std::string &path) {
+/// Whether `a` and `b` name one file: the same name, or the same inode.
+static bool sameFile(const std::string &a, const std::string &b) {
+  struct stat infoA, infoB;
+  return a == b ||
+         (::stat(a.c_str(), &infoA) == 0 && ::stat(b.c_str(), &infoB) == 0 &&
+          infoA.st_dev == infoB.st_dev && infoA.st_ino == infoB.st_ino);
+}
+
+std::optional<std::string>
+whyNotWritable(const std::string &path, const std::vector<std::string> &reads) {
+  for (const std::string &read : reads)
+    if (sameFile(path, read))
+      return "it is '" + read + "', which this run reads";
   struct stat info;
   if (::stat(path.c_str(), &info) == 0) {
-    // fopen would refuse a directory only after the forward passes.
+    // fopen would refuse these only after the forward passes.
     if (S_ISDIR(info.st_mode))
       return "it is a directory";
+    if (access(path.c_str(), W_OK) != 0)
+      return "it is not writable";
     return std::nullopt;
   }
   size_t slash = path.rfind('/');
@@ -128,6 +142,14 @@ std::optional<std::string> whyNotWritable(const std::string &path) {
   if (access(dir.c_str(), W_OK) != 0)
     return "its directory is missing or not writable";
   return std::nullopt;
+}
+
+std::vector<std::string> LaunchFiles::reads() const {
+  std::vector<std::string> paths = weights;
+  paths.push_back(model);
+  for (const InputFile &input : inputs)
+    paths.push_back(input.path);
+  return paths;
 }
 
 //===----------------------------------------------------------------------===//
@@ -473,15 +495,21 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
 
   // Only rank 0 writes, so only it checks: one file per result, or the
   // generated ids.
+  // (Generation's logits, Y.1.npy, are checked once its signature is known.)
   size_t outputs = selected.size() == 1 ? selected.front()->results.size() : 1;
+  std::vector<std::string> reads = files.reads();
   if (rank == 0 && !files.output.empty())
     for (size_t j = 0; j < outputs; ++j) {
       std::string path = resultPath(files.output, j);
-      if (std::optional<std::string> why = whyNotWritable(path))
+      if (std::optional<std::string> why = whyNotWritable(path, reads))
         errors.push_back("cannot write the output '" + path + "': " + *why);
+      if (sameFile(path, files.reportJson))
+        errors.push_back("the report '" + files.reportJson +
+                         "' would overwrite the output '" + path + "'");
     }
   if (rank == 0 && !files.reportJson.empty())
-    if (std::optional<std::string> why = whyNotWritable(files.reportJson))
+    if (std::optional<std::string> why =
+            whyNotWritable(files.reportJson, reads))
       errors.push_back("cannot write the report '" + files.reportJson +
                        "': " + *why);
   return errors;
@@ -497,6 +525,48 @@ static std::string describeInputs(const ManifestFunction &function,
             formatShape(arg.shape);
   }
   return text;
+}
+
+/// Why the integer input `i` of `function` cannot run: an id outside the
+/// vocabulary its lookup reads, or a position past the caches the function
+/// writes at it (a write there would land outside their buffers).
+static std::optional<std::string>
+whyOutOfRange(const ManifestFunction &function, size_t i,
+              const NpyArray &array) {
+  const ManifestArg &arg = function.args[i];
+  if (arg.dtype != "i64" && arg.dtype != "i32")
+    return std::nullopt;
+  auto value = [&](int64_t k) {
+    return arg.dtype == "i64" ? array.buffer.as<int64_t>()[k]
+                              : int64_t(array.buffer.as<int32_t>()[k]);
+  };
+  int64_t count = numElements(array.shape);
+  if (arg.tokens && arg.vocab)
+    for (int64_t k = 0; k < count; ++k)
+      if (value(k) < 0 || value(k) >= *arg.vocab) {
+        std::string at;
+        for (int64_t rest = k, d = int64_t(array.shape.size()); d-- > 0;
+             rest /= array.shape[size_t(d)])
+          at = std::to_string(rest % array.shape[size_t(d)]) +
+               (at.empty() ? "" : ", ") + at;
+        return ": id " + std::to_string(value(k)) + " at [" + at +
+               "] is outside the vocabulary [0, " + std::to_string(*arg.vocab) +
+               ")";
+      }
+  // A rank-0 integer beside caches [B, kv_heads, S_max, head_dim] that the
+  // function updates in place is the position it writes them at.
+  if (!arg.shape.empty())
+    return std::nullopt;
+  for (const ManifestResult &result : function.results) {
+    if (!result.inPlace)
+      continue;
+    const ManifestArg &cache = function.args[*result.inPlace];
+    if (cache.shape.size() == 4 && (value(0) < 0 || value(0) >= cache.shape[2]))
+      return " is " + std::to_string(value(0)) + "; the cache '" + cache.name +
+             "' " + formatShape(cache.shape) + " holds positions [0, " +
+             std::to_string(cache.shape[2]) + ")";
+  }
+  return std::nullopt;
 }
 
 void LoadedModel::readInputs(const LaunchFiles &files,
@@ -603,6 +673,9 @@ void LoadedModel::readInputs(const LaunchFiles &files,
     else if (read->shape != arg.shape)
       errors.push_back(where + " has shape " + formatShape(read->shape) +
                        ", the model takes " + formatShape(arg.shape));
+    else if (std::optional<std::string> why =
+                 whyOutOfRange(*selected.front(), i, *read))
+      errors.push_back(where + *why);
     inputArrays[i].emplace(std::move(*read));
   }
 }
@@ -818,34 +891,58 @@ Status ModelArguments::read(size_t function, size_t result, void *data) {
   return Status::success();
 }
 
-/// Writes `text` to the report file `path`; the message if that fails.
-static std::optional<std::string> writeReport(const std::string &path,
-                                              const std::string &text) {
-  std::ofstream file(path);
-  file << text;
-  if (!file)
-    return "cannot write the report '" + path + "'";
-  return std::nullopt;
-}
+namespace {
+
+/// A run's files, written one after the other; if any fails, those already
+/// written are removed: a failed run leaves no output.
+class OutputWriter {
+public:
+  void npy(const std::string &path, const void *data,
+           const std::vector<int64_t> &shape, const std::string &dtype) {
+    if (Status status = writeNpy(path, data, shape, dtype))
+      written.push_back(path);
+    else
+      errors.push_back(status.message());
+  }
+
+  void report(const std::string &path, const std::string &text) {
+    std::ofstream file(path);
+    file << text;
+    // A full disk shows only once the buffer is written out.
+    file.close();
+    if (file) {
+      written.push_back(path);
+      return;
+    }
+    removeWrittenFile(path);
+    errors.push_back("cannot write the report '" + path + "'");
+  }
+
+  /// The messages of the writes that failed.
+  std::vector<std::string> finish() {
+    if (!errors.empty())
+      for (const std::string &path : written)
+        removeWrittenFile(path);
+    return std::move(errors);
+  }
+
+private:
+  std::vector<std::string> written, errors;
+};
+
+} // namespace
 
 std::vector<std::string> writeResults(const LaunchFiles &files,
                                       const ManifestFunction &function,
                                       const ModelArguments &arguments,
                                       const RunReport &report) {
-  std::vector<std::string> errors;
-  for (size_t j = 0; !files.output.empty() && j < function.results.size();
-       ++j) {
-    Status written =
-        writeNpy(resultPath(files.output, j), arguments.result(j).data(),
-                 function.results[j].localShape, function.results[j].dtype);
-    if (!written)
-      errors.push_back(written.message());
-  }
+  OutputWriter writer;
+  for (size_t j = 0; !files.output.empty() && j < function.results.size(); ++j)
+    writer.npy(resultPath(files.output, j), arguments.result(j).data(),
+               function.results[j].localShape, function.results[j].dtype);
   if (!files.reportJson.empty())
-    if (std::optional<std::string> error =
-            writeReport(files.reportJson, reportJson(report)))
-      errors.push_back(*error);
-  return errors;
+    writer.report(files.reportJson, reportJson(report));
+  return writer.finish();
 }
 
 std::vector<std::string> writeGeneration(const LaunchFiles &files,
@@ -853,25 +950,17 @@ std::vector<std::string> writeGeneration(const LaunchFiles &files,
                                          const std::vector<float> &logits,
                                          const std::vector<int64_t> &shape,
                                          const GenerationReport &report) {
-  std::vector<std::string> errors;
+  OutputWriter writer;
   if (!files.output.empty())
-    if (Status written = writeNpy(files.output, ids.data(), shape, "i64");
-        !written)
-      errors.push_back(written.message());
+    writer.npy(files.output, ids.data(), shape, "i64");
   if (!files.output.empty() && !logits.empty()) {
     int64_t count = shape[0] * shape[1];
-    std::vector<int64_t> logitsShape = {shape[0], shape[1],
-                                        int64_t(logits.size()) / count};
-    if (Status written = writeNpy(resultPath(files.output, 1), logits.data(),
-                                  logitsShape, "f32");
-        !written)
-      errors.push_back(written.message());
+    writer.npy(resultPath(files.output, 1), logits.data(),
+               {shape[0], shape[1], int64_t(logits.size()) / count}, "f32");
   }
   if (!files.reportJson.empty())
-    if (std::optional<std::string> error =
-            writeReport(files.reportJson, reportJson(report)))
-      errors.push_back(*error);
-  return errors;
+    writer.report(files.reportJson, reportJson(report));
+  return writer.finish();
 }
 
 } // namespace tprt

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <memory>
 
+#include <sys/stat.h>
+
 namespace tprt {
 namespace {
 
@@ -205,6 +207,12 @@ Expected<NpyArray> readNpy(const std::string &path) {
   return array;
 }
 
+void removeWrittenFile(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode))
+    std::remove(path.c_str());
+}
+
 Status writeNpy(const std::string &path, const void *data,
                 const std::vector<int64_t> &shape, const std::string &dtype) {
   std::optional<size_t> elementSize = npyElementSize(dtype);
@@ -245,9 +253,11 @@ Status writeNpy(const std::string &path, const void *data,
       std::fwrite(prefix, 1, sizeof(prefix), file.get()) == sizeof(prefix) &&
       std::fwrite(dict.data(), 1, dict.size(), file.get()) == dict.size() &&
       std::fwrite(data, *elementSize, count, file.get()) == count;
-  if (!ok || std::fclose(file.release()) != 0)
-    return Status(TPRT_ERR_IO,
-                  "cannot write '" + path + "': " + std::strerror(errno));
+  if (!ok || std::fclose(file.release()) != 0) {
+    std::string why = std::strerror(errno);
+    removeWrittenFile(path);
+    return Status(TPRT_ERR_IO, "cannot write '" + path + "': " + why);
+  }
   return Status::success();
 }
 

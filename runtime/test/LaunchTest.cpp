@@ -490,14 +490,16 @@ TEST(Launch, RunsTheFakeModelOnTheHost) {
   EXPECT_NE(text.find("\"input_shape\": [\n    2,\n    4,\n    8\n  ]"),
             std::string::npos)
       << text;
-  fake.files.reportJson = tempPath("missing/report.json");
-  EXPECT_EQ(tprt::writeResults(fake.files, loaded.function(), *args, report),
-            std::vector<std::string>{"cannot write the report '" +
-                                     fake.files.reportJson + "'"});
   tprt::Expected<tprt::NpyArray> written = tprt::readNpy(fake.files.output);
   ASSERT_TRUE(written.ok()) << written.status().message();
   EXPECT_EQ(written->shape, (std::vector<int64_t>{2, 4, 8}));
   expectNear(written->data(), fake.expected(all));
+  // A report that cannot be written fails the run: no output is left.
+  fake.files.reportJson = tempPath("missing/report.json");
+  EXPECT_EQ(tprt::writeResults(fake.files, loaded.function(), *args, report),
+            std::vector<std::string>{"cannot write the report '" +
+                                     fake.files.reportJson + "'"});
+  EXPECT_FALSE(tprt::readNpy(fake.files.output).ok());
 }
 
 TEST(Launch, PlacesEveryBufferOnTheDevice) {

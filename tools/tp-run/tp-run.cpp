@@ -326,6 +326,28 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   });
 }
 
+/// Rank 0's checks of what generation writes beyond load()'s: none may be
+/// the prompt, and the logits (Y.1.npy) when the model returns them.
+void checkGenerationOutputs(const Options &options,
+                            const tprt::GenerationSignature &signature,
+                            std::vector<std::string> &errors) {
+  if (tprt_rank() != 0)
+    return;
+  std::vector<std::string> reads = options.files.reads();
+  reads.push_back(options.prompt);
+  std::vector<std::pair<std::string, std::string>> writes;
+  if (!options.files.output.empty()) {
+    writes.emplace_back("output", options.files.output);
+    if (signature.prefill.logits || signature.decode.logits)
+      writes.emplace_back("output", tprt::resultPath(options.files.output, 1));
+  }
+  if (!options.files.reportJson.empty())
+    writes.emplace_back("report", options.files.reportJson);
+  for (const auto &[what, path] : writes)
+    if (std::optional<std::string> why = tprt::whyNotWritable(path, reads))
+      errors.push_back("cannot write the " + what + " '" + path + "': " + *why);
+}
+
 int launch(int argc, char **argv) {
   double start = now();
   Expected<Options> options = parseOptions(argc, argv);
@@ -354,6 +376,13 @@ int launch(int argc, char **argv) {
       signature = *found;
       prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
                                 errors);
+      if (options->eos && signature->vocab &&
+          *options->eos >= *signature->vocab)
+        errors.push_back("--eos " + std::to_string(*options->eos) +
+                         " is outside the vocabulary [0, " +
+                         std::to_string(*signature->vocab) + ") of '" +
+                         options->files.model + "'");
+      checkGenerationOutputs(*options, *signature, errors);
       std::optional<std::string> notReplayable;
       if (options->cudaGraph && !backend.hasGraphs())
         errors.push_back("--cuda-graph needs the cuda backend (tp-run-cuda); "

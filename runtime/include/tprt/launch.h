@@ -91,8 +91,12 @@ AlignedBuffer toBf16(const AlignedBuffer &f32, size_t count);
 std::string resultPath(const std::string &output, size_t index);
 
 /// Why `path` could not be created or overwritten (none if it can): a
-/// directory, or a missing or read-only directory.
-std::optional<std::string> whyNotWritable(const std::string &path);
+/// directory, a file not writable, a missing or read-only directory, or one
+/// of the files `reads` names (the model, a checkpoint, an input: writing
+/// it would destroy what the run read).
+std::optional<std::string>
+whyNotWritable(const std::string &path,
+               const std::vector<std::string> &reads = {});
 
 /// The model-level checks of `manifest` (loaded from `model`): ABI version,
 /// backend, world size == tp size, and per function argument dtypes, local
@@ -175,6 +179,9 @@ struct LaunchFiles {
   /// model's only function), or "prefill" and "decode" for generation,
   /// whose inputs the launcher fills.
   std::vector<std::string> functions;
+
+  /// The files a launch reads: the model, the checkpoints, the inputs.
+  std::vector<std::string> reads() const;
 };
 
 /// The buffers of one rank's calls: its slice of every argument and a

@@ -216,8 +216,13 @@ std::string npyDescr(const std::string &dtype);
 /// for another.
 std::optional<size_t> npyElementSize(const std::string &dtype);
 
+/// Removes `path` if it is a regular file (what a failed write leaves; never
+/// a device such as /dev/full).
+void removeWrittenFile(const std::string &path);
+
 /// Writes `data` (C order) as a version 1.0 .npy file of the manifest dtype
-/// `dtype` ("f32" -> '<f4', "i64" -> '<i8', ...).
+/// `dtype` ("f32" -> '<f4', "i64" -> '<i8', ...); a write that fails leaves
+/// no file.
 Status writeNpy(const std::string &path, const void *data,
                 const std::vector<int64_t> &shape,
                 const std::string &dtype = "f32");
