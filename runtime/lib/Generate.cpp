@@ -12,12 +12,21 @@ static bool isInteger(const std::string &dtype) {
   return dtype == "i64" || dtype == "i32";
 }
 
+/// Inputs that generation does not fill, by argument: its name, whether a
+/// checkpoint could have held it (named, no role), the functions taking it.
+struct Unfilled {
+  std::string name;
+  bool weight;
+  std::string functions;
+};
+
 /// The roles of `function`'s arguments and results; problems go to
-/// `errors`.
+/// `errors`, inputs that none of the roles covers to `unfilled`.
 static GenerationCall callOf(const ManifestFunction &function,
                              const std::vector<size_t> &inputs,
                              bool takesPosition,
-                             std::vector<std::string> &errors) {
+                             std::vector<std::string> &errors,
+                             std::vector<Unfilled> &unfilled) {
   GenerationCall call;
   std::string at = "@" + function.name + ": ";
   std::optional<size_t> tokens, nextIds;
@@ -56,9 +65,14 @@ static GenerationCall callOf(const ManifestFunction &function,
                isInteger(arg.dtype) && arg.shape.empty()) {
       call.position = i;
     } else if (input) {
-      errors.push_back(at + "argument " + std::to_string(i) + " ('" + arg.name +
-                       "') is an input that generation does not fill" +
-                       (arg.role.empty() ? " (no checkpoint holds it)" : ""));
+      auto seen =
+          std::find_if(unfilled.begin(), unfilled.end(),
+                       [&](const Unfilled &u) { return u.name == arg.name; });
+      if (seen == unfilled.end())
+        unfilled.push_back(
+            {arg.name, arg.named && arg.role.empty(), "@" + function.name});
+      else
+        seen->functions += ", @" + function.name;
     }
   }
   if (!tokens)
@@ -83,9 +97,25 @@ Expected<GenerationSignature> generationSignature(
     const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
     const ManifestFunction &decode, const std::vector<size_t> &decodeInputs) {
   std::vector<std::string> errors;
+  std::vector<Unfilled> unfilled;
   GenerationSignature s;
-  s.prefill = callOf(prefill, prefillInputs, /*takesPosition=*/false, errors);
-  s.decode = callOf(decode, decodeInputs, /*takesPosition=*/true, errors);
+  s.prefill =
+      callOf(prefill, prefillInputs, /*takesPosition=*/false, errors, unfilled);
+  s.decode =
+      callOf(decode, decodeInputs, /*takesPosition=*/true, errors, unfilled);
+  // One line for all of them: a checkpoint left out makes every weight one.
+  if (!unfilled.empty()) {
+    const Unfilled &first = unfilled.front();
+    std::string line = first.functions + ": '" + first.name + "'";
+    if (unfilled.size() > 1)
+      line += " and " + std::to_string(unfilled.size() - 1) + " more";
+    line += unfilled.size() > 1 ? " are inputs" : " is an input";
+    line += " that generation does not fill";
+    if (first.weight)
+      line += " (no checkpoint holds " +
+              std::string(unfilled.size() > 1 ? "them)" : "it)");
+    errors.insert(errors.begin(), line);
+  }
   if (errors.empty()) {
     const std::vector<int64_t> &ids = prefill.args[s.prefill.tokens].shape;
     const std::vector<int64_t> &step = decode.args[s.decode.tokens].shape;

@@ -100,7 +100,7 @@ TEST(Generate, RefusesWhatBreaksTheContract) {
       tprt::generationSignature(weightless, {0, 1, 2}, decode, inputs(decode));
   ASSERT_FALSE(found);
   EXPECT_EQ(found.status().message(),
-            "@prefill: argument 2 ('w') is an input that generation does not "
+            "@prefill: 'w' is an input that generation does not "
             "fill (no checkpoint holds it)\n"
             "@decode: no position argument (a rank-0 integer input)");
 }

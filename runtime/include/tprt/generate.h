@@ -51,9 +51,9 @@ struct GenerationSignature {
 /// The signature of `prefill` and `decode` (functions 0 and 1 of a loaded
 /// model) whose arguments `prefillInputs` and `decodeInputs` are inputs
 /// (the others are bound to checkpoint tensors), or every way they break
-/// the contract, one message each, naming the function and argument: an
-/// input other than the ids, the position and the caches among them (a
-/// weight no checkpoint holds).
+/// the contract, one message each, naming the function and argument; the
+/// inputs other than the ids, the position and the caches (weights no
+/// checkpoint holds) in one message, the first named.
 Expected<GenerationSignature> generationSignature(
     const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
     const ManifestFunction &decode, const std::vector<size_t> &decodeInputs);
