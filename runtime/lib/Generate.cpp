@@ -195,7 +195,7 @@ std::optional<Prompt> readPrompt(const std::string &path,
   if (prompt.length + newTokens - 1 > signature.cacheLength)
     errors.push_back(where + " has " + std::to_string(prompt.length) +
                      " tokens; with " + std::to_string(newTokens) +
-                     " new ones that is " +
+                     (newTokens == 1 ? " new one" : " new ones") + " that is " +
                      std::to_string(prompt.length + newTokens - 1) +
                      " positions, and the caches hold " +
                      std::to_string(signature.cacheLength));

@@ -258,13 +258,17 @@ std::string reportText(const GenerationReport &report) {
                 r["ttft_s"].get<double>() * 1e3, report.iterations,
                 report.warmup);
   os << line;
-  std::snprintf(line, sizeof(line),
-                "  decode step    median %.3f ms, min %.3f ms: %.1f tokens/s "
-                "per sequence, %.1f for the batch\n",
-                r["decode_step_s"].get<double>() * 1e3,
-                r["decode_step_min_s"].get<double>() * 1e3,
-                r["decode_tokens_per_s"].get<double>(),
-                r["decode_tokens_per_s_batch"].get<double>());
+  if (report.stepSeconds.empty())
+    std::snprintf(line, sizeof(line),
+                  "  decode step    none: no new id after the first\n");
+  else
+    std::snprintf(line, sizeof(line),
+                  "  decode step    median %.3f ms, min %.3f ms: %.1f tokens/s "
+                  "per sequence, %.1f for the batch\n",
+                  r["decode_step_s"].get<double>() * 1e3,
+                  r["decode_step_min_s"].get<double>() * 1e3,
+                  r["decode_tokens_per_s"].get<double>(),
+                  r["decode_tokens_per_s_batch"].get<double>());
   os << line;
   std::snprintf(
       line, sizeof(line),

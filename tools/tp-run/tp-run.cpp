@@ -84,7 +84,7 @@ tprt::InputFile parseInput(const std::string &value) {
   return {value.substr(0, equals), value.substr(equals + 1)};
 }
 
-/// The integer `text` of option `arg`, at least `minimum`.
+/// The integer `text` of option `arg`, in [minimum, maximum].
 Expected<int64_t> parseCount(const std::string &arg, const std::string &text,
                              int64_t minimum, int64_t maximum) {
   char *end = nullptr;
@@ -92,6 +92,8 @@ Expected<int64_t> parseCount(const std::string &arg, const std::string &text,
   long long n = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno || n < minimum || n > maximum)
     return bad(arg + " takes an integer >= " + std::to_string(minimum) +
+               (maximum < INT64_MAX ? " and <= " + std::to_string(maximum)
+                                    : std::string()) +
                ", not '" + text + "'");
   return int64_t(n);
 }
@@ -116,6 +118,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       return bad(arg + " needs a value");
     if (value)
       *value = argv[++i];
+    if (value && value->empty())
+      return bad(arg + " needs a value, not ''");
     if (value == &count) {
       int64_t minimum = arg == "--iters" || arg == "--generate" ? 1 : 0;
       Expected<int64_t> n =
