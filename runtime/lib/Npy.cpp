@@ -85,8 +85,11 @@ public:
       }
       shape.push_back(value);
       skipSpace();
+      // Python's tuple: a comma after each element but the last.
       if (pos < text.size() && text[pos] == ',')
         ++pos;
+      else if (pos >= text.size() || text[pos] != ')')
+        return std::nullopt;
     }
   }
 
@@ -188,11 +191,13 @@ Expected<NpyArray> readNpy(const std::string &path) {
     return error("header has no valid 'shape'");
 
   uint64_t count = 1;
+  size_t bytesNeeded = 0;
   for (int64_t dim : *shape)
     if (__builtin_mul_overflow(count, uint64_t(dim), &count))
       return error("shape " + formatShape(*shape) + " is too large");
+  if (__builtin_mul_overflow(count, uint64_t(type->size), &bytesNeeded))
+    return error("shape " + formatShape(*shape) + " is too large");
   size_t dataStart = headerStart + headerLength;
-  size_t bytesNeeded = count * type->size;
   if (count > (size - dataStart) / type->size)
     return error("data is truncated: shape " + formatShape(*shape) + " needs " +
                  std::to_string(bytesNeeded) + " bytes, the file has " +

@@ -147,6 +147,17 @@ TEST(Npy, RejectsOtherDtypesOrdersAndDamage) {
   expectRejected(tempPath("noshape.npy"),
                  npyBytes("{'descr': '<f4', 'fortran_order': False, }", data),
                  "no valid 'shape'");
+  expectRejected(tempPath("nocomma.npy"),
+                 npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                          "'shape': (2 3), }",
+                          data),
+                 "no valid 'shape'");
+  // Elements that fit in 64 bits, bytes that do not.
+  expectRejected(tempPath("huge.npy"),
+                 npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                          "'shape': (2, 4611686018427387904), }",
+                          data),
+                 "shape [2, 4611686018427387904] is too large");
 }
 
 } // namespace
