@@ -96,7 +96,9 @@ def host_rounds(p, run, rounds, batches, tp, step_s, bws, bound) -> None:
       "1.2x it, and flips between the two within seconds (read_bw pairs, one per core: 41-43 or "
       "24-26 GB/s each, against 41-43 for one core alone). Each tp-2 run is bracketed by such a "
       "pair (512 MiB, 5 passes, huge pages) just before and just after it. A run counts as on "
-      "full bandwidth when both pairs got at least 90% of that round's one-core bandwidth each.")
+      "full bandwidth when both pairs got at least 90% of that round's one-core bandwidth each. "
+      "A pair takes a tenth of a second and a run several: the brackets say what the cores got "
+      "around a run, not during it, and the rows show how far that predicts the run.")
     p("")
     p("| batch | round | tp 1 step (ms) | tp 2 step (ms) | tp 2 / tp 1 | both cores around the run "
       "(GB/s each, before / after) | one core (GB/s) | tp 2 of its bound at the pairs' mean |")
