@@ -92,10 +92,10 @@ def host_rounds(p, run, rounds, batches, tp, step_s, bws, bound) -> None:
         return
     p("## tp 2 and what the host gave both cores")
     p("")
-    p("This VM's host gives its two cores either about twice one core's read bandwidth or about "
-      "1.2x it, and flips between the two within seconds (read_bw pairs, one per core: 41-43 or "
-      "24-26 GB/s each, against 41-43 for one core alone). Each tp-2 run is bracketed by such a "
-      "pair (512 MiB, 5 passes, huge pages) just before and just after it. A run counts as on "
+    p("On a VM the host decides what its cores read together, and that can change within "
+      "seconds (docs/generation.md, item 10: two cores at once reading as much as one alone "
+      "each, or little more than one together). Each tp-2 run is bracketed by a read_bw "
+      "pair, one copy per core (512 MiB, 5 passes, huge pages), just before and just after it. A run counts as on "
       "full bandwidth when both pairs got at least 90% of that round's one-core bandwidth each. "
       "A pair takes a tenth of a second and a run several: the brackets say what the cores got "
       "around a run, not during it, and the rows show how far that predicts the run.")
@@ -400,15 +400,16 @@ def main(argv=None) -> int:
       "is the weights' read under the tiles (docs/generation.md, item 10 of the C++ side's "
       "state).")
     if have_gen:
-        def share(n, b, name="gemm_share_of_decode"):
-            return med([field(y, name, default=0.0) or 0.0 for y in tp[(n, b)]])
+        def share(n, b):
+            return med([field(y, "gemm_share_of_decode", default=0.0) or 0.0 for y in tp[(n, b)]])
         for b in batches:
             f1 = [r for r in rows if r[0] == b and r[5] == "tp1"][0][6]
             f2 = [r for r in rows if r[0] == b and r[5] == "tp2"][0][6]
-            comm = share(2, b, "comm_share_of_decode")
+            comm = [field(y, "comm_share_of_decode") for y in tp[(2, b)]]
+            comm = "–" if None in comm else f"{med(comm) * 100:.1f}%"
             p(f"- tp 2, batch {b}: GEMMs are {share(2, b) * 100:.0f}% of a step against "
               f"{share(1, b) * 100:.0f}% at tp 1; the 27 all-reduces, waiting in them for the other "
-              f"rank included, {comm * 100:.1f}%; the rest is the compiled loops. The fastest single "
+              f"rank included, {comm}; the rest is the compiled loops. The fastest single "
               f"steps: {f2 * 1e3:.1f} ms at tp 2, {f1 * 1e3:.1f} ms at "
               f"tp 1 ({f1 / f2:.2f}x). Two ranks on two cores "
               "leave nothing for anything else: each time another process runs, one rank stops and the "

@@ -173,8 +173,8 @@ elementwise(OpBuilder &builder, Location loc, RankedTensorType resultType,
 /// operand order gives, so ranks could disagree) and where the unsharded
 /// scan would put it depends on its body: a rank whose extreme is NaN
 /// offers position -1, so every rank gets -1 for that row, whatever the
-/// others hold and at every tp size: an index no table has (tp-run refuses
-/// such an id), never a plausible one.
+/// others hold: an index no table has (tp-run refuses such an id), never a
+/// plausible one. (An argmax left whole keeps the scan's answer.)
 static void insertArgCombine(OpBuilder &builder, linalg::LinalgOp op,
                              ReductionKind kind) {
   Location loc = op.getLoc();

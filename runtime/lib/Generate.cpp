@@ -12,6 +12,10 @@ static bool isInteger(const std::string &dtype) {
   return dtype == "i64" || dtype == "i32";
 }
 
+bool isPosition(const ManifestArg &arg) {
+  return isInteger(arg.dtype) && arg.shape.empty() && !arg.tokens;
+}
+
 /// Inputs that generation does not fill, by argument: its name, whether a
 /// checkpoint could have held it (named, no role), the functions taking it.
 struct Unfilled {
@@ -61,8 +65,7 @@ static GenerationCall callOf(const ManifestFunction &function,
       tokens = i;
     } else if (updated[i]) {
       call.caches.push_back(i);
-    } else if (input && takesPosition && !call.position &&
-               isInteger(arg.dtype) && arg.shape.empty()) {
+    } else if (input && takesPosition && !call.position && isPosition(arg)) {
       call.position = i;
     } else if (input) {
       auto seen =
@@ -111,7 +114,8 @@ Expected<GenerationSignature> generationSignature(
       line += " and " + std::to_string(unfilled.size() - 1) + " more";
     line += unfilled.size() > 1 ? " are inputs" : " is an input";
     line += " that generation does not fill";
-    if (first.weight)
+    if (std::all_of(unfilled.begin(), unfilled.end(),
+                    [](const Unfilled &u) { return u.weight; }))
       line += " (no checkpoint holds " +
               std::string(unfilled.size() > 1 ? "them)" : "it)");
     errors.insert(errors.begin(), line);
@@ -309,9 +313,9 @@ generate(const LoadedModel &model, ModelArguments &arguments,
         !status)
       return status;
     std::vector<int64_t> ids = decodeIds(bytes, result.dtype);
-    // An id the lookup cannot read would be fed back: NaN logits make the
-    // argmax's index conversion give one. Every rank has the same ids, so
-    // every rank stops here.
+    // An id the lookup cannot read would be fed back: an argmax combined
+    // across a cut vocabulary gives -1 for NaN logits (tp-shard). Every rank
+    // has the same ids, so every rank stops here.
     if (signature.vocab)
       for (int64_t b = 0; b < batch; ++b)
         if (ids[size_t(b)] < 0 || ids[size_t(b)] >= *signature.vocab)

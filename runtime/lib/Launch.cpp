@@ -1,6 +1,7 @@
 //===- Launch.cpp - loading, checking and calling a compiled model --------===//
 
 #include "tprt/launch.h"
+#include "tprt/generate.h"
 
 #include "Panels.h"
 
@@ -113,19 +114,19 @@ std::string resultPath(const std::string &output, size_t index) {
   return stem + "." + std::to_string(index) + suffix;
 }
 
-/// Whether `a` and `b` name one file: the same name, or the same inode.
+/// Whether writing `a` would overwrite `b`: one regular file (one inode),
+/// or one name that is not there yet. Devices such as /dev/null take any.
 static bool sameFile(const std::string &a, const std::string &b) {
   struct stat infoA, infoB;
-  return a == b ||
-         (::stat(a.c_str(), &infoA) == 0 && ::stat(b.c_str(), &infoB) == 0 &&
-          infoA.st_dev == infoB.st_dev && infoA.st_ino == infoB.st_ino);
+  bool hasA = ::stat(a.c_str(), &infoA) == 0;
+  bool hasB = ::stat(b.c_str(), &infoB) == 0;
+  if (hasA && hasB)
+    return S_ISREG(infoA.st_mode) && infoA.st_dev == infoB.st_dev &&
+           infoA.st_ino == infoB.st_ino;
+  return !hasA && !hasB && a == b;
 }
 
-std::optional<std::string>
-whyNotWritable(const std::string &path, const std::vector<std::string> &reads) {
-  for (const std::string &read : reads)
-    if (sameFile(path, read))
-      return "it is '" + read + "', which this run reads";
+std::optional<std::string> whyNotWritable(const std::string &path) {
   struct stat info;
   if (::stat(path.c_str(), &info) == 0) {
     // fopen would refuse these only after the forward passes.
@@ -144,12 +145,31 @@ whyNotWritable(const std::string &path, const std::vector<std::string> &reads) {
   return std::nullopt;
 }
 
-std::vector<std::string> LaunchFiles::reads() const {
-  std::vector<std::string> paths = weights;
-  paths.push_back(model);
-  for (const InputFile &input : inputs)
-    paths.push_back(input.path);
-  return paths;
+std::vector<std::string> checkOutputs(const LaunchFiles &files,
+                                      size_t outputs) {
+  std::vector<std::pair<std::string, std::string>> writes; // what, path
+  for (size_t j = 0; !files.output.empty() && j < outputs; ++j)
+    writes.emplace_back("output", resultPath(files.output, j));
+  if (!files.reportJson.empty())
+    writes.emplace_back("report", files.reportJson);
+  // What the run maps while it runs; an input .npy is copied when read.
+  std::vector<std::string> mapped = files.weights;
+  mapped.push_back(files.model);
+  std::vector<std::string> errors;
+  for (size_t k = 0; k < writes.size(); ++k) {
+    const auto &[what, path] = writes[k];
+    std::optional<std::string> why = whyNotWritable(path);
+    for (const std::string &read : mapped)
+      if (!why && sameFile(path, read))
+        why = "it is '" + read + "', which this run reads";
+    for (size_t e = 0; e < k && !why; ++e)
+      if (sameFile(path, writes[e].second))
+        why =
+            "it is the " + writes[e].first + " '" + writes[e].second + "' too";
+    if (why)
+      errors.push_back("cannot write the " + what + " '" + path + "': " + *why);
+  }
+  return errors;
 }
 
 //===----------------------------------------------------------------------===//
@@ -493,25 +513,13 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
   if (selected.size() == 1)
     readInputs(files, errors);
 
-  // Only rank 0 writes, so only it checks: one file per result, or the
-  // generated ids.
-  // (Generation's logits, Y.1.npy, are checked once its signature is known.)
-  size_t outputs = selected.size() == 1 ? selected.front()->results.size() : 1;
-  std::vector<std::string> reads = files.reads();
-  if (rank == 0 && !files.output.empty())
-    for (size_t j = 0; j < outputs; ++j) {
-      std::string path = resultPath(files.output, j);
-      if (std::optional<std::string> why = whyNotWritable(path, reads))
-        errors.push_back("cannot write the output '" + path + "': " + *why);
-      if (sameFile(path, files.reportJson))
-        errors.push_back("the report '" + files.reportJson +
-                         "' would overwrite the output '" + path + "'");
-    }
-  if (rank == 0 && !files.reportJson.empty())
-    if (std::optional<std::string> why =
-            whyNotWritable(files.reportJson, reads))
-      errors.push_back("cannot write the report '" + files.reportJson +
-                       "': " + *why);
+  // Only rank 0 writes, so only it checks: one file per result (generation's
+  // files are checked once its signature says whether logits come too).
+  if (rank == 0 && selected.size() == 1) {
+    std::vector<std::string> found =
+        checkOutputs(files, selected.front()->results.size());
+    errors.insert(errors.end(), found.begin(), found.end());
+  }
   return errors;
 }
 
@@ -553,18 +561,25 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
                "] is outside the vocabulary [0, " + std::to_string(*arg.vocab) +
                ")";
       }
-  // A rank-0 integer beside caches [B, kv_heads, S_max, head_dim] that the
-  // function updates in place is the position it writes them at.
-  if (!arg.shape.empty())
+  // A position beside caches [B, kv_heads, S_max, head_dim] that the
+  // function updates in place: its S tokens go to positions [pos, pos + S).
+  if (!isPosition(arg))
     return std::nullopt;
+  int64_t tokens = 1;
+  for (const ManifestArg &ids : function.args)
+    if (ids.tokens && ids.shape.size() == 2)
+      tokens = ids.shape[1];
   for (const ManifestResult &result : function.results) {
     if (!result.inPlace)
       continue;
     const ManifestArg &cache = function.args[*result.inPlace];
-    if (cache.shape.size() == 4 && (value(0) < 0 || value(0) >= cache.shape[2]))
+    if (cache.shape.size() == 4 &&
+        (value(0) < 0 || value(0) > cache.shape[2] - tokens))
       return " is " + std::to_string(value(0)) + "; the cache '" + cache.name +
              "' " + formatShape(cache.shape) + " holds positions [0, " +
-             std::to_string(cache.shape[2]) + ")";
+             std::to_string(cache.shape[2]) + ")" +
+             (tokens > 1 ? " and the step writes " + std::to_string(tokens)
+                         : std::string());
   }
   return std::nullopt;
 }
@@ -907,6 +922,7 @@ public:
 
   void report(const std::string &path, const std::string &text) {
     std::ofstream file(path);
+    bool opened = file.is_open();
     file << text;
     // A full disk shows only once the buffer is written out.
     file.close();
@@ -914,7 +930,8 @@ public:
       written.push_back(path);
       return;
     }
-    removeWrittenFile(path);
+    if (opened)
+      removeWrittenFile(path);
     errors.push_back("cannot write the report '" + path + "'");
   }
 

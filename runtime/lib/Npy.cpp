@@ -213,8 +213,9 @@ Expected<NpyArray> readNpy(const std::string &path) {
 }
 
 void removeWrittenFile(const std::string &path) {
+  // lstat: a link (/dev/stdout to a file) stays, and so does its target.
   struct stat info;
-  if (::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode))
+  if (::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode))
     std::remove(path.c_str());
 }
 

@@ -330,28 +330,6 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   });
 }
 
-/// Rank 0's checks of what generation writes beyond load()'s: none may be
-/// the prompt, and the logits (Y.1.npy) when the model returns them.
-void checkGenerationOutputs(const Options &options,
-                            const tprt::GenerationSignature &signature,
-                            std::vector<std::string> &errors) {
-  if (tprt_rank() != 0)
-    return;
-  std::vector<std::string> reads = options.files.reads();
-  reads.push_back(options.prompt);
-  std::vector<std::pair<std::string, std::string>> writes;
-  if (!options.files.output.empty()) {
-    writes.emplace_back("output", options.files.output);
-    if (signature.prefill.logits || signature.decode.logits)
-      writes.emplace_back("output", tprt::resultPath(options.files.output, 1));
-  }
-  if (!options.files.reportJson.empty())
-    writes.emplace_back("report", options.files.reportJson);
-  for (const auto &[what, path] : writes)
-    if (std::optional<std::string> why = tprt::whyNotWritable(path, reads))
-      errors.push_back("cannot write the " + what + " '" + path + "': " + *why);
-}
-
 int launch(int argc, char **argv) {
   double start = now();
   Expected<Options> options = parseOptions(argc, argv);
@@ -386,7 +364,13 @@ int launch(int argc, char **argv) {
                          " is outside the vocabulary [0, " +
                          std::to_string(*signature->vocab) + ") of '" +
                          options->files.model + "'");
-      checkGenerationOutputs(*options, *signature, errors);
+      // Rank 0 writes the ids, and the logits when the model returns them.
+      if (tprt_rank() == 0) {
+        bool logits = signature->prefill.logits || signature->decode.logits;
+        std::vector<std::string> found =
+            tprt::checkOutputs(options->files, logits ? 2 : 1);
+        errors.insert(errors.end(), found.begin(), found.end());
+      }
       std::optional<std::string> notReplayable;
       if (options->cudaGraph && !backend.hasGraphs())
         errors.push_back("--cuda-graph needs the cuda backend (tp-run-cuda); "

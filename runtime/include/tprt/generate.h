@@ -48,6 +48,10 @@ struct GenerationSignature {
   size_t cacheBytes = 0;
 };
 
+/// Whether `arg` looks like a step's position: a rank-0 integer (not the
+/// token ids). `@decode`'s is its first such input.
+bool isPosition(const ManifestArg &arg);
+
 /// The signature of `prefill` and `decode` (functions 0 and 1 of a loaded
 /// model) whose arguments `prefillInputs` and `decodeInputs` are inputs
 /// (the others are bound to checkpoint tensors), or every way they break

@@ -91,12 +91,8 @@ AlignedBuffer toBf16(const AlignedBuffer &f32, size_t count);
 std::string resultPath(const std::string &output, size_t index);
 
 /// Why `path` could not be created or overwritten (none if it can): a
-/// directory, a file not writable, a missing or read-only directory, or one
-/// of the files `reads` names (the model, a checkpoint, an input: writing
-/// it would destroy what the run read).
-std::optional<std::string>
-whyNotWritable(const std::string &path,
-               const std::vector<std::string> &reads = {});
+/// directory, a file not writable, a missing or read-only directory.
+std::optional<std::string> whyNotWritable(const std::string &path);
 
 /// The model-level checks of `manifest` (loaded from `model`): ABI version,
 /// backend, world size == tp size, and per function argument dtypes, local
@@ -179,10 +175,13 @@ struct LaunchFiles {
   /// model's only function), or "prefill" and "decode" for generation,
   /// whose inputs the launcher fills.
   std::vector<std::string> functions;
-
-  /// The files a launch reads: the model, the checkpoints, the inputs.
-  std::vector<std::string> reads() const;
 };
+
+/// Rank 0's checks of what a run writes: `outputs` results (resultPath of
+/// files.output) and the report, each writable (whyNotWritable), none the
+/// model or a checkpoint (which the run maps while it runs), none another
+/// of them. One message per file refused.
+std::vector<std::string> checkOutputs(const LaunchFiles &files, size_t outputs);
 
 /// The buffers of one rank's calls: its slice of every argument and a
 /// zeroed buffer per result, each with its descriptor, per selected

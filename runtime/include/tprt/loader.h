@@ -216,8 +216,8 @@ std::string npyDescr(const std::string &dtype);
 /// for another.
 std::optional<size_t> npyElementSize(const std::string &dtype);
 
-/// Removes `path` if it is a regular file (what a failed write leaves; never
-/// a device such as /dev/full).
+/// Removes `path` if it is a regular file, not a link (what a failed write
+/// leaves; never a device such as /dev/full).
 void removeWrittenFile(const std::string &path);
 
 /// Writes `data` (C order) as a version 1.0 .npy file of the manifest dtype
