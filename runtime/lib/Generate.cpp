@@ -12,6 +12,23 @@ static bool isInteger(const std::string &dtype) {
   return dtype == "i64" || dtype == "i32";
 }
 
+std::optional<std::string>
+idOutsideVocabulary(const std::vector<int64_t> &ids,
+                    const std::vector<int64_t> &shape, int64_t vocab) {
+  auto outside = std::find_if(ids.begin(), ids.end(), [&](int64_t id) {
+    return id < 0 || id >= vocab;
+  });
+  if (outside == ids.end())
+    return std::nullopt;
+  std::string at;
+  for (int64_t rest = outside - ids.begin(), d = int64_t(shape.size()); d-- > 0;
+       rest /= shape[size_t(d)])
+    at =
+        std::to_string(rest % shape[size_t(d)]) + (at.empty() ? "" : ", ") + at;
+  return "id " + std::to_string(*outside) + " at [" + at +
+         "] is outside the vocabulary [0, " + std::to_string(vocab) + ")";
+}
+
 bool isPosition(const ManifestArg &arg) {
   return isInteger(arg.dtype) && arg.shape.empty() && !arg.tokens;
 }
@@ -184,11 +201,7 @@ std::optional<Prompt> readPrompt(const std::string &path,
   Prompt prompt;
   prompt.batch = read->shape[0];
   prompt.length = read->shape[1];
-  size_t count = size_t(prompt.batch * prompt.length);
-  prompt.ids.resize(count);
-  for (size_t k = 0; k < count; ++k)
-    prompt.ids[k] = read->dtype == "i64" ? read->buffer.as<int64_t>()[k]
-                                         : read->buffer.as<int32_t>()[k];
+  prompt.ids = integerValues(*read);
   if (prompt.batch != signature.batch)
     errors.push_back(where + " holds " + std::to_string(prompt.batch) +
                      " sequences; the model was built for a batch of " +
@@ -204,15 +217,9 @@ std::optional<Prompt> readPrompt(const std::string &path,
                      " positions, and the caches hold " +
                      std::to_string(signature.cacheLength));
   if (signature.vocab)
-    for (size_t k = 0; k < count; ++k)
-      if (prompt.ids[k] < 0 || prompt.ids[k] >= *signature.vocab) {
-        errors.push_back(where + ": id " + std::to_string(prompt.ids[k]) +
-                         " at [" + std::to_string(k / prompt.length) + ", " +
-                         std::to_string(k % prompt.length) +
-                         "] is outside the vocabulary [0, " +
-                         std::to_string(*signature.vocab) + ")");
-        break;
-      }
+    if (std::optional<std::string> why =
+            idOutsideVocabulary(prompt.ids, read->shape, *signature.vocab))
+      errors.push_back(where + ": " + *why);
   return prompt;
 }
 

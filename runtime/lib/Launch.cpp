@@ -544,23 +544,11 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
   const ManifestArg &arg = function.args[i];
   if (arg.dtype != "i64" && arg.dtype != "i32")
     return std::nullopt;
-  auto value = [&](int64_t k) {
-    return arg.dtype == "i64" ? array.buffer.as<int64_t>()[k]
-                              : int64_t(array.buffer.as<int32_t>()[k]);
-  };
-  int64_t count = numElements(array.shape);
+  std::vector<int64_t> values = integerValues(array);
   if (arg.tokens && arg.vocab)
-    for (int64_t k = 0; k < count; ++k)
-      if (value(k) < 0 || value(k) >= *arg.vocab) {
-        std::string at;
-        for (int64_t rest = k, d = int64_t(array.shape.size()); d-- > 0;
-             rest /= array.shape[size_t(d)])
-          at = std::to_string(rest % array.shape[size_t(d)]) +
-               (at.empty() ? "" : ", ") + at;
-        return ": id " + std::to_string(value(k)) + " at [" + at +
-               "] is outside the vocabulary [0, " + std::to_string(*arg.vocab) +
-               ")";
-      }
+    if (std::optional<std::string> why =
+            idOutsideVocabulary(values, array.shape, *arg.vocab))
+      return ": " + *why;
   // A position beside caches [B, kv_heads, S_max, head_dim] that the
   // function updates in place: its S tokens go to positions [pos, pos + S).
   if (!isPosition(arg))
@@ -574,8 +562,8 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
       continue;
     const ManifestArg &cache = function.args[*result.inPlace];
     if (cache.shape.size() == 4 &&
-        (value(0) < 0 || value(0) > cache.shape[2] - tokens))
-      return " is " + std::to_string(value(0)) + "; the cache '" + cache.name +
+        (values[0] < 0 || values[0] > cache.shape[2] - tokens))
+      return " is " + std::to_string(values[0]) + "; the cache '" + cache.name +
              "' " + formatShape(cache.shape) + " holds positions [0, " +
              std::to_string(cache.shape[2]) + ")" +
              (tokens > 1 ? " and the step writes " + std::to_string(tokens)

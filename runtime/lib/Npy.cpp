@@ -212,6 +212,14 @@ Expected<NpyArray> readNpy(const std::string &path) {
   return array;
 }
 
+std::vector<int64_t> integerValues(const NpyArray &array) {
+  std::vector<int64_t> values(size_t(numElements(array.shape)));
+  for (size_t k = 0; k < values.size(); ++k)
+    values[k] = array.dtype == "i64" ? array.buffer.as<int64_t>()[k]
+                                     : int64_t(array.buffer.as<int32_t>()[k]);
+  return values;
+}
+
 void removeWrittenFile(const std::string &path) {
   // lstat: a link (/dev/stdout to a file) stays, and so does its target.
   struct stat info;

@@ -48,6 +48,12 @@ struct GenerationSignature {
   size_t cacheBytes = 0;
 };
 
+/// "id X at [i, j] is outside the vocabulary [0, V)" for the first of `ids`
+/// (C order over `shape`) outside [0, vocab); none if all are inside.
+std::optional<std::string>
+idOutsideVocabulary(const std::vector<int64_t> &ids,
+                    const std::vector<int64_t> &shape, int64_t vocab);
+
 /// Whether `arg` looks like a step's position: a rank-0 integer (not the
 /// token ids). `@decode`'s is its first such input.
 bool isPosition(const ManifestArg &arg);

@@ -216,6 +216,9 @@ std::string npyDescr(const std::string &dtype);
 /// for another.
 std::optional<size_t> npyElementSize(const std::string &dtype);
 
+/// The elements of an i64 or i32 array as int64 (C order).
+std::vector<int64_t> integerValues(const NpyArray &array);
+
 /// Removes `path` if it is a regular file, not a link (what a failed write
 /// leaves; never a device such as /dev/full).
 void removeWrittenFile(const std::string &path);
