@@ -20,11 +20,19 @@ from tpmlir.params import cache_specs, checkpoint_names, function_arg_specs, res
 
 STEPS = 4
 
+# Llama 3's RoPE scaling with its original context cut to 80 positions, so
+# that a head of 16 (8 frequencies) keeps 2 as they are, blends 1 and
+# divides 5 by the factor: every branch of the rule is taken.
+LLAMA3_SCALING = json.dumps({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 80})
+
 # Batch 2 throughout; GPT-2 (tied head, learned positions) and Llama with
-# GQA (RoPE, untied head). keep_logits for the 1e-4 comparison.
+# GQA (RoPE, untied head), also with Llama 3's scaled RoPE. keep_logits for
+# the 1e-4 comparison.
 GEN = {
     "gpt2": tiny_gpt2(vocab=96, batch=2, generate=10, keep_logits=True),
     "llama_gqa": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True),
+    "llama3_rope": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, rope_scaling=LLAMA3_SCALING),
 }
 
 
@@ -182,6 +190,29 @@ def test_reference_refuses():
         reference.prefill(cfg, w, np.full((2, 4), 96), reference.empty_caches(cfg))
 
 
+def test_rope_scaling_frequencies():
+    """Each branch of Llama 3's rule, and linear scaling, against the plain
+    frequencies; the scaled model's logits are not the plain one's (the
+    tests comparing them with PyTorch would catch a scaling left out)."""
+    cfg = GEN["llama3_rope"]
+    plain = reference.rope_inv_freq(cfg.replace(rope_scaling=""))
+    scaled = reference.rope_inv_freq(cfg)
+    wavelen = 2 * np.pi / plain
+    high, low = wavelen < 20, wavelen > 80
+    np.testing.assert_array_equal(scaled[high], plain[high])
+    np.testing.assert_allclose(scaled[low], plain[low] / 8, rtol=1e-6)
+    medium = ~high & ~low
+    assert (high.sum(), medium.sum(), low.sum()) == (2, 1, 5)
+    assert np.all((scaled[medium] < plain[medium]) & (scaled[medium] > plain[medium] / 8))
+    linear = cfg.replace(rope_scaling='{"type": "linear", "factor": 2}')
+    assert linear.rope_scaling == '{"factor": 2, "rope_type": "linear"}'
+    np.testing.assert_allclose(reference.rope_inv_freq(linear), plain / 2, rtol=1e-6)
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    _, logits = reference.generate(cfg, w, prompt, STEPS)
+    _, plain_logits = reference.generate(cfg.replace(rope_scaling=""), w, prompt, STEPS)
+    assert relative(plain_logits, logits) > 1e-2
+
+
 @pytest.mark.parametrize("name", sorted(GEN))
 def test_torch_matches_numpy(name):
     torch_reference = pytest.importorskip("tpmlir.torch_reference")
@@ -300,7 +331,14 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, mistral"),
-    (dict(rope_scaling={"type": "llama3", "factor": 8.0}), "rope_scaling"),
+    (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
+     "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3)"),
+    (dict(rope_scaling={"rope_type": "llama3", "factor": 8.0}),
+     "llama: rope_scaling 'low_freq_factor' must be a positive number, not None"),
+    (dict(rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4, "high_freq_factor": 1,
+                        "original_max_position_embeddings": 8192}),
+     "high_freq_factor (1) must be more than low_freq_factor (4)"),
+    (dict(rope_scaling=[8.0]), "rope_scaling must be an object, not [8.0]"),
     (dict(hidden_act="gelu"), "hidden_act 'gelu'"),
     (dict(head_dim=32), "head_dim 32 with 4 heads of hidden_size 64"),
     (dict(attention_bias=True), "attention_bias=True with mlp_bias=False"),
@@ -310,6 +348,16 @@ def test_hf_config_refusals(change, message):
     config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), **change}
     with pytest.raises(ValueError, match=re.escape(message)):
         hf.config_from_hf(config, generate=16)
+
+
+def test_hf_rope_scaling():
+    """Llama 3's rope_scaling goes into the config and back; "default" is none."""
+    cfg = GEN["llama3_rope"].replace(names="hf_llama")
+    config = hf.hf_config(cfg)
+    assert config["rope_scaling"]["rope_type"] == "llama3"
+    assert hf.config_from_hf(config, seq=cfg.seq, batch=2, generate=10, keep_logits=True) == cfg
+    config["rope_scaling"] = {"rope_type": "default"}
+    assert hf.config_from_hf(config).rope_scaling == ""
 
 
 def test_gpt2_config_refusals():
@@ -438,6 +486,8 @@ def test_hf_checkpoint_errors(tmp_path, capsys):
     (dict(vocab=32, names="hf_llama"), "names='hf_llama' needs qkv='separate'"),
     (dict(name_prefix=""), "name_prefix is an option of the Hugging Face names"),
     (dict(generate=-1), "generate must be 0 or a positive integer"),
+    (dict(rope_scaling='{"type": "linear", "factor": 2}'), "rope_scaling is an option of rope"),
+    (dict(rope=True, rope_scaling="llama3"), "rope_scaling must be a JSON object, got 'llama3'"),
 ])
 def test_invalid_generate_configs(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):

@@ -124,9 +124,35 @@ class _Builder:
                 two_j = b(f"arith.index_cast {b(f'arith.muli {j}, {two} : index')} : index to i64")
                 exponent = b.div(b(f"arith.sitofp {two_j} : i64 to f32"), b.const(float(dh)))
                 inv_freq = b.div(b.const(1.0), b(f"math.powf {b.const(cfg.rope_theta)}, {exponent} : f32"))
-                return b.math(fn, b.mul(position, inv_freq))
+                return b.math(fn, b.mul(position, self.scale_inv_freq(b, inv_freq)))
             return ir.generic(f"rope_{fn}", ins, 2, (self.seq, dh), range(2), (), body)
         return table("cos"), table("sin")
+
+    def scale_inv_freq(self, b, inv: str) -> str:
+        """One inverse frequency scaled as cfg.rope_scaling says, in the steps
+        of reference.rope_inv_freq (Hugging Face's llama3 rule: the low
+        frequencies divided by the factor, the high ones kept, the ones
+        between blended)."""
+        scaling = self.cfg.rope_scaling_params
+        kind = scaling.get("rope_type")
+        if kind == "linear":
+            return b.div(inv, b.const(scaling["factor"]))
+        if kind != "llama3":
+            return inv
+        import numpy as np  # f32 constants as the reference rounds them
+        t = np.float32
+        factor, low, high, old = (t(scaling[k]) for k in (
+            "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"))
+        wavelen = b.div(b.const(t(2 * np.pi)), inv)
+        longer = b(f"arith.cmpf ogt, {wavelen}, {b.const(old / low)} : f32")
+        scaled = b(f"arith.select {longer}, {b.div(inv, b.const(factor))}, {inv} : f32")
+        smooth = b.div(b.sub(b.div(b.const(old), wavelen), b.const(low)), b.const(high - low))
+        smoothed = b.add(b.div(b.mul(b.sub(b.const(1.0), smooth), scaled), b.const(factor)),
+                         b.mul(smooth, scaled))
+        not_high = b(f"arith.cmpf oge, {wavelen}, {b.const(old / high)} : f32")
+        not_low = b(f"arith.cmpf ole, {wavelen}, {b.const(old / low)} : f32")
+        medium = b(f"arith.andi {not_high}, {not_low} : i1")
+        return b(f"arith.select {medium}, {smoothed}, {scaled} : f32")
 
     def repeat_kv(self, x: Val, hint: str) -> Val:
         """[B, S, KVH, Dh] -> [B, S, H, Dh]; kv head j feeds query heads j*g .. j*g+g-1."""
@@ -390,7 +416,7 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
-_LATER_FIELDS = ("positions", "rope_theta", "qkv_bias", "generate", "keep_logits",
+_LATER_FIELDS = ("positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits",
                  "decode_attention", "names", "name_prefix")
 
 

@@ -6,6 +6,7 @@ reference make, so one config always means one graph.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 
 _CHOICES = {
@@ -18,6 +19,41 @@ _CHOICES = {
     "dtype": ("f32",),
     "decode_attention": ("seen", "masked"),
 }
+
+# The RoPE scalings a model may carry (Hugging Face's rope_scaling "rope_type"),
+# each with the fields its inverse frequencies read.
+_ROPE_SCALING_FIELDS = {
+    "linear": ("factor",),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+}
+
+
+def rope_scaling_json(scaling) -> str:
+    """Hugging Face's rope_scaling (a config.json's object) as
+    ModelConfig.rope_scaling: JSON of the kind ("rope_type", or "type" as
+    older configs say) and the fields that kind reads; "" for none (null, {}
+    or "default"). A kind that changes more than the frequencies (yarn,
+    dynamic, longrope) is refused."""
+    if not scaling:
+        return ""
+    if not isinstance(scaling, dict):
+        raise ValueError(f"rope_scaling must be an object, not {scaling!r}")
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if kind == "default":
+        return ""
+    if kind not in _ROPE_SCALING_FIELDS:
+        raise ValueError(f"rope_scaling of type {kind!r} is not supported (only "
+                         f"{', '.join(_ROPE_SCALING_FIELDS)})")
+    out = {"rope_type": kind}
+    for field in _ROPE_SCALING_FIELDS[kind]:
+        value = scaling.get(field)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"rope_scaling {field!r} must be a positive number, not {value!r}")
+        out[field] = value
+    if kind == "llama3" and not out["high_freq_factor"] > out["low_freq_factor"]:
+        raise ValueError(f"rope_scaling high_freq_factor ({out['high_freq_factor']}) must be "
+                         f"more than low_freq_factor ({out['low_freq_factor']})")
+    return json.dumps(out, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -53,6 +89,9 @@ class ModelConfig:
     # `generate` rows unless this says more.
     positions: int = 0
     rope_theta: float = 10000.0
+    # RoPE's frequencies scaled as Hugging Face's rope_scaling says (Llama 3's
+    # "llama3", or "linear"): that object as JSON; "" for none.
+    rope_scaling: str = ""
     # Biases of the q/k/v projections; None: as `bias` (Qwen2: True, bias False).
     qkv_bias: bool | None = None
     # > 0: the cache length S_max of a generating model, emitted as
@@ -83,6 +122,8 @@ class ModelConfig:
             object.__setattr__(self, "qkv_bias", self.bias)
         if self.generate > 0 and self.vocab and not self.rope and not self.positions:
             object.__setattr__(self, "positions", self.generate)
+        if self.rope_scaling:  # one spelling per scaling, so one config one graph
+            object.__setattr__(self, "rope_scaling", rope_scaling_json(self.rope_scaling_params))
         self.validate()
 
     @property
@@ -95,6 +136,16 @@ class ModelConfig:
         rather than passed as the arguments rope.cos/rope.sin: in a generating
         model, and under Hugging Face names (no checkpoint holds the tables)."""
         return self.rope and (self.generate > 0 or self.names != "tpmlir")
+
+    @property
+    def rope_scaling_params(self) -> dict:
+        """rope_scaling as a dict ({} for none)."""
+        if not self.rope_scaling:
+            return {}
+        try:
+            return json.loads(self.rope_scaling)
+        except ValueError:
+            raise ValueError(f"rope_scaling must be a JSON object, got {self.rope_scaling!r}") from None
 
     @property
     def group(self) -> int:
@@ -138,6 +189,9 @@ class ModelConfig:
             raise ValueError(f"eps must be positive, got {self.eps!r}")
         if not self.rope_theta > 0:
             raise ValueError(f"rope_theta must be positive, got {self.rope_theta!r}")
+        if self.rope_scaling and not self.rope:
+            raise ValueError("rope_scaling is an option of rope")
+        rope_scaling_json(self.rope_scaling_params)
         for field in ("positions", "generate"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

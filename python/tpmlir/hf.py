@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from .checkpoint import read_json, read_safetensors_names, read_weight_map
-from .config import ModelConfig
+from .config import ModelConfig, rope_scaling_json
 from .params import checkpoint_names
 
 LLAMA_TYPES = ("llama", "qwen2", "mistral")
@@ -92,8 +92,10 @@ def _llama(hf: dict, model_type: str) -> dict:
     act = _get(hf, "hidden_act", str, "silu")
     if act != "silu":
         raise _unsupported(model_type, f"hidden_act {act!r}")
-    if hf.get("rope_scaling"):
-        raise _unsupported(model_type, f"rope_scaling {hf['rope_scaling']!r}")
+    try:
+        rope_scaling = rope_scaling_json(hf.get("rope_scaling"))
+    except ValueError as e:
+        raise ValueError(f"{model_type}: {e}") from None
     if _get(hf, "use_sliding_window", bool, False):
         raise _unsupported(model_type, "use_sliding_window")
     d, heads = _get(hf, "hidden_size", int), _get(hf, "num_attention_heads", int)
@@ -111,7 +113,7 @@ def _llama(hf: dict, model_type: str) -> dict:
                 kv_heads=_get(hf, "num_key_value_heads", int, heads), ffn=_get(hf, "intermediate_size", int),
                 norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias, qkv="separate",
                 weight_layout="out_in", rope=True, rope_theta=_get(hf, "rope_theta", float, 10000.0),
-                causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
+                rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
                 tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
 
 
@@ -136,6 +138,8 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
            "intermediate_size": cfg.ffn, "vocab_size": cfg.vocab, "rms_norm_eps": cfg.eps,
            "rope_theta": cfg.rope_theta, "max_position_embeddings": max(cfg.generate, cfg.seq, 2048),
            "hidden_act": "silu", "tie_word_embeddings": cfg.tie_embeddings}
+    if cfg.rope_scaling:
+        out["rope_scaling"] = cfg.rope_scaling_params
     if model_type == "qwen2":
         if cfg.bias or not cfg.qkv_bias:
             raise ValueError("qwen2 has biases on q, k and v only (bias=False, qkv_bias=True)")

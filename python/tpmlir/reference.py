@@ -15,11 +15,33 @@ from .params import cache_specs, input_name, input_shape, param_specs
 MASK_VALUE = np.float32(-1e9)
 
 
-def rope_tables(cfg: ModelConfig, base: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def rope_inv_freq(cfg: ModelConfig, dtype=np.float32) -> np.ndarray:
+    """RoPE's Dh/2 inverse frequencies 1 / theta^(2j/Dh), scaled as
+    cfg.rope_scaling says, computed in `dtype` in the order of Hugging Face's
+    _compute_linear_scaling_rope_parameters / _compute_llama3_parameters
+    (the builder's graph computes the same steps in f32)."""
+    t = dtype
+    inv = t(1.0) / np.power(t(cfg.rope_theta), np.arange(0, cfg.head_dim, 2).astype(t) / t(cfg.head_dim))
+    scaling = cfg.rope_scaling_params
+    kind = scaling.get("rope_type")
+    if kind == "linear":
+        return inv / t(scaling["factor"])
+    if kind != "llama3":
+        return inv
+    factor, low, high, old = (t(scaling[k]) for k in (
+        "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"))
+    low_wavelen, high_wavelen = old / low, old / high
+    wavelen = t(2 * np.pi) / inv
+    scaled = np.where(wavelen > low_wavelen, inv / factor, inv)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (t(1.0) - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
+    return np.where(medium, smoothed, scaled).astype(t)
+
+
+def rope_tables(cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     """rotate_half style cos/sin tables [S, Dh] (each frequency used for both halves)."""
-    dh = cfg.head_dim
-    base = cfg.rope_theta if base is None else base
-    inv_freq = 1.0 / base ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
+    inv_freq = rope_inv_freq(cfg, np.float64)
     angles = np.outer(np.arange(cfg.seq, dtype=np.float64), inv_freq)
     angles = np.concatenate([angles, angles], axis=-1)
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
@@ -183,10 +205,7 @@ def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
 def rope_at(cfg: ModelConfig, pos: int, length: int) -> tuple[np.ndarray, np.ndarray]:
     """cos/sin [length, Dh] at positions pos .. pos+length-1, in float32 as a
     generating model computes them (and Hugging Face's rotary embedding)."""
-    f32 = np.float32
-    exponent = np.arange(0, cfg.head_dim, 2).astype(f32) / f32(cfg.head_dim)
-    inv_freq = f32(1.0) / np.power(f32(cfg.rope_theta), exponent)
-    angles = np.arange(pos, pos + length).astype(f32)[:, None] * inv_freq[None, :]
+    angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg)[None, :]
     angles = np.concatenate([angles, angles], axis=-1)
     return np.cos(angles), np.sin(angles)
 

@@ -39,6 +39,29 @@ def _attend(q, k, v, past_len):
     return torch.softmax(scores, dim=-1) @ v
 
 
+def _scaled_inv_freq(inv_freq: torch.Tensor, scaling: dict) -> torch.Tensor:
+    """transformers' _compute_linear_scaling_rope_parameters and
+    _compute_llama3_parameters (modeling_rope_utils.py)."""
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind == "default":
+        return inv_freq
+    factor = scaling["factor"]
+    if kind == "linear":
+        return inv_freq / factor
+    if kind != "llama3":
+        raise ValueError(f"rope_scaling {kind!r} is not modelled here")
+    low_freq_factor, high_freq_factor = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+
+
 class GPT2:
     """GPT2LMHeadModel's forward with `past_key_values`."""
 
@@ -90,7 +113,8 @@ class Llama:
         self.eps = config.get("rms_norm_eps", 1e-6)
         self.dh = config.get("head_dim") or config["hidden_size"] // self.heads
         theta = config.get("rope_theta", 10000.0)
-        self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
+        inv_freq = 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
+        self.inv_freq = _scaled_inv_freq(inv_freq, config.get("rope_scaling") or {})
 
     def _rms(self, x, name):
         variance = x.pow(2).mean(-1, keepdim=True)

@@ -1,10 +1,12 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama} S_MAX
+  hf_generation.py model DIR {gpt2,llama,llama3} S_MAX
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary 96
-      (llama: 4 query heads, 2 kv heads, RoPE; gpt2: learned positions for
-      S_MAX, tied head).
+      (llama: 4 query heads, 2 kv heads, RoPE; llama3: the same with Llama
+      3's rope_scaling, its original context 256 positions, so that of the
+      8 frequencies of a head 3 stay, 1 is blended and 4 are divided by the
+      factor; gpt2: learned positions for S_MAX, tied head).
   hf_generation.py prompt DIR OUT.npy B P
       random ids [B, P] inside the vocabulary.
   hf_generation.py reference DIR PROMPT.npy K PREFIX
@@ -13,6 +15,7 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       cache, written from Hugging Face's), which must agree; and
       PREFIX.torch.logits.npy, the logits [B, K, V] each id came from.
 """
+import json
 import os
 import sys
 
@@ -22,12 +25,17 @@ from tpmlir import hf, reference, torch_reference
 from tpmlir.checkpoint import load_model_dir, save_model_dir
 from tpmlir.config import tiny_gpt2, tiny_llama
 
+LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                  "high_freq_factor": 4.0, "original_max_position_embeddings": 256}
+
 
 def model(model_dir: str, family: str, s_max: int):
     if family == "gpt2":
         cfg = tiny_gpt2(vocab=96, names="hf_gpt2", name_prefix="", positions=s_max)
-    else:
+    elif family == "llama":
         cfg = tiny_llama(vocab=96, names="hf_llama")
+    else:
+        cfg = tiny_llama(vocab=96, names="hf_llama", rope_scaling=json.dumps(LLAMA3_SCALING))
     w = reference.random_weights(cfg, 5)
     # A tied head on unit-scale embeddings repeats the last token; smaller
     # rows make the continuations vary.
@@ -50,7 +58,6 @@ def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
                          generate=ids.shape[1] + steps)
     tensors = load_model_dir(model_dir)
     numpy_ids, _ = reference.generate(cfg, hf.from_checkpoint(cfg, tensors), ids, steps)
-    import json
     with open(config) as f:
         torch_model = torch_reference.load(json.load(f), tensors)
     torch_ids, torch_logits = torch_reference.greedy_generate(torch_model, ids, steps)
