@@ -350,6 +350,18 @@ def test_hf_config_refusals(change, message):
         hf.config_from_hf(config, generate=16)
 
 
+def test_mistral_sliding_window():
+    """Attending to every position is Mistral's attention only while the
+    cache is no longer than its window."""
+    config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama"), "mistral"), "sliding_window": 16}
+    assert hf.config_from_hf(config, generate=16).generate == 16
+    with pytest.raises(ValueError, match=re.escape("mistral: 17 positions are more than its sliding_window "
+                                                   "16, which the graph does not apply")):
+        hf.config_from_hf(config, generate=17)
+    config["sliding_window"] = None
+    assert hf.config_from_hf(config, generate=17).generate == 17
+
+
 def test_hf_rope_scaling():
     """Llama 3's rope_scaling goes into the config and back; "default" is none."""
     cfg = GEN["llama3_rope"].replace(names="hf_llama")

@@ -52,10 +52,15 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     prefix of the transformer's weights (None: the family's)."""
     try:
         model_type = _get(hf, "model_type", str)
+        window = None
         if model_type == "gpt2":
             fields, limit = _gpt2(hf), _get(hf, "n_positions", int, None)
         elif model_type in LLAMA_TYPES:
             fields, limit = _llama(hf, model_type), _get(hf, "max_position_embeddings", int, None)
+            # Mistral attends to the last sliding_window positions only (Qwen2
+            # only with use_sliding_window, refused): the same as attending
+            # to all of them as long as the cache holds no more.
+            window = _get(hf, "sliding_window", int, None) if model_type == "mistral" else None
         else:
             raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
     except ValueError as e:
@@ -63,9 +68,12 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     fields["name_prefix"] = prefix
     fields.update(overrides)
     cfg = ModelConfig(**fields)
-    if limit and max(cfg.seq, cfg.generate) > limit:
-        raise ValueError(f"{path}: {model_type}: {max(cfg.seq, cfg.generate)} positions are more than "
-                         f"the model's {limit}")
+    positions = max(cfg.seq, cfg.generate)
+    if limit and positions > limit:
+        raise ValueError(f"{path}: {model_type}: {positions} positions are more than the model's {limit}")
+    if window and positions > window:
+        raise ValueError(f"{path}: {model_type}: {positions} positions are more than its sliding_window "
+                         f"{window}, which the graph does not apply (it attends to every position)")
     return cfg
 
 
