@@ -464,6 +464,19 @@ static bool reachesBroadcast(Operation *seed,
   });
 }
 
+/// Whether what `seed` computes reaches another seed before the function's
+/// results (an LM head reaches only the results, through the argmax).
+static bool reachesSeed(Operation *seed, const DenseSet<Operation *> &seedOps) {
+  SetVector<Operation *> slice =
+      sliceUpToSeeds(seed, seedOps, [](Operation *) { return true; });
+  slice.insert(seed);
+  return llvm::any_of(slice, [&](Operation *op) {
+    return llvm::any_of(op->getUsers(), [&](Operation *user) {
+      return user != seed && seedOps.contains(user);
+    });
+  });
+}
+
 /// Multiply-adds of the contractions a region cuts or sums, per pair it
 /// holds (blocks that share a value, one mask read by every layer's
 /// attention, are one region of many pairs): the work one pair's
@@ -564,6 +577,8 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       NeedsFallback,
       /// No cut for this tp size; whole only if a broadcast reads it.
       Indivisible,
+      /// No cut for this tp size, and only the function's results read it.
+      IndivisibleOutput,
     };
     Seed seed;
     SmallVector<CutPropagation::Failure> failures;
@@ -640,14 +655,20 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                            .getDimSize(seed.dim);
       bool indivisible =
           tpSizeFails(seed, failures, tpSize) && extent >= tpSize;
-      if (indivisible && !reachesBroadcast(seed.op, seedOps)) {
+      // What reaches no other seed (an LM head over a vocabulary the tp size
+      // does not divide: GPT-2's 50257) costs only its own work whole on
+      // every rank; heads that do not divide stay an error.
+      bool output = indivisible && !undividedHeads(seed, tpSize) &&
+                    !reachesSeed(seed.op, seedOps);
+      if (indivisible && !output && !reachesBroadcast(seed.op, seedOps)) {
         reportNoCut(seed, tpSize, failures);
         return failure();
       }
-      unplaced.push_back(
-          {seed, std::move(failures),
-           indivisible ? Unplaced::Why::Indivisible : Unplaced::Why::NoCut,
-           std::nullopt});
+      unplaced.push_back({seed, std::move(failures),
+                          output        ? Unplaced::Why::IndivisibleOutput
+                          : indivisible ? Unplaced::Why::Indivisible
+                                        : Unplaced::Why::NoCut,
+                          std::nullopt});
       continue;
     }
 
@@ -732,6 +753,16 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
           " of '" + type +
           "' keeps the values after it local; each cut tried fails (see "
           "notes)");
+      noteRejected(diag, u.failures, "");
+      continue;
+    }
+    if (u.why == Unplaced::Why::IndivisibleOutput) {
+      InFlightDiagnostic diag = leaveWhole(
+          "output dimension " + Twine(u.seed.dim) + " of '" + type +
+          "' does not divide among " + Twine(tpSize) +
+          " ranks, and only the function's results read it (padded to a "
+          "multiple of " +
+          Twine(tpSize) + ", as Megatron-LM pads a vocabulary, it is cut)");
       noteRejected(diag, u.failures, "");
       continue;
     }

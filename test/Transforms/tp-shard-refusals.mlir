@@ -634,10 +634,35 @@ func.func @argmax_too_wide(%x: tensor<1x4xf32>, %head: tensor<4x16777218xf32>) -
 
 // -----
 
+// An LM head over a vocabulary of 9 (GPT-2's 50257 at tp 2) after a block:
+// the tp size does not divide it, but only the function's results read it,
+// so it is left whole on every rank (a widening matmul the tp size does not
+// divide whose values reach another cut op is refused,
+// tp-shard-invalid.mlir).
+
+func.func @head_indivisible(%x: tensor<4x8xf32>, %up: tensor<8x16xf32>, %down: tensor<16x8xf32>,
+                            %head: tensor<8x9xf32>) -> tensor<4x9xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e16 = tensor.empty() : tensor<4x16xf32>
+  %z16 = linalg.fill ins(%zero : f32) outs(%e16 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z16 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e8 = tensor.empty() : tensor<4x8xf32>
+  %z8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%h, %down : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z8 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e9 = tensor.empty() : tensor<4x9xf32>
+  %z9 = linalg.fill ins(%zero : f32) outs(%e9 : tensor<4x9xf32>) -> tensor<4x9xf32>
+  // expected-remark @+2 {{left whole on every rank: output dimension 1 of 'tensor<4x9xf32>' does not divide among 2 ranks, and only the function's results read it (padded to a multiple of 2, as Megatron-LM pads a vocabulary, it is cut)}}
+  // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x9xf32> into 2 equal parts}}
+  %logits = linalg.matmul ins(%y, %head : tensor<4x8xf32>, tensor<8x9xf32>) outs(%z9 : tensor<4x9xf32>) -> tensor<4x9xf32>
+  return %logits : tensor<4x9xf32>
+}
+
+// -----
+
 // A classifier of one label after a block: its output dimension is smaller
 // than the tp size, so no tp size cuts it, and it is left whole on every
 // rank rather than refused (unlike a dimension the tp size does not
-// divide, tp-shard-invalid.mlir).
+// divide where another cut op reads it, tp-shard-invalid.mlir).
 
 func.func @narrower_than_tp_size(%x: tensor<4x8xf32>, %w: tensor<8x1xf32>) -> tensor<4x1xf32> {
   %zero = arith.constant 0.0 : f32

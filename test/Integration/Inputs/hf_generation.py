@@ -1,8 +1,9 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3} S_MAX
-      DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary 96
+  hf_generation.py model DIR {gpt2,llama,llama3} S_MAX [VOCAB]
+      DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
+      (default 96)
       (llama: 4 query heads, 2 kv heads, RoPE; llama3: the same with Llama
       3's rope_scaling, its original context 256 positions, so that of the
       8 frequencies of a head 3 stay, 1 is blended and 4 are divided by the
@@ -29,13 +30,13 @@ LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 256}
 
 
-def model(model_dir: str, family: str, s_max: int):
+def model(model_dir: str, family: str, s_max: int, vocab: int):
     if family == "gpt2":
-        cfg = tiny_gpt2(vocab=96, names="hf_gpt2", name_prefix="", positions=s_max)
+        cfg = tiny_gpt2(vocab=vocab, names="hf_gpt2", name_prefix="", positions=s_max)
     elif family == "llama":
-        cfg = tiny_llama(vocab=96, names="hf_llama")
+        cfg = tiny_llama(vocab=vocab, names="hf_llama")
     else:
-        cfg = tiny_llama(vocab=96, names="hf_llama", rope_scaling=json.dumps(LLAMA3_SCALING))
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", rope_scaling=json.dumps(LLAMA3_SCALING))
     w = reference.random_weights(cfg, 5)
     # A tied head on unit-scale embeddings repeats the last token; smaller
     # rows make the continuations vary.
@@ -71,7 +72,7 @@ def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "model":
-        model(args[0], args[1], int(args[2]))
+        model(args[0], args[1], int(args[2]), int(args[3]) if len(args) > 3 else 96)
     elif command == "prompt":
         prompt(args[0], args[1], int(args[2]), int(args[3]))
     elif command == "reference":
