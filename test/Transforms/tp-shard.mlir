@@ -273,6 +273,41 @@ func.func @vocab_lookup(%ids: tensor<4xi64>, %table: tensor<1024x16xf32>) -> ten
 
 // -----
 
+// Glue that reads the index of the cut loop (a mask over the positions of a
+// padded vocabulary) reads the global position: each rank adds its part's
+// first column, rank * 4, and the pair stays cut.
+// CHECK-LABEL: func.func @index_of_cut_loop
+// CHECK: %[[H:.*]] = linalg.matmul {{.*}} -> tensor<4x4xf32>
+// CHECK: %[[RANK:.*]] = tp.rank
+// CHECK: %[[COLS:.*]] = arith.constant 4 : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %[[COLS]] : index
+// CHECK: linalg.generic {{.*}} ins(%[[H]] : tensor<4x4xf32>)
+// CHECK: %[[J:.*]] = linalg.index 1 : index
+// CHECK: %[[GLOBAL:.*]] = arith.addi %[[J]], %[[FIRST]] : index
+// CHECK: arith.cmpi ult, %[[GLOBAL]]
+// CHECK: tp.all_reduce sum
+#im = affine_map<(d0, d1) -> (d0, d1)>
+func.func @index_of_cut_loop(%x: tensor<4x8xf32>, %up: tensor<8x8xf32>, %down: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h = linalg.matmul ins(%x, %up : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#im, #im], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %c6 = arith.constant 6 : index
+    %seen = arith.cmpi ult, %j, %c6 : index
+    %r = arith.select %seen, %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %yinit = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%a, %down : tensor<4x8xf32>, tensor<8x8xf32>) outs(%yinit : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
 // A table whose memory saved per rank would be under 64 times what the
 // all-reduce moves per forward pass (a position or token-type table) is read
 // whole by every rank.

@@ -238,21 +238,34 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
   if (std::optional<ReductionKind> kind = argReduction(op, l))
     return propagateArgReduction(op, loopCut, *kind, maps, state);
 
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  bool reduction = iterators[l] == utils::IteratorType::reduction;
   // The loop whose parts the ranks that share a part of loop `l` split.
   int64_t w = loopCut.subDim;
+  // A parallel loop cut into one contiguous part per rank (or per group of
+  // replicas) has its index made global by localizeCutIndex (a mask over
+  // the positions of a padded vocabulary); any other index read would see
+  // a rank's own positions. A body that reads a tensor from outside (a
+  // gather from a table) is left out: the global index would read a table
+  // another region may cut.
+  bool readsOutside = false;
+  op.getBlock()->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      readsOutside |= isa<ShapedType>(v.getType()) &&
+                      !op->isAncestor(v.getParentBlock()->getParentOp());
+  });
+  bool globalIndex = !reduction && loopCut.outer == 1 && w < 0 && !readsOutside;
   for (int64_t cutLoop : {static_cast<int64_t>(l), w}) {
     bool usesIndex = false;
     op.getBlock()->walk([&](linalg::IndexOp index) {
       usesIndex |= static_cast<int64_t>(index.getDim()) == cutLoop;
     });
-    if (usesIndex)
+    if (usesIndex && !(cutLoop == l && globalIndex))
       return state.fail(op, llvm::formatv("reads the index of cut loop {0}, "
                                           "which differs between ranks",
                                           cutLoop));
   }
 
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  bool reduction = iterators[l] == utils::IteratorType::reduction;
   // Ranks that hold the same part would each add it to the all-reduce.
   if (reduction && loopCut.replicas > 1)
     return state.fail(op, llvm::formatv("reduces over loop {0}, whose parts "
@@ -374,32 +387,43 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
 
 namespace {
 
-/// An arg reduction over a cut loop reads the loop's index as a position
-/// in the full input: each rank's part starts at rank * its extent.
-static void localizeArgReduction(linalg::LinalgOp op, const CutMap &cuts) {
-  Value input = op.getDpsInputOperand(0)->get();
-  auto it = cuts.find(input);
-  if (it == cuts.end())
-    return;
-  auto loop = dyn_cast<AffineDimExpr>(
-      op.getMatchingIndexingMap(op.getDpsInputOperand(0))
-          .getResult(it->second.dim));
-  if (!loop || !argReduction(op, loop.getPosition()))
-    return;
-  Location loc = op.getLoc();
-  OpBuilder b(op);
-  int64_t extent =
-      cast<RankedTensorType>(input.getType()).getDimSize(it->second.dim);
-  Value first =
-      arith::MulIOp::create(b, loc, RankOp::create(b, loc),
-                            arith::ConstantIndexOp::create(b, loc, extent));
-  op.getBlock()->walk([&](linalg::IndexOp index) {
-    if (index.getDim() != loop.getPosition())
+/// A body that reads the index of a cut loop (an arg reduction's position,
+/// a parallel loop's, propagateLinalg allows no other) reads the position
+/// in the whole operand: each rank's part starts at its part number times
+/// the part's extent.
+static void localizeCutIndex(linalg::LinalgOp op, const CutMap &cuts) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto it = cuts.find(operand.get());
+    if (it == cuts.end())
+      continue;
+    auto loop = dyn_cast<AffineDimExpr>(
+        op.getMatchingIndexingMap(&operand).getResult(it->second.dim));
+    if (!loop)
       return;
-    b.setInsertionPointAfter(index);
-    auto global = arith::AddIOp::create(b, loc, index, first);
-    index.getResult().replaceAllUsesExcept(global, global);
-  });
+    SmallVector<linalg::IndexOp> indices;
+    op.getBlock()->walk([&](linalg::IndexOp index) {
+      if (index.getDim() == loop.getPosition())
+        indices.push_back(index);
+    });
+    if (indices.empty())
+      return;
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    int64_t extent = cast<RankedTensorType>(operand.get().getType())
+                         .getDimSize(it->second.dim);
+    Value part = RankOp::create(b, loc);
+    if (int64_t replicas = it->second.replicas; replicas > 1)
+      part = arith::DivUIOp::create(
+          b, loc, part, arith::ConstantIndexOp::create(b, loc, replicas));
+    Value first = arith::MulIOp::create(
+        b, loc, part, arith::ConstantIndexOp::create(b, loc, extent));
+    for (linalg::IndexOp index : indices) {
+      b.setInsertionPointAfter(index);
+      auto global = arith::AddIOp::create(b, loc, index, first);
+      index.getResult().replaceAllUsesExcept(global, global);
+    }
+    return;
+  }
 }
 
 template <typename OpTy>
@@ -410,7 +434,7 @@ struct StructuredCutRule
   }
 
   void localizeShapes(Operation *op, const CutMap &cuts, int64_t) const {
-    localizeArgReduction(cast<linalg::LinalgOp>(op), cuts);
+    localizeCutIndex(cast<linalg::LinalgOp>(op), cuts);
   }
 };
 
