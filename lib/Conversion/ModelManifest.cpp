@@ -149,6 +149,11 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         fullShapeAndShard(cast<RankedTensorType>(table.getType()).getShape(),
                           shard, tpSize)
             .first[0];
+    // A padded table: the ids lie in the checkpoint's rows.
+    if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
+            tableArg.getArgNumber(), TPDialect::getCheckpointShapeAttrName());
+        stored && !stored.empty())
+      vocab = stored[0];
   }
   llvm::json::Array args, results;
   // A checkpoint holds one tensor per name: two arguments of one name read
@@ -189,6 +194,18 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         {"shape", shapeJson(full)},
         {"local_shape", shapeJson(type.getShape())},
         {"shard", std::move(shardJson)}};
+    if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
+            i, TPDialect::getCheckpointShapeAttrName())) {
+      if (stored.size() != full.size() ||
+          llvm::any_of(llvm::zip(stored.asArrayRef(), full), [](auto pair) {
+            return std::get<0>(pair) > std::get<1>(pair);
+          }))
+        return fn.emitError("argument ")
+               << i << " is held in the checkpoint as "
+               << shapeString(stored.asArrayRef()) << ", which "
+               << shapeString(full) << " does not pad";
+      entry["checkpoint_shape"] = shapeJson(stored.asArrayRef());
+    }
     // A named argument has no role here: the launcher reads it from the
     // checkpoint when one holds its name and takes it as an input otherwise.
     if (!name)

@@ -74,6 +74,16 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
                              << "' must be a string, on argument " << argIndex;
     return success();
   }
+  if (attr.getName() == getCheckpointShapeAttrName()) {
+    auto shape = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!shape ||
+        llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 1; }))
+      return op->emitError()
+             << "'" << getCheckpointShapeAttrName()
+             << "' must be an array<i64> of positive sizes, on argument "
+             << argIndex;
+    return success();
+  }
   if (attr.getName() != getShardAttrName())
     return op->emitError() << "unknown tp argument attribute '"
                            << attr.getName().getValue() << "'";

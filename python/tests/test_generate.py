@@ -33,6 +33,8 @@ GEN = {
     "gpt2": tiny_gpt2(vocab=96, batch=2, generate=10, keep_logits=True),
     "llama_gqa": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True),
     "llama3_rope": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, rope_scaling=LLAMA3_SCALING),
+    # GPT-2's vocabulary divides among no tp size; padded to a multiple of 8.
+    "gpt2_padded": tiny_gpt2(vocab=97, batch=2, generate=10, keep_logits=True, pad_vocab=8),
 }
 
 
@@ -51,7 +53,13 @@ def hf_twin(cfg: ModelConfig) -> ModelConfig:
 
 
 def relative(got: np.ndarray, want: np.ndarray) -> float:
-    return float(np.max(np.abs(got.astype(np.float64) - want)) / np.max(np.abs(want)))
+    """Over the vocabulary both have: a padded vocabulary's logits have -inf
+    at its padded positions, which PyTorch's have not."""
+    n = min(got.shape[-1], want.shape[-1])
+    got, want = got[..., :n].astype(np.float64), want[..., :n].astype(np.float64)
+    padded = np.isneginf(got) & np.isneginf(want)
+    got, want = np.where(padded, 0, got), np.where(padded, 0, want)
+    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
 
 
 def min_gap(logits: np.ndarray) -> float:
@@ -71,7 +79,9 @@ def _function(printed: str, name: str) -> str:
 
 def _signature(function_text: str) -> list[tuple[str, str]]:
     header = function_text[:function_text.index(") -> ")]
-    return [(name, t) for t, name in re.findall(r"%\w+: (tensor<[^>]*>) \{tp.name = \"([^\"]+)\"\}", header)]
+    # (mlir-opt prints the attributes in name order: tp.checkpoint_shape first)
+    return [(re.search(r'tp.name = "([^"]+)"', attrs).group(1), t)
+            for t, attrs in re.findall(r"%\w+: (tensor<[^>]*>) \{([^}]*)\}", header)]
 
 
 def _type(shape, dtype) -> str:
@@ -188,6 +198,30 @@ def test_reference_refuses():
         reference.generate(cfg, w, reference.random_input(cfg), 8)
     with pytest.raises(ValueError, match=r"ids must lie in \[0, 96\)"):
         reference.prefill(cfg, w, np.full((2, 4), 96), reference.empty_caches(cfg))
+
+
+def test_padded_vocabulary():
+    """A padded vocabulary: the graph's tables have zero rows after the
+    checkpoint's (tp.checkpoint_shape says how many), its padded logits are
+    -inf, and its ids are the unpadded model's."""
+    cfg = GEN["gpt2_padded"]
+    plain = cfg.replace(pad_vocab=0)
+    assert cfg.vocab_rows == 104
+    w = weights_for(cfg)
+    assert w["wte.weight"].shape == (104, 64) and not w["wte.weight"][97:].any()
+    text = build_mlir(cfg)
+    assert 'tp.checkpoint_shape = array<i64: 97, 64>' in text
+    prompt = reference.random_input(cfg, 4)
+    ids, logits = reference.generate(cfg, w, prompt, STEPS)
+    plain_ids, plain_logits = reference.generate(plain, {k: v[:97] if k == "wte.weight" else v
+                                                         for k, v in w.items()}, prompt, STEPS)
+    np.testing.assert_array_equal(ids, plain_ids)
+    assert logits.shape[-1] == 104 and np.isneginf(logits[..., 97:]).all()
+    np.testing.assert_allclose(logits[..., :97], plain_logits, rtol=1e-6, atol=1e-6)
+    # A Hugging Face checkpoint holds the unpadded rows.
+    twin = hf_twin(cfg)
+    assert hf.to_checkpoint(twin, w)["transformer.wte.weight"].shape == (97, 64)
+    assert hf.from_checkpoint(twin, hf.to_checkpoint(twin, w))["wte.weight"].shape == (104, 64)
 
 
 def test_rope_scaling_frequencies():
@@ -499,6 +533,8 @@ def test_hf_checkpoint_errors(tmp_path, capsys):
     (dict(name_prefix=""), "name_prefix is an option of the Hugging Face names"),
     (dict(generate=-1), "generate must be 0 or a positive integer"),
     (dict(rope_scaling='{"type": "linear", "factor": 2}'), "rope_scaling is an option of rope"),
+    (dict(pad_vocab=8), "pad_vocab needs a whole model"),
+    (dict(vocab=32, pad_vocab=-1), "pad_vocab must be 0 or a positive integer"),
     (dict(rope=True, rope_scaling="llama3"), "rope_scaling must be a JSON object, got 'llama3'"),
 ])
 def test_invalid_generate_configs(kwargs, message):

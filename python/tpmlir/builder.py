@@ -17,7 +17,8 @@ import math
 
 from .config import ModelConfig
 from .ir import Emitter, Val
-from .params import arg_specs, checkpoint_name, function_arg_specs, input_name, result_specs
+from .params import (arg_specs, checkpoint_name, checkpoint_shapes, function_arg_specs, input_name,
+                     result_specs)
 
 GELU_C = math.sqrt(2.0 / math.pi)
 MASK_VALUE = -1e9
@@ -195,15 +196,26 @@ class _Builder:
         return self.ir.pointwise("embed", [tokens, (wpe, (1, 2))], lambda b, t, p, o: b.add(t, p))
 
     def lm_head(self, x: Val) -> Val:
-        """Final norm, then logits [B, S, vocab]: through wte transposed when tied."""
+        """Final norm, then logits [B, S, vocab_rows]: through wte transposed
+        when tied; the padded positions' logits -inf."""
         cfg, ir = self.cfg, self.ir
         h = self.norm(x, "ln_f", "ln_f")
         if not cfg.tie_embeddings:
-            return self.project(h, "lm_head", cfg.vocab, "logits", bias=False)
-        b, s = h.shape[:2]
-        h2 = ir.collapse(h, [[0, 1], [2]], "logits_in")
-        head = ir.transpose(self.args["wte.weight"], [1, 0], "wte_T")
-        return ir.expand(ir.matmul(h2, head, "logits_mm"), [[0, 1], [2]], (b, s, cfg.vocab), "logits")
+            logits = self.project(h, "lm_head", cfg.vocab_rows, "logits", bias=False)
+        else:
+            b, s = h.shape[:2]
+            h2 = ir.collapse(h, [[0, 1], [2]], "logits_in")
+            head = ir.transpose(self.args["wte.weight"], [1, 0], "wte_T")
+            logits = ir.expand(ir.matmul(h2, head, "logits_mm"), [[0, 1], [2]], (b, s, cfg.vocab_rows), "logits")
+        if cfg.vocab_rows == cfg.vocab:
+            return logits
+
+        # By position, so that a cut vocabulary masks the global ones.
+        def mask(b, v, o):
+            real = b(f"arith.cmpi ult, {b('linalg.index 2 : index')}, "
+                     f"{b(f'arith.constant {cfg.vocab} : index')} : index")
+            return b(f"arith.select {real}, {v}, {b.const(float('-inf'))} : f32")
+        return ir.pointwise("logits_masked", [logits], mask)
 
     # -- the block ------------------------------------------------------------
     def attention(self, x: Val, i: int) -> Val:
@@ -352,8 +364,13 @@ class _Builder:
     def function_text(self, results: list[Val], names: list[str | None], inline: dict) -> list[str]:
         """The func.func: arguments with their tp.name (the checkpoint's name
         for a weight), results named when `names` says so."""
+        padded = checkpoint_shapes(self.cfg)
+
         def arg(n):
-            return f"    {self.args[n].name}: {self.args[n].type} {{tp.name = \"{checkpoint_name(self.cfg, n) if n in self.weights() else n}\"}}"
+            attrs = f"tp.name = \"{checkpoint_name(self.cfg, n) if n in self.weights() else n}\""
+            if n in padded:
+                attrs += f", tp.checkpoint_shape = array<i64: {', '.join(map(str, padded[n]))}>"
+            return f"    {self.args[n].name}: {self.args[n].type} {{{attrs}}}"
         sig = ",\n".join(arg(n) for n in self.args if n not in inline)
         types = [r.type + (f" {{tp.name = \"{n}\"}}" if n else "") for r, n in zip(results, names)]
         ret = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
@@ -416,7 +433,7 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
-_LATER_FIELDS = ("positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits",
+_LATER_FIELDS = ("positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
                  "decode_attention", "names", "name_prefix")
 
 

@@ -101,6 +101,13 @@ class ModelConfig:
     generate: int = 0
     # Generation also returns the logits [B, 1, vocab] of the last position.
     keep_logits: bool = False
+    # > 0: the vocabulary's rows padded to a multiple of this, as Megatron-LM
+    # pads them (--make-vocab-size-divisible-by), so that the tp sizes that
+    # divide the padded rows cut the embedding and the LM head (GPT-2's 50257
+    # rows divide by none). The checkpoint keeps its `vocab` rows: the graph
+    # says so (tp.checkpoint_shape) and tp-run pads them with zeros; the
+    # padded positions' logits are -inf, so no argmax picks one.
+    pad_vocab: int = 0
     # What @decode's attention reads of the caches: "seen", the positions
     # [0, pos] (a slice of dynamic length pos + 1: a step reads only what it
     # attends to); "masked", all S_max positions with the ones past pos
@@ -136,6 +143,14 @@ class ModelConfig:
         rather than passed as the arguments rope.cos/rope.sin: in a generating
         model, and under Hugging Face names (no checkpoint holds the tables)."""
         return self.rope and (self.generate > 0 or self.names != "tpmlir")
+
+    @property
+    def vocab_rows(self) -> int:
+        """The rows of the graph's embedding and LM head: `vocab` padded to a
+        multiple of pad_vocab."""
+        if not self.pad_vocab:
+            return self.vocab
+        return -(-self.vocab // self.pad_vocab) * self.pad_vocab
 
     @property
     def rope_scaling_params(self) -> dict:
@@ -192,7 +207,7 @@ class ModelConfig:
         if self.rope_scaling and not self.rope:
             raise ValueError("rope_scaling is an option of rope")
         rope_scaling_json(self.rope_scaling_params)
-        for field in ("positions", "generate"):
+        for field in ("positions", "generate", "pad_vocab"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{field} must be 0 or a positive integer, got {value!r}")
@@ -211,6 +226,8 @@ class ModelConfig:
         if self.positions and self.positions < max(self.seq, self.generate):
             raise ValueError(f"positions={self.positions} is fewer than the "
                              f"{max(self.seq, self.generate)} positions the model reads")
+        if self.pad_vocab and not self.vocab:
+            raise ValueError("pad_vocab needs a whole model (vocab > 0)")
         if self.keep_logits and not self.generate:
             raise ValueError("keep_logits is an option of generate")
         if self.decode_attention != "seen" and not self.generate:

@@ -182,7 +182,7 @@ def _lower_and_run(module: str, main: str, prefix: str | None, timeout: float) -
 def run_forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray,
                 prefix: str | None = None, timeout: float = 300) -> np.ndarray:
     """Compile `build_mlir(cfg)` with upstream MLIR and run it; returns [B, S, D]
-    float32 (logits [B, S, vocab] for a whole model)."""
+    float32 (logits [B, S, vocab_rows] for a whole model)."""
     out = _lower_and_run(build_mlir(cfg), main_wrapper(cfg, weights, x), prefix, timeout)
     shape = output_shape(cfg)
     return parse_printed_memref(out, int(np.prod(shape))).reshape(shape)
@@ -194,7 +194,7 @@ def run_generate(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.nd
     """Compile the @prefill and @decode of `build_mlir(cfg)` (cfg.generate > 0)
     with upstream MLIR and generate `steps` tokens greedily (one prefill,
     steps-1 decodes); returns the ids [B, steps] (int64) and, with
-    cfg.keep_logits, the logits each came from [B, steps, vocab], else None."""
+    cfg.keep_logits, the logits each came from [B, steps, vocab_rows], else None."""
     if not cfg.generate:
         raise ValueError("run_generate needs a generating config (generate = S_max > 0)")
     if steps < 1 or cfg.seq + steps - 1 > cfg.generate:
@@ -205,7 +205,7 @@ def run_generate(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.nd
     per_step = 2 if cfg.keep_logits else 1
     if len(printed) != per_step * steps:
         raise RuntimeError(f"expected {per_step * steps} printed results, got {len(printed)}")
-    b, v = cfg.batch, cfg.vocab
+    b, v = cfg.batch, cfg.vocab_rows
     ids = np.stack([parse_printed_memref(printed[per_step * t], b).astype(np.int64)
                     for t in range(steps)], axis=1)
     if not cfg.keep_logits:

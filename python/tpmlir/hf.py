@@ -15,7 +15,7 @@ import os
 
 from .checkpoint import read_json, read_safetensors_names, read_weight_map
 from .config import ModelConfig, rope_scaling_json
-from .params import checkpoint_names
+from .params import as_checkpoint, as_graph, checkpoint_names
 
 LLAMA_TYPES = ("llama", "qwen2", "mistral")
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
@@ -200,9 +200,10 @@ def read_config(path: str, **overrides) -> ModelConfig:
 
 
 def to_checkpoint(cfg: ModelConfig, weights: dict) -> dict:
-    """tpmlir-named weights -> the checkpoint's names."""
+    """tpmlir-named weights -> the checkpoint's names and shapes (a padded
+    vocabulary's rows cut off)."""
     names = checkpoint_names(cfg)
-    return {names[k]: v for k, v in weights.items() if k in names}
+    return {names[k]: v for k, v in as_checkpoint(cfg, weights).items() if k in names}
 
 
 def from_checkpoint(cfg: ModelConfig, tensors: dict) -> dict:
@@ -212,4 +213,4 @@ def from_checkpoint(cfg: ModelConfig, tensors: dict) -> dict:
     missing = sorted(v for v in names.values() if v not in tensors)
     if missing:
         raise ValueError(f"the checkpoint lacks {', '.join(missing[:5])}")
-    return {k: tensors[v] for k, v in names.items()}
+    return as_graph(cfg, {k: tensors[v] for k, v in names.items()})

@@ -22,8 +22,8 @@ def input_name(cfg: ModelConfig) -> str:
 
 
 def output_shape(cfg: ModelConfig) -> tuple[int, int, int]:
-    """Hidden states [B, S, D], or logits [B, S, vocab] for a whole model."""
-    return (cfg.batch, cfg.seq, cfg.vocab or cfg.d_model)
+    """Hidden states [B, S, D], or logits [B, S, vocab_rows] for a whole model."""
+    return (cfg.batch, cfg.seq, cfg.vocab_rows or cfg.d_model)
 
 
 def weight_shape(cfg: ModelConfig, k: int, n: int) -> tuple[int, int]:
@@ -68,7 +68,7 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
 
 def param_specs(cfg: ModelConfig) -> list[Spec]:
     """Every weight argument, in function-argument order (after the input)."""
-    specs = [("wte.weight", (cfg.vocab, cfg.d_model))] if cfg.vocab else []
+    specs = [("wte.weight", (cfg.vocab_rows, cfg.d_model))] if cfg.vocab else []
     if cfg.positions:
         specs.append(("wpe.weight", (cfg.positions, cfg.d_model)))
     for i in range(cfg.layers):
@@ -76,10 +76,42 @@ def param_specs(cfg: ModelConfig) -> list[Spec]:
     if cfg.vocab:
         specs += _norm(cfg, "ln_f")
         if not cfg.tie_embeddings:
-            specs += _linear(cfg, "lm_head", cfg.d_model, cfg.vocab, False)
+            specs += _linear(cfg, "lm_head", cfg.d_model, cfg.vocab_rows, False)
     if cfg.rope and not cfg.rope_tables_in_graph:
         specs += [("rope.cos", (cfg.seq, cfg.head_dim)), ("rope.sin", (cfg.seq, cfg.head_dim))]
     return specs
+
+
+def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """The weights a padded vocabulary pads, by tpmlir name, with the shape
+    a checkpoint holds them in: the graph takes them with zero rows after
+    (pad_vocab); none without padding."""
+    if cfg.vocab_rows == cfg.vocab:
+        return {}
+    shapes = {"wte.weight": (cfg.vocab, cfg.d_model)}
+    if not cfg.tie_embeddings:
+        shapes["lm_head.weight"] = weight_shape(cfg, cfg.d_model, cfg.vocab)
+    return shapes
+
+
+def as_checkpoint(cfg: ModelConfig, weights: dict) -> dict:
+    """`weights` (tpmlir names, the graph's shapes) as a checkpoint holds
+    them: the padded rows cut off."""
+    shapes = checkpoint_shapes(cfg)
+    return {k: v[tuple(slice(0, n) for n in shapes[k])] if k in shapes else v for k, v in weights.items()}
+
+
+def as_graph(cfg: ModelConfig, weights: dict) -> dict:
+    """A checkpoint's weights (tpmlir names) in the graph's shapes: zero rows
+    after a padded vocabulary's, as tp-run pads them."""
+    import numpy as np
+    shapes = dict(param_specs(cfg))
+    out = {}
+    for k, v in weights.items():
+        if k in checkpoint_shapes(cfg) and v.shape != shapes[k]:
+            v = np.pad(v, [(0, full - n) for full, n in zip(shapes[k], v.shape)])
+        out[k] = v
+    return out
 
 
 def arg_specs(cfg: ModelConfig) -> list[Spec]:
@@ -116,7 +148,7 @@ def result_specs(cfg: ModelConfig) -> list[Spec]:
     position's logits [B, 1, vocab] with keep_logits, then the caches."""
     specs = [("next_ids", (cfg.batch, 1))]
     if cfg.keep_logits:
-        specs.append(("logits", (cfg.batch, 1, cfg.vocab)))
+        specs.append(("logits", (cfg.batch, 1, cfg.vocab_rows)))
     return specs + cache_specs(cfg)
 
 

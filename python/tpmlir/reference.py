@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import ModelConfig
-from .params import cache_specs, input_name, input_shape, param_specs
+from .params import as_checkpoint, as_graph, cache_specs, input_name, input_shape, param_specs
 
 MASK_VALUE = np.float32(-1e9)
 
@@ -68,7 +68,7 @@ def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
         out[name] = w.astype(np.float32)
     if cfg.rope and not cfg.rope_tables_in_graph:
         out["rope.cos"], out["rope.sin"] = rope_tables(cfg)
-    return out
+    return as_graph(cfg, as_checkpoint(cfg, out))  # a padded vocabulary's rows zero
 
 
 def random_input(cfg: ModelConfig, seed: int = 1) -> np.ndarray:
@@ -197,7 +197,9 @@ def _embed(cfg: ModelConfig, w: dict, ids: np.ndarray, pos: int) -> np.ndarray:
 
 def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
     h = _norm(cfg, w, "ln_f", h)
-    return h @ w["wte.weight"].T if cfg.tie_embeddings else _linear(cfg, w, "lm_head", h, False)
+    logits = h @ w["wte.weight"].T if cfg.tie_embeddings else _linear(cfg, w, "lm_head", h, False)
+    logits[..., cfg.vocab:] = -np.inf  # a padded vocabulary's positions
+    return logits
 
 
 # -- generation with a KV cache -------------------------------------------------

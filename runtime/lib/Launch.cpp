@@ -282,6 +282,12 @@ tensorsInFileOrder(const std::vector<SafetensorsFile> &checkpoints) {
   return inFileOrder;
 }
 
+/// The shape a checkpoint holds `arg` in: padded by the loader to the
+/// model's when the manifest says so.
+static const std::vector<int64_t> &storedShape(const ManifestArg &arg) {
+  return arg.checkpointShape ? *arg.checkpointShape : arg.shape;
+}
+
 /// "; unused tensors of shape [16, 8]: 'a', 'b'" for the checkpoint tensors
 /// of `arg`'s shape that no argument is named after (a renamed tensor
 /// usually keeps its shape); empty if there are none.
@@ -295,12 +301,12 @@ static std::string unusedOfShape(const std::vector<ManifestArg> &args,
         std::any_of(args.begin(), args.end(), [&](const ManifestArg &a) {
           return a.named && a.name == name;
         });
-    if (!used && info->shape == arg.shape)
+    if (!used && info->shape == storedShape(arg))
       candidates.push_back(name);
   }
   if (candidates.empty())
     return "";
-  return "; unused tensors of shape " + formatShape(arg.shape) + ": " +
+  return "; unused tensors of shape " + formatShape(storedShape(arg)) + ": " +
          quotedList(candidates);
 }
 
@@ -375,10 +381,12 @@ void bindWeights(const ManifestFunction &function,
     if (tensor->dtype != dtype)
       errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
                        ", the model takes " + dtype);
-    else if (tensor->shape != arg.shape)
-      errors.push_back(where + " in '" + path + "' has shape " +
-                       formatShape(tensor->shape) + ", the model takes " +
-                       formatShape(arg.shape));
+    else if (tensor->shape != storedShape(arg))
+      errors.push_back(
+          where + " in '" + path + "' has shape " + formatShape(tensor->shape) +
+          ", the model takes " + formatShape(storedShape(arg)) +
+          (arg.checkpointShape ? " (padded to " + formatShape(arg.shape) + ")"
+                               : ""));
   }
 }
 
@@ -730,10 +738,28 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
             reinterpret_cast<const uint8_t *>(array.buffer.data());
         inputTensor.byteSize = array.buffer.size();
       }
-      const TensorInfo &tensor = input ? inputTensor : *weight;
+      // A padded weight (a vocabulary the ranks divide only padded) is
+      // padded whole, then sliced.
+      Expected<AlignedBuffer> padded = AlignedBuffer();
+      TensorInfo paddedTensor;
+      if (weight && arg.checkpointShape) {
+        padded = padTensor(*weight, arg.shape);
+        if (!padded) {
+          errors.push_back(padded.status().message());
+          out.buffers.emplace_back();
+          continue;
+        }
+        paddedTensor = *weight;
+        paddedTensor.shape = arg.shape;
+        paddedTensor.data = padded->as<uint8_t>();
+        paddedTensor.byteSize = padded->size();
+        binding.files[i]->release(*weight);
+      }
+      const TensorInfo &tensor =
+          input ? inputTensor : (arg.checkpointShape ? paddedTensor : *weight);
       Expected<SlicedTensor> slice =
           sliceTensor(tensor, arg.shard, rank, worldSize);
-      if (!input)
+      if (!input && !arg.checkpointShape)
         binding.files[i]->release(tensor);
       if (!slice) {
         errors.push_back(slice.status().message());

@@ -102,6 +102,20 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
   if (!local)
     return local.status();
   arg.localShape = *local;
+  if (entry.contains("checkpoint_shape")) {
+    Expected<std::vector<int64_t>> stored =
+        getShape(entry, "checkpoint_shape", named);
+    if (!stored)
+      return stored.status();
+    bool pads = stored->size() == arg.shape.size();
+    for (size_t d = 0; pads && d < stored->size(); ++d)
+      pads = (*stored)[d] >= 1 && (*stored)[d] <= arg.shape[d];
+    if (!pads)
+      return manifestError(named, "'checkpoint_shape' " + formatShape(*stored) +
+                                      " is not padded to " +
+                                      formatShape(arg.shape));
+    arg.checkpointShape = *stored;
+  }
 
   Expected<std::optional<Shard>> shard = parseShard(entry, named);
   if (!shard)

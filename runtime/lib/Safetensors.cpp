@@ -250,6 +250,42 @@ void SafetensorsFile::release(const TensorInfo &tensor) const {
                 MADV_DONTNEED);
 }
 
+Expected<AlignedBuffer> padTensor(const TensorInfo &tensor,
+                                  const std::vector<int64_t> &shape) {
+  size_t rank = shape.size();
+  bool fits = tensor.shape.size() == rank && rank > 0;
+  for (size_t d = 0; fits && d < rank; ++d)
+    fits = tensor.shape[d] <= shape[d];
+  if (!fits)
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "tensor '" + tensor.name + "' of shape " +
+                      formatShape(tensor.shape) + " does not pad to " +
+                      formatShape(shape));
+  AlignedBuffer padded(size_t(numElements(shape)) * tensor.elementSize,
+                       /*zero=*/true);
+  if (numElements(tensor.shape) == 0)
+    return padded;
+  // Row by row of the last dimension: `at` counts through the tensor's
+  // leading dimensions.
+  size_t row = size_t(tensor.shape[rank - 1]) * tensor.elementSize;
+  std::vector<int64_t> at(rank - 1, 0);
+  for (int64_t r = 0, rows = numElements(tensor.shape) / tensor.shape[rank - 1];
+       r < rows; ++r) {
+    int64_t target = 0;
+    for (size_t d = 0; d + 1 < rank; ++d)
+      target = target * shape[d] + at[d];
+    std::memcpy(padded.as<uint8_t>() +
+                    size_t(target * shape[rank - 1]) * tensor.elementSize,
+                tensor.data + size_t(r) * row, row);
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++at[d] < tensor.shape[d])
+        break;
+      at[d] = 0;
+    }
+  }
+  return padded;
+}
+
 Expected<SlicedTensor> sliceTensor(const TensorInfo &tensor,
                                    const std::optional<Shard> &shard,
                                    int64_t rank, int64_t worldSize) {

@@ -107,6 +107,19 @@ TEST(Manifest, ParsesCutResultsUpdatedInPlace) {
   EXPECT_EQ(decode.results[1].shard->dim, 1);
 }
 
+TEST(Manifest, ParsesCheckpointShapes) {
+  // A vocabulary of 97 padded to 104 rows: the checkpoint holds 97.
+  auto manifest = tprt::parseManifest(manifestWith(R"([{
+    "name": "forward", "symbol": "tp_model_forward",
+    "args": [ { "name": "wte", "dtype": "f32", "shape": [104, 8],
+                "local_shape": [52, 8], "checkpoint_shape": [97, 8],
+                "shard": { "dim": 0, "outer": 1 } } ],
+    "results": [] }])"));
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  const tprt::ManifestArg &wte = manifest->functions[0].args[0];
+  EXPECT_EQ(wte.checkpointShape, (std::vector<int64_t>{97, 8}));
+}
+
 void expectRejected(const std::string &json, const std::string &what) {
   auto manifest = tprt::parseManifest(json);
   ASSERT_FALSE(manifest) << json;
@@ -147,6 +160,12 @@ TEST(Manifest, RejectsMalformedManifests) {
                "layout": "tiles")",
             "args[0] ('w'): layout 'tiles' is neither 'panels' nor "
             "'transposed_panels'"},
+        {R"("dtype": "f32", "shape": [8, 4], "local_shape": [8, 4],
+            "checkpoint_shape": [9, 4])",
+         "args[0] ('w'): 'checkpoint_shape' [9, 4] is not padded to [8, 4]"},
+        {R"("dtype": "f32", "shape": [8, 4], "local_shape": [8, 4],
+            "checkpoint_shape": [8])",
+         "args[0] ('w'): 'checkpoint_shape' [8] is not padded to [8, 4]"},
         {R"("dtype": "f32", "shape": [8], "local_shape": [8],
             "layout": "panels")",
          "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"},

@@ -266,6 +266,37 @@ TEST(Slice, MatchesTheDefinition) {
     }
 }
 
+TEST(Pad, PutsTheTensorAtTheStartOfZeros) {
+  // [2, 3] padded to [3, 4] (a vocabulary's rows and, to check the rows'
+  // placement, its columns), then a 3-D one padded in its middle dimension.
+  std::vector<float> values = iota(6);
+  auto padded = tprt::padTensor(tensorOf(values, {2, 3}), {3, 4});
+  ASSERT_TRUE(padded) << padded.status().message();
+  std::vector<float> got(padded->as<float>(), padded->as<float>() + 12);
+  EXPECT_EQ(got,
+            (std::vector<float>{values[0], values[1], values[2], 0, values[3],
+                                values[4], values[5], 0, 0, 0, 0, 0}));
+  values = iota(8);
+  padded = tprt::padTensor(tensorOf(values, {2, 2, 2}), {2, 3, 2});
+  ASSERT_TRUE(padded) << padded.status().message();
+  got.assign(padded->as<float>(), padded->as<float>() + 12);
+  EXPECT_EQ(got, (std::vector<float>{values[0], values[1], values[2], values[3],
+                                     0, 0, values[4], values[5], values[6],
+                                     values[7], 0, 0}));
+}
+
+TEST(Pad, RefusesAShapeThatDoesNotHoldTheTensor) {
+  std::vector<float> values = iota(6);
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{1, 3}, std::vector<int64_t>{6}}) {
+    auto padded = tprt::padTensor(tensorOf(values, {2, 3}), shape);
+    ASSERT_FALSE(padded);
+    EXPECT_NE(padded.status().message().find("of shape [2, 3] does not pad to"),
+              std::string::npos)
+        << padded.status().message();
+  }
+}
+
 TEST(Slice, WithoutAShardCopiesTheWholeTensor) {
   std::vector<float> values = iota(12);
   auto slice = tprt::sliceTensor(tensorOf(values, {3, 4}), std::nullopt, 1, 2);

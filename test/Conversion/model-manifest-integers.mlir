@@ -73,3 +73,27 @@ func.func @lm(%pos: tensor<1x4xi64> {tp.name = "pos"}, %ids: tensor<1x4xi64> {tp
 func.func @next_ids(%ids: tensor<1x1xi64> {tp.name = "ids"}, %w: tensor<4xf32> {tp.name = "w"}) -> (tensor<1x1xi64>, tensor<4xf32>) {
   return %ids, %w : tensor<1x1xi64>, tensor<4xf32>
 }
+
+// -----
+
+// A padded table (tp.checkpoint_shape, a vocabulary padded so that the
+// ranks divide it): the checkpoint holds 60 of its 64 rows, and the ids lie
+// in those.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: \22name\22:\22ids\22,\22named\22:true,\22shape\22:[1,4],\22shard\22:null,\22tokens\22:true,\22vocab\22:60}
+// CHECK-SAME: {\22checkpoint_shape\22:[60,16],\22dtype\22:\22f32\22,\22local_shape\22:[64,16],\22name\22:\22wte\22,\22named\22:true,\22shape\22:[64,16],\22shard\22:null}
+#prow = affine_map<(d0, d1, d2) -> (d0, d1)>
+#pout = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @padded(%ids: tensor<1x4xi64> {tp.name = "ids"},
+                  %wte: tensor<64x16xf32> {tp.name = "wte", tp.checkpoint_shape = array<i64: 60, 16>}) -> tensor<1x4x16xf32> {
+  %e = tensor.empty() : tensor<1x4x16xf32>
+  %w = linalg.generic {indexing_maps = [#prow, #pout], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : tensor<1x4xi64>) outs(%e : tensor<1x4x16xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %r = arith.index_cast %i : i64 to index
+    %j = linalg.index 2 : index
+    %v = tensor.extract %wte[%r, %j] : tensor<64x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x4x16xf32>
+  return %w : tensor<1x4x16xf32>
+}

@@ -51,6 +51,14 @@ func.func @dynamic(%x: tensor<2xf32>) -> tensor<?xf32> {
 
 // -----
 
+// A checkpoint shape larger than the argument's: nothing to pad.
+// expected-error @+1 {{argument 0 is held in the checkpoint as [9, 8], which [8, 8] does not pad}}
+func.func @bad_padding(%w: tensor<8x8xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 9, 8>}) -> tensor<8x8xf32> {
+  return %w : tensor<8x8xf32>
+}
+
+// -----
+
 // expected-error @+1 {{arguments 1 and 2 are both named 'w' but take different shapes: [8, 16] and [8, 8]}}
 func.func @same_name(%x: tensor<4x8xf32>, %a: tensor<8x16xf32> {tp.name = "w"},
                      %b: tensor<8x8xf32> {tp.name = "w"}) -> tensor<4x8xf32> {

@@ -34,6 +34,12 @@ def TP_Dialect : Dialect {
     static constexpr llvm::StringLiteral getShardAttrName() { return "tp.shard"; }
     /// Argument attribute: the checkpoint name of the full tensor.
     static constexpr llvm::StringLiteral getNameAttrName() { return "tp.name"; }
+    /// Argument attribute: the shape the checkpoint holds the full tensor in
+    /// when the model takes it padded with zeros after it in each dimension
+    /// (a vocabulary padded so that the ranks divide it), `array<i64: ...>`.
+    static constexpr llvm::StringLiteral getCheckpointShapeAttrName() {
+      return "tp.checkpoint_shape";
+    }
     /// Module attribute: the number of ranks the module is written for.
     static constexpr llvm::StringLiteral getSizeAttrName() { return "tp.size"; }
     /// Module attribute: the model manifest (runtime/include/tprt/model.h),

@@ -182,6 +182,12 @@ Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
                                           const std::optional<Shard> &shard,
                                           int64_t worldSize);
 
+/// `tensor` at the start of a zeroed buffer of `shape` (no smaller than
+/// the tensor in any dimension, of its rank): a checkpoint's tensor as a
+/// model that takes it padded reads it.
+Expected<AlignedBuffer> padTensor(const TensorInfo &tensor,
+                                  const std::vector<int64_t> &shape);
+
 /// A tensor slice in its own buffer.
 struct SlicedTensor {
   std::vector<int64_t> shape;

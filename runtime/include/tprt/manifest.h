@@ -40,6 +40,10 @@ struct ManifestArg {
   /// column panels; "transposed_panels", an [n, k] one whose transpose is
   /// laid out so (the GEMMs read it transposed).
   enum class Layout { Rows, Panels, TransposedPanels } layout = Layout::Rows;
+  /// The shape the checkpoint holds the tensor in when the model takes it
+  /// padded with zeros after it in each dimension ("checkpoint_shape": a
+  /// vocabulary padded so that the ranks divide it).
+  std::optional<std::vector<int64_t>> checkpointShape = std::nullopt;
 };
 
 struct ManifestResult {

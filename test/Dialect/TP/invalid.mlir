@@ -94,6 +94,20 @@ func.func @not_a_shard(%x: tensor<8xf32> {tp.shard = 3 : i64}) {
 
 // -----
 
+// expected-error @below {{'tp.checkpoint_shape' must be an array<i64> of positive sizes, on argument 0}}
+func.func @checkpoint_shape_not_sizes(%x: tensor<8xf32> {tp.checkpoint_shape = array<i64: 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.checkpoint_shape' must be an array<i64> of positive sizes, on argument 0}}
+func.func @checkpoint_shape_not_array(%x: tensor<8xf32> {tp.checkpoint_shape = 7 : i64}) {
+  return
+}
+
+// -----
+
 // expected-error @below {{unknown tp argument attribute 'tp.bogus'}}
 func.func @unknown_arg_attr(%x: tensor<8xf32> {tp.bogus = 1 : i64}) {
   return
