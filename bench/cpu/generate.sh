@@ -6,9 +6,10 @@
 #   bench/cpu/generate.sh            (R=3 by default; R=1 for a quick run; see Environment)
 #
 # Model: GPT-2-small shapes, 12 layers, fp32 (--preset gpt2_small: d 768, 12
-# heads, ffn 3072, learned positions, LM head tied to the embedding), the
-# vocabulary padded from GPT-2's 50257 to 50304 (a multiple of 128, as
-# Megatron-LM and nanoGPT pad it: 50257 cannot be cut between 2 ranks), a
+# heads, ffn 3072, learned positions, LM head tied to the embedding), GPT-2's
+# vocabulary of 50257 in the checkpoint, padded by the graph to 50304
+# (--pad-vocab 128, as Megatron-LM and nanoGPT pad it: 50257 does not divide
+# between 2 ranks; tp-run pads the checkpoint's rows with zeros), a
 # cache of S_max 256 positions, a prompt of 128 random ids, 128 new tokens
 # (one prefill, 127 decode steps), batch 1 and 8. The checkpoint, prompts
 # and expected ids come from bench/cpu/generate_inputs.py (tpmlir's random
@@ -67,8 +68,8 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 CC="${CC:-clang-22}"
 TP_COMPILE="$ROOT/build/bin/tp-compile"
 TP_RUN="$ROOT/build/bin/tp-run"
-VOCAB=50304 SMAX=256 SEQ=128 STEPS=128 LAYERS=12
-SHAPE_ARGS=(--layers "$LAYERS" --vocab "$VOCAB" --generate "$SMAX" --seq "$SEQ")
+VOCAB=50257 PAD_VOCAB=128 SMAX=256 SEQ=128 STEPS=128 LAYERS=12
+SHAPE_ARGS=(--layers "$LAYERS" --vocab "$VOCAB" --pad-vocab "$PAD_VOCAB" --generate "$SMAX" --seq "$SEQ")
 BW_MIB=1024 BW_PASSES=10
 case "$R" in ''|*[!0-9]*|0) echo "error: R must be a positive integer" >&2; exit 2;; esac
 for b in $BATCHES; do
@@ -216,4 +217,4 @@ done
   --have-generate "$HAVE_GEN" --command "$CMDLINE" --date "$START_DATE" --start-load "$START_LOAD" \
   --end-load "$(loadavg)" --compile-note "${COMPILE_NOTE%; }" --tp-compile "$TP_COMPILE" \
   --tp-run "$TP_RUN" --cc "$CC" --root "$ROOT" --doc "$DOC" \
-  --layers "$LAYERS" --vocab "$VOCAB" --generate "$SMAX" --seq "$SEQ" --steps "$STEPS"
+  --layers "$LAYERS" --vocab "$VOCAB" --pad-vocab "$PAD_VOCAB" --generate "$SMAX" --seq "$SEQ" --steps "$STEPS"

@@ -31,7 +31,7 @@ from tpmlir import reference  # noqa: E402
 from tpmlir.builder import describe  # noqa: E402
 from tpmlir.checkpoint import save_safetensors  # noqa: E402
 from tpmlir.config import preset  # noqa: E402
-from tpmlir.params import checkpoint_names  # noqa: E402
+from tpmlir.params import as_checkpoint, checkpoint_names  # noqa: E402
 
 EMBEDDING_SCALE = 0.1
 
@@ -40,6 +40,8 @@ def add_model_args(ap: argparse.ArgumentParser) -> None:
     """The model's shape, shared with torch_generate.py."""
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--vocab", type=int, default=50257)
+    ap.add_argument("--pad-vocab", type=int, default=0,
+                    help="the graph's vocabulary padded to a multiple of this (the checkpoint's is not)")
     ap.add_argument("--generate", type=int, default=256, help="S_max, the cache's positions")
     ap.add_argument("--seq", type=int, default=128, help="prompt length")
     ap.add_argument("--steps", type=int, default=128, help="new tokens")
@@ -47,8 +49,8 @@ def add_model_args(ap: argparse.ArgumentParser) -> None:
 
 
 def model_config(args):
-    return preset("gpt2_small", layers=args.layers, vocab=args.vocab, generate=args.generate,
-                  seq=args.seq, batch=args.batch)
+    return preset("gpt2_small", layers=args.layers, vocab=args.vocab, pad_vocab=args.pad_vocab,
+                  generate=args.generate, seq=args.seq, batch=args.batch)
 
 
 def weights(cfg) -> dict:
@@ -69,7 +71,7 @@ def main(argv=None) -> int:
     w = weights(cfg)
     if args.weights:
         names = checkpoint_names(cfg)
-        save_safetensors(args.weights, {names[k]: v for k, v in w.items()},
+        save_safetensors(args.weights, {names[k]: v for k, v in as_checkpoint(cfg, w).items()},
                          {"config": describe(cfg), "note": f"wte scaled by {EMBEDDING_SCALE}"})
     prompt = reference.random_input(cfg, 1)
     ids, logits = reference.generate(cfg, w, prompt, args.steps)

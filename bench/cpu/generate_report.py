@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     for a in ("run", "model-dir", "batches", "command", "date", "start-load", "end-load", "compile-note",
               "tp-compile", "tp-run", "cc", "root", "doc"):
         ap.add_argument("--" + a, required=True)
-    for a in ("rounds", "have-generate", "layers", "vocab", "generate", "seq", "steps"):
+    for a in ("rounds", "have-generate", "layers", "vocab", "pad-vocab", "generate", "seq", "steps"):
         ap.add_argument("--" + a, type=int, required=True)
     args = ap.parse_args(argv)
     run, rounds = args.run, range(1, args.rounds + 1)
@@ -192,10 +192,11 @@ def main(argv=None) -> int:
       "core; the verdicts use the medians).")
     p("")
     p(f"Model: GPT-2-small shapes, `python -m tpmlir.build --preset gpt2_small --layers {args.layers} "
-      f"--vocab {args.vocab} --generate {args.generate} --seq {args.seq} --batch B` (d 768, 12 heads, "
-      "ffn 3072, learned positions, LM head tied to the embedding; the vocabulary is GPT-2's 50257 padded "
-      "to a multiple of 128, as Megatron-LM pads it: 50257 rows do not divide among 2 ranks, and tp-shard "
-      "would leave the head and the embedding whole on every rank), fp32, "
+      f"--vocab {args.vocab} --pad-vocab {args.pad_vocab} --generate {args.generate} --seq {args.seq} "
+      "--batch B` (d 768, 12 heads, ffn 3072, learned positions, LM head tied to the embedding; the "
+      f"checkpoint holds a vocabulary of {args.vocab} rows, GPT-2's, which the graph pads to a multiple of "
+      f"{args.pad_vocab}, as Megatron-LM pads it, so that 2 ranks cut it: `tp-run` pads the rows with zeros "
+      "and the padded positions' logits are -inf), fp32, "
       f"a cache of {args.generate} positions, a prompt of {args.seq} random ids, {args.steps} new tokens "
       f"(one prefill, {args.steps - 1} decode steps at positions {positions[0]}–{positions[-1]}), greedy. "
       "Weights: tpmlir's random ones (seed 0) with the embedding scaled by 0.1 "
@@ -214,8 +215,8 @@ def main(argv=None) -> int:
 
     bound = {}
     for b in batches:
-        cfg = preset("gpt2_small", layers=args.layers, vocab=args.vocab, generate=args.generate,
-                     seq=args.seq, batch=b)
+        cfg = preset("gpt2_small", layers=args.layers, vocab=args.vocab, pad_vocab=args.pad_vocab,
+                     generate=args.generate, seq=args.seq, batch=b)
         for n in (1, 2):
             w = weight_bytes_per_step(cfg, n)
             kv = kv_bytes_per_step(cfg, n, mid)
@@ -378,8 +379,8 @@ def main(argv=None) -> int:
     p("")
     copies = []
     for b in batches:
-        cfg = preset("gpt2_small", layers=args.layers, vocab=args.vocab, generate=args.generate,
-                     seq=args.seq, batch=b)
+        cfg = preset("gpt2_small", layers=args.layers, vocab=args.vocab, pad_vocab=args.pad_vocab,
+                     generate=args.generate, seq=args.seq, batch=b)
         copies.append(f"{kv_bytes_per_step(cfg, 1, mid) / 1e6:.0f} MB at batch {b}")
     p(f"- PyTorch grows its cache by `torch.cat` every step, as transformers' default cache does: at "
       f"position {mid} each step copies the whole cache ({', '.join(copies)}, read and written again) "

@@ -34,7 +34,7 @@ void mlir::tp::addTensorSimplifications(
   if (options.foldBroadcastIntoMatmul)
     pm.addPass(createTPFoldBroadcastIntoMatmul());
   pm.addPass(createTPFoldTransposeIntoMatmul());
-  pm.addPass(createTPFusePointwise());
+  pm.addPass(createTPFusePointwise({options.fuseIntoArgReductions}));
   pm.addPass(createTPApproximateMath());
   pm.addPass(createTPUnfoldStridedSlices());
 }
@@ -100,7 +100,9 @@ void mlir::tp::addHostToLLVM(
 void mlir::tp::buildCpuLoweringPipeline(
     OpPassManager &pm, const TensorSimplificationOptions &options,
     bool panelWeights) {
-  addTensorSimplifications(pm, options);
+  TensorSimplificationOptions cpu = options;
+  cpu.fuseIntoArgReductions = false;
+  addTensorSimplifications(pm, cpu);
   addRuntimeCallsAndBufferization(pm);
   pm.addPass(createTPArgmaxToRuntime());
   if (panelWeights)

@@ -1,4 +1,5 @@
 // RUN: tp-opt %s --tp-fuse-pointwise --split-input-file | FileCheck %s
+// RUN: tp-opt %s --tp-fuse-pointwise="into-arg-reductions=false" --split-input-file | FileCheck %s --check-prefix=CPU
 
 // Bias add then GeLU-like scaling: one generic (one loop nest, one kernel).
 // CHECK-LABEL: func.func @chain(
@@ -76,4 +77,49 @@ func.func @kept(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, t
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   return %u1, %u2, %mm : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A padded vocabulary's mask before the greedy argmax: fused into it by
+// default (the cuda kernels); on the CPU (into-arg-reductions=false) the
+// argmax stays alone, for tp-argmax-to-runtime.
+// CHECK-LABEL: func.func @masked_argmax(
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: linalg.generic
+// CPU-LABEL: func.func @masked_argmax(
+// CPU: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CPU: arith.select
+// CPU: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CPU-NOT: arith.cmpi ult
+#io = affine_map<(d0, d1) -> (d0, d1)>
+#o = affine_map<(d0, d1) -> (d0)>
+func.func @masked_argmax(%logits: tensor<2x16xf32>) -> (tensor<2xf32>, tensor<2xi64>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<2x16xf32>
+  %masked = linalg.generic {indexing_maps = [#io, #io], iterator_types = ["parallel", "parallel"]}
+      ins(%logits : tensor<2x16xf32>) outs(%e : tensor<2x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %j = linalg.index 1 : index
+    %vocab = arith.constant 13 : index
+    %real = arith.cmpi ult, %j, %vocab : index
+    %v = arith.select %real, %in, %ninf : f32
+    linalg.yield %v : f32
+  } -> tensor<2x16xf32>
+  %me = tensor.empty() : tensor<2xf32>
+  %maxinit = linalg.fill ins(%ninf : f32) outs(%me : tensor<2xf32>) -> tensor<2xf32>
+  %ie = tensor.empty() : tensor<2xi64>
+  %iinit = linalg.fill ins(%c0 : i64) outs(%ie : tensor<2xi64>) -> tensor<2xi64>
+  %max:2 = linalg.generic {indexing_maps = [#io, #o, #o], iterator_types = ["parallel", "reduction"]}
+      ins(%masked : tensor<2x16xf32>) outs(%maxinit, %iinit : tensor<2xf32>, tensor<2xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %i = linalg.index 1 : index
+    %i64 = arith.index_cast %i : index to i64
+    %m = arith.maximumf %in, %acc : f32
+    %gt = arith.cmpf ogt, %in, %acc : f32
+    %s = arith.select %gt, %i64, %idx : i64
+    linalg.yield %m, %s : f32, i64
+  } -> (tensor<2xf32>, tensor<2xi64>)
+  return %max#0, %max#1 : tensor<2xf32>, tensor<2xi64>
 }

@@ -35,6 +35,9 @@ struct TensorSimplificationOptions {
   /// tp-outline-repeated-blocks; off only to compare against the inline
   /// forward pass.
   bool outlineRepeatedBlocks = true;
+  /// tp-fuse-pointwise into arg reductions: off on the CPU, whose argmax is
+  /// a runtime call (tp-argmax-to-runtime) that reads a buffer.
+  bool fuseIntoArgReductions = true;
 };
 
 /// Stages the CPU and cuda lowerings share. First, on tensors: aggregates

@@ -83,6 +83,12 @@ def TPFusePointwise : Pass<"tp-fuse-pointwise"> {
     GEMMs must stay recognisable for `tp-linalg-to-runtime`. A producer
     with several uses is left alone (no recomputation).
   }];
+  let options = [
+    Option<"intoArgReductions", "into-arg-reductions", "bool", "true",
+           "also fuse into an arg reduction (an argmax); the CPU lowering "
+           "does not, so that tp-argmax-to-runtime finds the argmax over "
+           "a buffer (a padded vocabulary's mask before it stays a loop)">
+  ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
