@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     top = np.sort(logits, axis=-1)
     gap = top[..., -1] - top[..., -2]
     info = {"batch": cfg.batch, "steps": args.steps, "distinct_ids": [len(set(r.tolist())) for r in ids],
-            "min_top2_gap": float(gap.min()), "max_abs_logit": float(np.abs(logits).max())}
+            "min_top2_gap": float(gap.min()), "max_abs_logit": float(np.abs(logits[np.isfinite(logits)]).max())}  # not the padded -inf
     print(f"generate_inputs: batch {cfg.batch}, {args.steps} new ids, distinct per sequence "
           f"{info['distinct_ids']}, smallest top-2 logit gap {info['min_top2_gap']:.3g} "
           f"(max |logit| {info['max_abs_logit']:.3g})")

@@ -76,12 +76,20 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (attr.getName() == getCheckpointShapeAttrName()) {
     auto shape = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
-    if (!shape ||
+    if (!shape || shape.empty() ||
         llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 1; }))
       return op->emitError()
              << "'" << getCheckpointShapeAttrName()
              << "' must be an array<i64> of positive sizes, on argument "
              << argIndex;
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    auto type = fn && regionIndex == 0
+                    ? dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex])
+                    : ShapedType();
+    if (type && type.hasRank() && type.getRank() != int64_t(shape.size()))
+      return op->emitError() << "'" << getCheckpointShapeAttrName() << "' has "
+                             << shape.size() << " sizes for argument "
+                             << argIndex << " of rank " << type.getRank();
     return success();
   }
   if (attr.getName() != getShardAttrName())

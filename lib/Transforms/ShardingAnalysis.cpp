@@ -577,7 +577,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       NeedsFallback,
       /// No cut for this tp size; whole only if a broadcast reads it.
       Indivisible,
-      /// No cut for this tp size, and only the function's results read it.
+      /// No cut for this tp size, and no other seed reads what it computes.
       IndivisibleOutput,
     };
     Seed seed;
@@ -760,7 +760,8 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
       InFlightDiagnostic diag = leaveWhole(
           "output dimension " + Twine(u.seed.dim) + " of '" + type +
           "' does not divide among " + Twine(tpSize) +
-          " ranks, and only the function's results read it (padded to a "
+          " ranks, and no other contraction with a weight reads what it "
+          "computes (padded to a "
           "multiple of " +
           Twine(tpSize) + ", as Megatron-LM pads a vocabulary, it is cut)");
       noteRejected(diag, u.failures, "");

@@ -14,6 +14,7 @@ from tpmlir import hf, reference
 from tpmlir.build import main
 from tpmlir.builder import build_mlir
 from tpmlir.checkpoint import load_model_dir, read_safetensors_names, save_model_dir
+from tpmlir.compare import padded_difference
 from tpmlir.config import ModelConfig, tiny_gpt2, tiny_llama
 from tpmlir.execute import run_generate
 from tpmlir.params import cache_specs, checkpoint_names, function_arg_specs, result_specs
@@ -55,11 +56,9 @@ def hf_twin(cfg: ModelConfig) -> ModelConfig:
 def relative(got: np.ndarray, want: np.ndarray) -> float:
     """Over the vocabulary both have: a padded vocabulary's logits have -inf
     at its padded positions, which PyTorch's have not."""
-    n = min(got.shape[-1], want.shape[-1])
-    got, want = got[..., :n].astype(np.float64), want[..., :n].astype(np.float64)
-    padded = np.isneginf(got) & np.isneginf(want)
-    got, want = np.where(padded, 0, got), np.where(padded, 0, want)
-    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    compared = padded_difference(got, want)
+    assert not isinstance(compared, str), compared
+    return compared[0] / compared[1]
 
 
 def min_gap(logits: np.ndarray) -> float:
@@ -222,6 +221,36 @@ def test_padded_vocabulary():
     twin = hf_twin(cfg)
     assert hf.to_checkpoint(twin, w)["transformer.wte.weight"].shape == (97, 64)
     assert hf.from_checkpoint(twin, hf.to_checkpoint(twin, w))["wte.weight"].shape == (104, 64)
+
+
+def test_compare_padded_logits(tmp_path, capsys):
+    """tpmlir.compare takes a padded vocabulary's logits: the -inf columns
+    past the reference's are left out, -inf in both is equal; anything else
+    that is not finite, or another shape, fails."""
+    from tpmlir.compare import main as compare
+    ref = np.arange(12, dtype=np.float32).reshape(2, 6) + 1
+    padded = np.concatenate([ref, np.full((2, 2), -np.inf, np.float32)], axis=1)
+    cases = [(padded, ref, 0), (padded, padded, 0), (ref, padded, 0),
+             (np.where(ref > 6, np.float32(np.nan), ref), ref, 1),
+             (np.concatenate([ref, np.zeros((2, 2), np.float32)], axis=1), ref, 1),
+             (ref[:1], ref, 1), (ref + 1, ref, 1)]
+    for i, (y, want, status) in enumerate(cases):
+        np.save(tmp_path / "y.npy", y)
+        np.save(tmp_path / "r.npy", want)
+        assert compare([str(tmp_path / "y.npy"), str(tmp_path / "r.npy")]) == status, i
+    assert "MISMATCH compare: shape (2, 8) != reference (2, 6)" in capsys.readouterr().out
+
+
+def test_padded_checkpoint_must_hold_the_vocabulary():
+    """A checkpoint's table of other rows than the vocabulary's is refused,
+    not padded."""
+    cfg = hf_twin(GEN["gpt2_padded"])
+    tensors = hf.to_checkpoint(cfg, weights_for(cfg))
+    for rows in (90, 104):
+        bad = {**tensors, "transformer.wte.weight": np.zeros((rows, 64), np.float32)}
+        with pytest.raises(ValueError, match=rf"'wte.weight' is \({rows}, 64\) in the checkpoint; "
+                                             r"the model pads \(97, 64\) to \(104, 64\)"):
+            hf.from_checkpoint(cfg, bad)
 
 
 def test_rope_scaling_frequencies():

@@ -105,10 +105,13 @@ def as_graph(cfg: ModelConfig, weights: dict) -> dict:
     """A checkpoint's weights (tpmlir names) in the graph's shapes: zero rows
     after a padded vocabulary's, as tp-run pads them."""
     import numpy as np
-    shapes = dict(param_specs(cfg))
+    shapes, stored = dict(param_specs(cfg)), checkpoint_shapes(cfg)
     out = {}
     for k, v in weights.items():
-        if k in checkpoint_shapes(cfg) and v.shape != shapes[k]:
+        if k in stored:
+            if tuple(v.shape) != stored[k]:  # as tp-run, which pads only these
+                raise ValueError(f"'{k}' is {tuple(v.shape)} in the checkpoint; the model pads "
+                                 f"{stored[k]} to {shapes[k]}")
             v = np.pad(v, [(0, full - n) for full, n in zip(shapes[k], v.shape)])
         out[k] = v
     return out

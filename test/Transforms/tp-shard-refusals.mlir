@@ -637,8 +637,9 @@ func.func @argmax_too_wide(%x: tensor<1x4xf32>, %head: tensor<4x16777218xf32>) -
 // -----
 
 // An LM head over a vocabulary of 9 (GPT-2's 50257 at tp 2) after a block:
-// the tp size does not divide it, but only the function's results read it,
-// so it is left whole on every rank (a widening matmul the tp size does not
+// the tp size does not divide it, but no other contraction with a weight
+// reads what it computes, so it is left whole on every rank (a widening
+// matmul the tp size does not
 // divide whose values reach another cut op is refused,
 // tp-shard-invalid.mlir).
 
@@ -653,7 +654,7 @@ func.func @head_indivisible(%x: tensor<4x8xf32>, %up: tensor<8x16xf32>, %down: t
   %y = linalg.matmul ins(%h, %down : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z8 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e9 = tensor.empty() : tensor<4x9xf32>
   %z9 = linalg.fill ins(%zero : f32) outs(%e9 : tensor<4x9xf32>) -> tensor<4x9xf32>
-  // expected-remark @+2 {{left whole on every rank: output dimension 1 of 'tensor<4x9xf32>' does not divide among 2 ranks, and only the function's results read it (padded to a multiple of 2, as Megatron-LM pads a vocabulary, it is cut)}}
+  // expected-remark @+2 {{left whole on every rank: output dimension 1 of 'tensor<4x9xf32>' does not divide among 2 ranks, and no other contraction with a weight reads what it computes (padded to a multiple of 2, as Megatron-LM pads a vocabulary, it is cut)}}
   // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x9xf32> into 2 equal parts}}
   %logits = linalg.matmul ins(%y, %head : tensor<4x8xf32>, tensor<8x9xf32>) outs(%z9 : tensor<4x9xf32>) -> tensor<4x9xf32>
   return %logits : tensor<4x9xf32>

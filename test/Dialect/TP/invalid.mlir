@@ -102,6 +102,20 @@ func.func @checkpoint_shape_not_sizes(%x: tensor<8xf32> {tp.checkpoint_shape = a
 // -----
 
 // expected-error @below {{'tp.checkpoint_shape' must be an array<i64> of positive sizes, on argument 0}}
+func.func @checkpoint_shape_empty(%x: tensor<f32> {tp.checkpoint_shape = array<i64>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.checkpoint_shape' has 1 sizes for argument 0 of rank 2}}
+func.func @checkpoint_shape_rank(%x: tensor<8x4xf32> {tp.checkpoint_shape = array<i64: 7>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.checkpoint_shape' must be an array<i64> of positive sizes, on argument 0}}
 func.func @checkpoint_shape_not_array(%x: tensor<8xf32> {tp.checkpoint_shape = 7 : i64}) {
   return
 }
