@@ -350,8 +350,8 @@ def main(argv=None) -> int:
         of_bound = bound[(1, b)]["step_s"] / s1["step"]
         vs_torch = s1["tps"] / st["tps"]
         speedup = s2["tps"] / s1["tps"]
-        p(f"| {b} | tp 1 decode ≥ 80% of the bound | {of_bound * 100:.0f}% | "
-          f"{verdict(of_bound >= 0.8, f'{(0.8 - of_bound) * 100:.0f} points short')} |")
+        p(f"| {b} | tp 1 decode ≥ 80% of the bound | {of_bound * 100:.1f}% | "
+          f"{verdict(of_bound >= 0.8, f'{(0.8 - of_bound) * 100:.1f} points short')} |")
         p(f"| {b} | tp 1 decode ≥ 1.5x PyTorch eager (1 thread) | {vs_torch:.2f}x | "
           f"{verdict(vs_torch >= 1.5, f'{1.5 - vs_torch:.3f}x short')} |")
         p(f"| {b} | tp 2 decode ≥ 1.7x tp 1 | {speedup:.2f}x | "
