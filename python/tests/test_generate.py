@@ -242,14 +242,17 @@ def test_compare_padded_logits(tmp_path, capsys):
 
 
 def test_padded_checkpoint_must_hold_the_vocabulary():
-    """A checkpoint's table of other rows than the vocabulary's is refused,
-    not padded."""
+    """A checkpoint's table of other rows than the vocabulary's (or the
+    padded vocabulary's, taken as it is) is refused, not padded."""
     cfg = hf_twin(GEN["gpt2_padded"])
-    tensors = hf.to_checkpoint(cfg, weights_for(cfg))
-    for rows in (90, 104):
+    w = weights_for(cfg)
+    tensors = hf.to_checkpoint(cfg, w)
+    stored_padded = {**tensors, "transformer.wte.weight": w["wte.weight"]}
+    np.testing.assert_array_equal(hf.from_checkpoint(cfg, stored_padded)["wte.weight"], w["wte.weight"])
+    for rows in (90, 105):
         bad = {**tensors, "transformer.wte.weight": np.zeros((rows, 64), np.float32)}
         with pytest.raises(ValueError, match=rf"'wte.weight' is \({rows}, 64\) in the checkpoint; "
-                                             r"the model pads \(97, 64\) to \(104, 64\)"):
+                                             r"the model takes \(97, 64\) \(or \(104, 64\), padded\)"):
             hf.from_checkpoint(cfg, bad)
 
 

@@ -103,15 +103,16 @@ def as_checkpoint(cfg: ModelConfig, weights: dict) -> dict:
 
 def as_graph(cfg: ModelConfig, weights: dict) -> dict:
     """A checkpoint's weights (tpmlir names) in the graph's shapes: zero rows
-    after a padded vocabulary's, as tp-run pads them."""
+    after a padded vocabulary's, as tp-run pads them (a table stored padded,
+    as Megatron-LM stores one, is taken as it is)."""
     import numpy as np
     shapes, stored = dict(param_specs(cfg)), checkpoint_shapes(cfg)
     out = {}
     for k, v in weights.items():
-        if k in stored:
+        if k in stored and tuple(v.shape) != shapes[k]:  # stored padded: as it is
             if tuple(v.shape) != stored[k]:  # as tp-run, which pads only these
-                raise ValueError(f"'{k}' is {tuple(v.shape)} in the checkpoint; the model pads "
-                                 f"{stored[k]} to {shapes[k]}")
+                raise ValueError(f"'{k}' is {tuple(v.shape)} in the checkpoint; the model takes "
+                                 f"{stored[k]} (or {shapes[k]}, padded)")
             v = np.pad(v, [(0, full - n) for full, n in zip(shapes[k], v.shape)])
         out[k] = v
     return out

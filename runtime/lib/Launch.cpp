@@ -283,7 +283,8 @@ tensorsInFileOrder(const std::vector<SafetensorsFile> &checkpoints) {
 }
 
 /// The shape a checkpoint holds `arg` in: padded by the loader to the
-/// model's when the manifest says so.
+/// model's when the manifest says so (a checkpoint stored padded, as
+/// Megatron-LM stores one, is taken as it is too).
 static const std::vector<int64_t> &storedShape(const ManifestArg &arg) {
   return arg.checkpointShape ? *arg.checkpointShape : arg.shape;
 }
@@ -381,11 +382,11 @@ void bindWeights(const ManifestFunction &function,
     if (tensor->dtype != dtype)
       errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
                        ", the model takes " + dtype);
-    else if (tensor->shape != storedShape(arg))
+    else if (tensor->shape != storedShape(arg) && tensor->shape != arg.shape)
       errors.push_back(
           where + " in '" + path + "' has shape " + formatShape(tensor->shape) +
           ", the model takes " + formatShape(storedShape(arg)) +
-          (arg.checkpointShape ? " (padded to " + formatShape(arg.shape) + ")"
+          (arg.checkpointShape ? " (or " + formatShape(arg.shape) + ", padded)"
                                : ""));
   }
 }
@@ -740,9 +741,10 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
       }
       // A padded weight (a vocabulary the ranks divide only padded) is
       // padded whole, then sliced.
+      bool pad = weight && arg.checkpointShape && weight->shape != arg.shape;
       Expected<AlignedBuffer> padded = AlignedBuffer();
       TensorInfo paddedTensor;
-      if (weight && arg.checkpointShape) {
+      if (pad) {
         padded = padTensor(*weight, arg.shape);
         if (!padded) {
           errors.push_back(padded.status().message());
@@ -756,10 +758,10 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
         binding.files[i]->release(*weight);
       }
       const TensorInfo &tensor =
-          input ? inputTensor : (arg.checkpointShape ? paddedTensor : *weight);
+          input ? inputTensor : (pad ? paddedTensor : *weight);
       Expected<SlicedTensor> slice =
           sliceTensor(tensor, arg.shard, rank, worldSize);
-      if (!input && !arg.checkpointShape)
+      if (!input && !pad)
         binding.files[i]->release(tensor);
       if (!slice) {
         errors.push_back(slice.status().message());

@@ -30,7 +30,8 @@
  * what this rank's program takes. "checkpoint_shape" (absent: `shape`) is
  * the shape the checkpoint stores a tensor in that the model takes padded
  * with zeros after it in each dimension (tp.checkpoint_shape in the IR: a
- * vocabulary padded so that the ranks divide it); the launcher pads it. A shard
+ * vocabulary padded so that the ranks divide it); the launcher pads it (a
+ * checkpoint may store it padded too). A shard
  * {dim, outer} reads dimension `dim` of the full tensor as [outer, D/outer] and
  * gives rank r part r of N contiguous parts of every one of the `outer` blocks
  * (tp.shard in the IR). A shard may add "replicas": R (absent: 1): then each
