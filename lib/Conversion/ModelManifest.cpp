@@ -151,8 +151,7 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
             .first[0];
     // A padded table: the ids lie in the checkpoint's rows.
     if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
-            tableArg.getArgNumber(), TPDialect::getCheckpointShapeAttrName());
-        stored && !stored.empty())
+            tableArg.getArgNumber(), TPDialect::getCheckpointShapeAttrName()))
       vocab = stored[0];
   }
   llvm::json::Array args, results;
@@ -196,7 +195,7 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         {"shard", std::move(shardJson)}};
     if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
             i, TPDialect::getCheckpointShapeAttrName())) {
-      if (stored.size() != full.size() ||
+      if (size_t(stored.size()) != full.size() ||
           llvm::any_of(llvm::zip(stored.asArrayRef(), full), [](auto pair) {
             return std::get<0>(pair) > std::get<1>(pair);
           }))

@@ -107,10 +107,7 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
         getShape(entry, "checkpoint_shape", named);
     if (!stored)
       return stored.status();
-    bool pads = stored->size() == arg.shape.size();
-    for (size_t d = 0; pads && d < stored->size(); ++d)
-      pads = (*stored)[d] >= 1 && (*stored)[d] <= arg.shape[d];
-    if (!pads)
+    if (!padsTo(*stored, arg.shape))
       return manifestError(named, "'checkpoint_shape' " + formatShape(*stored) +
                                       " is not padded to " +
                                       formatShape(arg.shape));

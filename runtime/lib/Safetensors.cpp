@@ -250,21 +250,26 @@ void SafetensorsFile::release(const TensorInfo &tensor) const {
                 MADV_DONTNEED);
 }
 
+bool padsTo(const std::vector<int64_t> &inner,
+            const std::vector<int64_t> &shape) {
+  if (inner.size() != shape.size() || inner.empty())
+    return false;
+  for (size_t d = 0; d < inner.size(); ++d)
+    if (inner[d] < 1 || inner[d] > shape[d])
+      return false;
+  return true;
+}
+
 Expected<AlignedBuffer> padTensor(const TensorInfo &tensor,
                                   const std::vector<int64_t> &shape) {
   size_t rank = shape.size();
-  bool fits = tensor.shape.size() == rank && rank > 0;
-  for (size_t d = 0; fits && d < rank; ++d)
-    fits = tensor.shape[d] <= shape[d];
-  if (!fits)
+  if (!padsTo(tensor.shape, shape))
     return Status(TPRT_ERR_INVALID_ARGUMENT,
                   "tensor '" + tensor.name + "' of shape " +
                       formatShape(tensor.shape) + " does not pad to " +
                       formatShape(shape));
   AlignedBuffer padded(size_t(numElements(shape)) * tensor.elementSize,
                        /*zero=*/true);
-  if (numElements(tensor.shape) == 0)
-    return padded;
   // Row by row of the last dimension: `at` counts through the tensor's
   // leading dimensions.
   size_t row = size_t(tensor.shape[rank - 1]) * tensor.elementSize;

@@ -248,19 +248,24 @@ static LogicalResult propagateLinalg(linalg::LinalgOp op,
   // a rank's own positions. A body that reads a tensor from outside (a
   // gather from a table) is left out: the global index would read a table
   // another region may cut.
-  bool readsOutside = false;
-  op.getBlock()->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      readsOutside |= isa<ShapedType>(v.getType()) &&
-                      !op->isAncestor(v.getParentBlock()->getParentOp());
-  });
-  bool globalIndex = !reduction && loopCut.outer == 1 && w < 0 && !readsOutside;
+  auto readsOutside = [&] {
+    WalkResult found = op.getBlock()->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (isa<ShapedType>(v.getType()) &&
+            !op->isAncestor(v.getParentBlock()->getParentOp()))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return found.wasInterrupted();
+  };
   for (int64_t cutLoop : {static_cast<int64_t>(l), w}) {
     bool usesIndex = false;
     op.getBlock()->walk([&](linalg::IndexOp index) {
       usesIndex |= static_cast<int64_t>(index.getDim()) == cutLoop;
     });
-    if (usesIndex && !(cutLoop == l && globalIndex))
+    bool globalIndex = cutLoop == l && !reduction && loopCut.outer == 1 &&
+                       w < 0 && !readsOutside();
+    if (usesIndex && !globalIndex)
       return state.fail(op, llvm::formatv("reads the index of cut loop {0}, "
                                           "which differs between ranks",
                                           cutLoop));

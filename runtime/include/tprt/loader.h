@@ -182,9 +182,14 @@ Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
                                           const std::optional<Shard> &shard,
                                           int64_t worldSize);
 
-/// `tensor` at the start of a zeroed buffer of `shape` (no smaller than
-/// the tensor in any dimension, of its rank): a checkpoint's tensor as a
-/// model that takes it padded reads it.
+/// Whether `shape` holds `inner` at its start: the same rank, no size
+/// smaller, every size of `inner` positive (a padded tensor's).
+bool padsTo(const std::vector<int64_t> &inner,
+            const std::vector<int64_t> &shape);
+
+/// `tensor` at the start of a zeroed buffer of `shape` (padsTo the
+/// tensor's): a checkpoint's tensor as a model that takes it padded reads
+/// it.
 Expected<AlignedBuffer> padTensor(const TensorInfo &tensor,
                                   const std::vector<int64_t> &shape);
 
