@@ -3,10 +3,11 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from tpmlir import reference
 from tpmlir.build import main
-from tpmlir.checkpoint import load_safetensors, save_safetensors
+from tpmlir.checkpoint import bf16_bits, load_safetensors, save_safetensors
 from tpmlir.config import tiny_llama
 from tpmlir.params import param_specs
 
@@ -54,3 +55,22 @@ def test_safetensors_round_trip(tmp_path):
         np.testing.assert_array_equal(back[k], t[k])
     with open(path, "rb") as f:
         assert int.from_bytes(f.read(8), "little") % 8 == 0
+
+
+def test_safetensors_in_bf16_and_f16(tmp_path):
+    # Ties round to even; NaN stays NaN; the reader widens both to float32.
+    bits = np.array([0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF, 0xFFC00000], np.uint32)
+    np.testing.assert_array_equal(bf16_bits(bits.view(np.float32)),
+                                  np.array([0x3F80, 0x3F82, 0x3F81, 0x7F80, 0xFFC0], np.uint16))
+    a = np.array([[1.0, -2.5, 1 + 2.0**-12, 65504.0, 2.0**-24]], np.float32)
+    path = str(tmp_path / "t.safetensors")
+    for floats, exact in (("BF16", lambda x: (bf16_bits(x).astype(np.uint32) << 16).view(np.float32)),
+                          ("F16", lambda x: x.astype(np.float16).astype(np.float32))):
+        written = save_safetensors(path, {"a": a, "ids": np.arange(3)}, floats=floats)
+        assert written == 2 * a.size + 8 * 3
+        back = load_safetensors(path)
+        assert back["a"].dtype == np.float32 and back["ids"].dtype == np.int64
+        np.testing.assert_array_equal(back["a"], exact(a))
+    assert not np.array_equal(back["a"], a)  # 1 + 2**-12 is not an F16
+    with pytest.raises(ValueError, match="floats must be F32, BF16 or F16"):
+        save_safetensors(path, {"a": a}, floats="F64")

@@ -17,7 +17,21 @@ _DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
 
 
-def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None):
+def bf16_bits(a: np.ndarray) -> np.ndarray:
+    """The bfloat16 bits (uint16) of float32 `a`, rounded to nearest even (NaN
+    stays a quiet NaN), as torch's .to(torch.bfloat16) rounds."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+    return np.where(np.isnan(a), (bits >> 16).astype(np.uint16) | np.uint16(0x40), rounded)
+
+
+def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None,
+                     floats: str = "F32"):
+    """Writes `tensors`; float32 ones as `floats`: F32, or BF16 or F16 (rounded
+    to nearest even), the dtypes Hugging Face checkpoints ship in. Returns
+    the bytes of tensor data written."""
+    if floats not in ("F32", "BF16", "F16"):
+        raise ValueError(f"floats must be F32, BF16 or F16, not {floats!r}")
     header: dict = {"__metadata__": dict(metadata)} if metadata else {}
     blobs, offset = [], 0
     # Data in the dict's order: a graph without tp.name binds its weights by
@@ -27,8 +41,13 @@ def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[s
         a = a.astype(a.dtype.newbyteorder("<"), copy=False)
         if a.dtype not in _NAMES:
             raise ValueError(f"{name}: unsupported dtype {a.dtype}")
+        dtype = _NAMES[a.dtype]
+        if dtype == "F32" and floats == "BF16":
+            a, dtype = bf16_bits(a).astype("<u2"), "BF16"
+        elif dtype == "F32" and floats == "F16":
+            a, dtype = a.astype("<f2"), "F16"
         data = a.tobytes()
-        header[name] = {"dtype": _NAMES[a.dtype], "shape": list(a.shape),
+        header[name] = {"dtype": dtype, "shape": list(a.shape),
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
@@ -39,6 +58,7 @@ def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[s
         f.write(text)
         for data in blobs:
             f.write(data)
+    return offset
 
 
 def read_json(path: str) -> dict:
@@ -83,7 +103,8 @@ def read_safetensors_names(path: str) -> list[str]:
 
 
 def load_safetensors(path: str) -> dict[str, np.ndarray]:
-    """Every tensor of the file; BF16 ones widened to float32."""
+    """Every tensor of the file; BF16 and F16 ones widened to float32 (as
+    tp-run widens them for a model that takes F32)."""
     with open(path, "rb") as f:
         header, base = _header(f)
         f.seek(0)
@@ -96,6 +117,8 @@ def load_safetensors(path: str) -> dict[str, np.ndarray]:
         data = raw[base + begin:base + end]
         if info["dtype"] == "BF16":  # the top half of a float32
             a = (np.frombuffer(data, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        elif info["dtype"] == "F16":
+            a = np.frombuffer(data, dtype="<f2").astype(np.float32)
         elif info["dtype"] in _DTYPES:
             a = np.frombuffer(data, dtype=_DTYPES[info["dtype"]]).copy()
         else:
@@ -122,27 +145,29 @@ def load_model_dir(model_dir: str) -> dict[str, np.ndarray]:
     return load_safetensors(single)
 
 
-def save_model_dir(model_dir: str, config: dict, tensors: dict[str, np.ndarray], shards: int = 1) -> list[str]:
+def save_model_dir(model_dir: str, config: dict, tensors: dict[str, np.ndarray], shards: int = 1,
+                   floats: str = "F32") -> list[str]:
     """Writes config.json and the tensors as model.safetensors, or (shards > 1)
     as model-0000k-of-0000n.safetensors with model.safetensors.index.json, the
-    way save_pretrained does. Returns the safetensors files written."""
+    way save_pretrained does, float32 tensors as `floats` (save_safetensors).
+    Returns the safetensors files written."""
     os.makedirs(model_dir, exist_ok=True)
     with open(os.path.join(model_dir, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     names = list(tensors)
     if shards <= 1:
         path = os.path.join(model_dir, "model.safetensors")
-        save_safetensors(path, tensors, {"format": "pt"})
+        save_safetensors(path, tensors, {"format": "pt"}, floats)
         return [path]
     per = -(-len(names) // shards)
     files, weight_map, total = [], {}, 0
     for k in range(shards):
         part = names[k * per:(k + 1) * per]
         file = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
-        save_safetensors(os.path.join(model_dir, file), {n: tensors[n] for n in part}, {"format": "pt"})
+        total += save_safetensors(os.path.join(model_dir, file), {n: tensors[n] for n in part},
+                                  {"format": "pt"}, floats)
         files.append(os.path.join(model_dir, file))
         weight_map.update({n: file for n in part})
-        total += sum(np.asarray(tensors[n]).nbytes for n in part)
     with open(os.path.join(model_dir, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
     return files

@@ -254,7 +254,8 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
   return errors;
 }
 
-/// The checkpoint dtype of a manifest dtype (bf16 is converted from F32).
+/// The checkpoint dtype of a manifest dtype (bf16 is converted from F32;
+/// F32 may be stored narrower: widensToF32).
 static std::string checkpointDtype(const std::string &dtype) {
   if (dtype == "i64")
     return "I64";
@@ -379,9 +380,11 @@ void bindWeights(const ManifestFunction &function,
     }
     const std::string &path = binding.files[i]->path();
     std::string dtype = checkpointDtype(arg.dtype);
-    if (tensor->dtype != dtype)
+    if (tensor->dtype != dtype &&
+        !(dtype == "F32" && widensToF32(tensor->dtype)))
       errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
-                       ", the model takes " + dtype);
+                       ", the model takes " + dtype +
+                       (dtype == "F32" ? " (or BF16, F16)" : ""));
     else if (tensor->shape != storedShape(arg) && tensor->shape != arg.shape)
       errors.push_back(
           where + " in '" + path + "' has shape " + formatShape(tensor->shape) +
@@ -768,9 +771,14 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
         out.buffers.emplace_back();
         continue;
       }
-      if (arg.dtype == "bf16")
-        slice->buffer =
-            toBf16(slice->buffer, size_t(numElements(slice->shape)));
+      // A BF16 checkpoint's tensor is a bf16 weight as it is; other
+      // narrow floats are widened (and narrowed again for a bf16 one).
+      size_t count = size_t(numElements(slice->shape));
+      bool asIs = arg.dtype == "bf16" && tensor.dtype == "BF16";
+      if (widensToF32(tensor.dtype) && !asIs)
+        slice->buffer = widenToF32(slice->buffer, count, tensor.dtype);
+      if (arg.dtype == "bf16" && !asIs)
+        slice->buffer = toBf16(slice->buffer, count);
       if (arg.layout != ManifestArg::Layout::Rows)
         slice->buffer = inPanels(slice->buffer, arg.localShape, arg.layout);
       if (!input)

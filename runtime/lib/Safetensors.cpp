@@ -31,6 +31,31 @@ std::optional<size_t> dtypeSize(const std::string &dtype) {
   return it->second;
 }
 
+bool widensToF32(const std::string &dtype) {
+  return dtype == "BF16" || dtype == "F16";
+}
+
+AlignedBuffer widenToF32(const AlignedBuffer &narrow, size_t count,
+                         const std::string &dtype) {
+  AlignedBuffer wide(count * sizeof(float));
+  const uint16_t *in = narrow.as<uint16_t>();
+  float *out = wide.as<float>();
+  if (dtype == "BF16") {
+    // The top half of a float32.
+    for (size_t i = 0; i < count; ++i) {
+      uint32_t bits = uint32_t(in[i]) << 16;
+      std::memcpy(&out[i], &bits, sizeof(float));
+    }
+    return wide;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    _Float16 half;
+    std::memcpy(&half, &in[i], sizeof(half));
+    out[i] = float(half);
+  }
+  return wide;
+}
+
 namespace {
 
 /// Reads one tensor entry of the header; `dataSize` is the data area's

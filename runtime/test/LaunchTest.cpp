@@ -271,8 +271,7 @@ std::string writeCheckpoint(
   for (const auto &[name, shape] : tensors) {
     size_t count = size_t(tprt::numElements(shape));
     std::string bytes = floatBytes(std::vector<float>(count, fill));
-    if (dtype == "F16")
-      bytes.resize(count * 2);
+    bytes.resize(count * *tprt::dtypeSize(dtype));
     header += std::string(header.size() > 1 ? ", " : "") + "\"" + name +
               "\": {\"dtype\": \"" + dtype +
               "\", \"shape\": " + tprt::formatShape(shape) +
@@ -315,11 +314,12 @@ TEST(Launch, BindingProblemsNameTheTensor) {
                            "' has no tensor 'w2' (argument 2); unused "
                            "tensors of shape [6, 4]: 'mlp.w2'");
 
-  // In two checkpoints; F16.
+  // In two checkpoints; F64 (BF16 and F16 are widened, F64 is not
+  // narrowed).
   std::string a = writeCheckpoint(tempPath("a.safetensors"),
                                   {{"w1", {4, 6}}, {"w2", {6, 4}}});
   std::string b =
-      writeCheckpoint(tempPath("b.safetensors"), {{"w2", {6, 4}}}, 1, "F16");
+      writeCheckpoint(tempPath("b.safetensors"), {{"w2", {6, 4}}}, 1, "F64");
   errors.clear();
   EXPECT_EQ(bind(m, {a, b}, binding, errors), std::nullopt);
   ASSERT_EQ(errors.size(), 1u);
@@ -329,7 +329,14 @@ TEST(Launch, BindingProblemsNameTheTensor) {
   EXPECT_EQ(bind(m, {b}, binding, errors), std::nullopt);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[1], "tensor 'w2' (argument 2) in '" + b +
-                           "' is F16, the model takes F32");
+                           "' is F64, the model takes F32 (or BF16, F16)");
+  for (const char *narrow : {"BF16", "F16"}) {
+    b = writeCheckpoint(tempPath("b.safetensors"),
+                        {{"w1", {4, 6}}, {"w2", {6, 4}}}, 1, narrow);
+    errors.clear();
+    EXPECT_EQ(bind(m, {b}, binding, errors), std::nullopt);
+    EXPECT_TRUE(errors.empty()) << narrow << ": " << errors[0];
+  }
 
   // An unreadable checkpoint stops the binding.
   std::optional<std::string> fatal =

@@ -5,6 +5,7 @@
 #include "tprt/loader.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include <sys/stat.h>
@@ -295,6 +296,39 @@ TEST(Pad, RefusesAShapeThatDoesNotHoldTheTensor) {
               std::string::npos)
         << padded.status().message();
   }
+}
+
+TEST(Widen, Bf16AndF16ToFloat32Exactly) {
+  // Normal, negative, signed zero, the smallest subnormal, the largest
+  // finite, infinities and NaN of each.
+  auto widen = [](std::vector<uint16_t> bits, const std::string &dtype) {
+    tprt::AlignedBuffer narrow(bits.size() * sizeof(uint16_t));
+    std::memcpy(narrow.data(), bits.data(), narrow.size());
+    tprt::AlignedBuffer wide = tprt::widenToF32(narrow, bits.size(), dtype);
+    return std::vector<float>(wide.as<float>(), wide.as<float>() + bits.size());
+  };
+  std::vector<float> got =
+      widen({0x3f80, 0xc020, 0x8000, 0x0001, 0x7f7f, 0xff80, 0x7fc0}, "BF16");
+  EXPECT_EQ(got[0], 1.0f);
+  EXPECT_EQ(got[1], -2.5f);
+  EXPECT_TRUE(got[2] == 0.0f && std::signbit(got[2]));
+  EXPECT_EQ(got[3], std::ldexp(1.0f, -133));
+  EXPECT_EQ(got[4], std::ldexp(255.0f, 120));
+  EXPECT_EQ(got[5], -INFINITY);
+  EXPECT_TRUE(std::isnan(got[6]));
+  got = widen({0x3c00, 0xc100, 0x8000, 0x0001, 0x03ff, 0x7bff, 0x7c00, 0x7e00},
+              "F16");
+  EXPECT_EQ(got[0], 1.0f);
+  EXPECT_EQ(got[1], -2.5f);
+  EXPECT_TRUE(got[2] == 0.0f && std::signbit(got[2]));
+  EXPECT_EQ(got[3], std::ldexp(1.0f, -24));
+  EXPECT_EQ(got[4], std::ldexp(1023.0f, -24));
+  EXPECT_EQ(got[5], 65504.0f);
+  EXPECT_EQ(got[6], INFINITY);
+  EXPECT_TRUE(std::isnan(got[7]));
+  EXPECT_TRUE(tprt::widensToF32("BF16") && tprt::widensToF32("F16"));
+  EXPECT_FALSE(tprt::widensToF32("F32") || tprt::widensToF32("F64") ||
+               tprt::widensToF32("F8_E4M3"));
 }
 
 TEST(Slice, WithoutAShardCopiesTheWholeTensor) {

@@ -123,6 +123,16 @@ Status checkSharedObject(const std::string &path);
 /// Bytes per element of a safetensors dtype ("F32" -> 4), none if unknown.
 std::optional<size_t> dtypeSize(const std::string &dtype);
 
+/// Whether a checkpoint's floats of safetensors dtype `dtype` are widened to
+/// float32 for a model that takes F32: "BF16" and "F16", the dtypes Hugging
+/// Face checkpoints (Llama, Qwen2, Mistral) ship in.
+bool widensToF32(const std::string &dtype);
+
+/// `count` elements of `narrow` (BF16 or F16, widensToF32) as float32, each
+/// exactly (both are subsets of float32).
+AlignedBuffer widenToF32(const AlignedBuffer &narrow, size_t count,
+                         const std::string &dtype);
+
 /// "[2, 3]".
 std::string formatShape(const std::vector<int64_t> &shape);
 

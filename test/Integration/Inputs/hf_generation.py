@@ -1,9 +1,10 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3} S_MAX [VOCAB]
+  hf_generation.py model DIR {gpt2,llama,llama3} S_MAX [VOCAB [FLOATS]]
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
-      (default 96)
+      (default 96), the weights stored as FLOATS (F32, or BF16 or F16 as
+      Llama's and Qwen's checkpoints ship)
       (llama: 4 query heads, 2 kv heads, RoPE; llama3: the same with Llama
       3's rope_scaling, its original context 256 positions, so that of the
       8 frequencies of a head 3 stay, 1 is blended and 4 are divided by the
@@ -30,7 +31,7 @@ LLAMA3_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                   "high_freq_factor": 4.0, "original_max_position_embeddings": 256}
 
 
-def model(model_dir: str, family: str, s_max: int, vocab: int):
+def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
     if family == "gpt2":
         cfg = tiny_gpt2(vocab=vocab, names="hf_gpt2", name_prefix="", positions=s_max)
     elif family == "llama":
@@ -43,7 +44,9 @@ def model(model_dir: str, family: str, s_max: int, vocab: int):
     if cfg.tie_embeddings:
         w["wte.weight"] = w["wte.weight"] * np.float32(0.1)
     tensors = {k: v for k, v in hf.to_checkpoint(cfg, w).items() if not k.startswith("rope.")}
-    save_model_dir(model_dir, hf.hf_config(cfg), tensors, 1)
+    config = hf.hf_config(cfg)
+    config["torch_dtype"] = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[floats]
+    save_model_dir(model_dir, config, tensors, 1, floats)
 
 
 def prompt(model_dir: str, out: str, batch: int, length: int):
@@ -72,7 +75,8 @@ def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "model":
-        model(args[0], args[1], int(args[2]), int(args[3]) if len(args) > 3 else 96)
+        model(args[0], args[1], int(args[2]), int(args[3]) if len(args) > 3 else 96,
+              args[4] if len(args) > 4 else "F32")
     elif command == "prompt":
         prompt(args[0], args[1], int(args[2]), int(args[3]))
     elif command == "reference":

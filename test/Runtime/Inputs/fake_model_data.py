@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Inputs for the tp-run tests against runtime/test/FakeModel.c.
 
-  fake_model_data.py make DIR    writes x.npy, weights.safetensors, expected.npy
-                                 and the broken variants the refusal tests use
+  fake_model_data.py make DIR    writes x.npy, weights.safetensors, expected.npy,
+                                 the weights in F16 and the broken variants the
+                                 refusal tests use
   fake_model_data.py check Y E   compares two .npy files (fp32 tolerance)
   fake_model_data.py cut-elf SO OUT segment|sections
                                  writes SO truncated inside its executable
@@ -16,7 +17,7 @@ import sys
 
 import numpy as np
 
-DTYPES = {np.dtype("float32"): "F32", np.dtype("float16"): "F16"}
+DTYPES = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("float64"): "F64"}
 
 
 def safetensors_bytes(tensors):
@@ -69,7 +70,12 @@ def make(out):
           safetensors_bytes({"fc1.weight": fc1, "fc2.weight": fc2[:8]}))
     write(f"{out}/wrong_dtype.safetensors",
           safetensors_bytes({"fc1.weight": fc1,
-                             "fc2.weight": fc2.astype(np.float16)}))
+                             "fc2.weight": fc2.astype(np.float64)}))
+    # F16 weights, which tp-run widens, and the same values stored as F32.
+    half = {"fc1.weight": fc1.astype(np.float16), "fc2.weight": fc2.astype(np.float16)}
+    write(f"{out}/f16.safetensors", safetensors_bytes(half))
+    write(f"{out}/f16_widened.safetensors",
+          safetensors_bytes({k: v.astype(np.float32) for k, v in half.items()}))
     write(f"{out}/truncated.safetensors", good[: len(good) - 100])
     (length,) = struct.unpack("<Q", good[:8])
     write(f"{out}/corrupt_header.safetensors",
