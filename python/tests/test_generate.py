@@ -36,6 +36,10 @@ GEN = {
     "llama3_rope": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, rope_scaling=LLAMA3_SCALING),
     # GPT-2's vocabulary divides among no tp size; padded to a multiple of 8.
     "gpt2_padded": tiny_gpt2(vocab=97, batch=2, generate=10, keep_logits=True, pad_vocab=8),
+    # Qwen3: heads wider than d_model / heads (q 4 x 32 = 128 of d 64), each
+    # head of q and k RMS-normalized before RoPE, a tied head.
+    "qwen3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, head_dim=32, qk_norm=True,
+                        tie_embeddings=True),
 }
 
 
@@ -112,7 +116,7 @@ def test_two_functions_verify(mlir_opt, name):
     assert (f"[0, 0, 0, 0] [{b}, {kvh}, {cfg.seq}, {dh}] [1, 1, 1, 1] : tensor<{b}x{kvh}x{cfg.seq}x{dh}xf32> "
             f"into tensor<{b}x{kvh}x{smax}x{dh}xf32>") in _function(printed, "prefill")
     decode = _function(printed, "decode")
-    assert len(re.findall(r"tensor.insert_slice %\S+ into %\S+\[0, 0, %\S+, 0\] \[2, \d+, 1, 16\]", decode)) \
+    assert len(re.findall(rf"tensor.insert_slice %\S+ into %\S+\[0, 0, %\S+, 0\] \[2, \d+, 1, {dh}\]", decode)) \
         == 2 * cfg.layers
     assert f"tensor<{b}x{kvh}x1x{dh}xf32> into tensor<{b}x{kvh}x{smax}x{dh}xf32>" in decode
     # Decode attention batches over kv heads, a group's query heads as rows:
@@ -323,6 +327,8 @@ HF_DIRS = {
     "gpt2": ("gpt2", tiny_gpt2(vocab=96, names="hf_gpt2", name_prefix="", positions=32), 1),
     "qwen2": ("qwen2", tiny_llama(vocab=96, names="hf_llama", kv_heads=1, bias=False, qkv_bias=True,
                                   rope_theta=1e6), 3),
+    "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
+                                  rope_theta=1e6), 1),
 }
 
 
@@ -396,7 +402,8 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, mistral"),
+    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral"),
+    (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
     (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
      "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3)"),
     (dict(rope_scaling={"rope_type": "llama3", "factor": 8.0}),
@@ -406,7 +413,7 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
      "high_freq_factor (1) must be more than low_freq_factor (4)"),
     (dict(rope_scaling=[8.0]), "rope_scaling must be an object, not [8.0]"),
     (dict(hidden_act="gelu"), "hidden_act 'gelu'"),
-    (dict(head_dim=32), "head_dim 32 with 4 heads of hidden_size 64"),
+    (dict(head_dim=0), "'head_dim' must be a positive integer, not 0"),
     (dict(attention_bias=True), "attention_bias=True with mlp_bias=False"),
     (dict(max_position_embeddings=8), "16 positions are more than the model's 8"),
 ])

@@ -63,12 +63,13 @@ class _Builder:
             y = ir.pointwise(hint, [y, self.args[f"{name}.bias"]], lambda bd, a, c, o: bd.add(a, c))
         return y
 
-    def norm(self, x: Val, name: str, hint: str) -> Val:
+    def norm(self, x: Val, name: str, hint: str, norm: str | None = None) -> Val:
+        """cfg.norm (or `norm`) over the last dimension of x."""
         cfg, ir = self.cfg, self.ir
-        d, eps = float(cfg.d_model), cfg.eps
+        d, eps = float(x.shape[-1]), cfg.eps
         gamma = self.args[f"{name}.weight"]
-        row = (0, 1)  # a per-row statistic [B, S] read from the [B, S, D] loop
-        if cfg.norm == "rmsnorm":
+        row = tuple(range(len(x.shape) - 1))  # a per-row statistic, [B, S] of [B, S, D]
+        if (norm or cfg.norm) == "rmsnorm":
             sumsq = ir.reduce_last(hint + "_sumsq", [x], lambda b, v, acc: b.add(b.mul(v, v), acc), 0.0)
 
             def rms(b, v, ss, g, o):
@@ -232,6 +233,9 @@ class _Builder:
                 y = self.project(x, f"{a}.{n}", nh * Dh, f"{p}_{n}_proj")
                 return ir.expand(y, [[0], [1], [2, 3]], (B, S, nh, Dh), f"{p}_{n}")
             q, k, v = heads("q", H), heads("k", KVH), heads("v", KVH)
+        if cfg.qk_norm:  # per head, before RoPE (Qwen3)
+            q = self.norm(q, f"{a}.q_norm", f"{p}_q_norm", "rmsnorm")
+            k = self.norm(k, f"{a}.k_norm", f"{p}_k_norm", "rmsnorm")
         if cfg.rope:
             q, k = self.rope(q, f"{p}_q_rope"), self.rope(k, f"{p}_k_rope")
         if self.function != "forward":
@@ -433,13 +437,13 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
-_LATER_FIELDS = ("positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
+_LATER_FIELDS = ("head_dim", "qk_norm", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
                  "decode_attention", "names", "name_prefix")
 
 
 def describe(cfg: ModelConfig) -> str:
     """One-line summary used in generated file headers."""
-    defaults = ModelConfig(bias=cfg.bias)
+    defaults = ModelConfig(bias=cfg.bias, d_model=cfg.d_model, heads=cfg.heads)
     fields = ", ".join(f"{k}={getattr(cfg, k)}" for k in cfg.__dataclass_fields__
                        if k not in _LATER_FIELDS or getattr(cfg, k) != getattr(defaults, k))
     return f"// tpmlir ModelConfig({fields})"

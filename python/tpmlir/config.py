@@ -56,12 +56,22 @@ def rope_scaling_json(scaling) -> str:
     return json.dumps(out, sort_keys=True)
 
 
+def _positive(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     layers: int = 2
     d_model: int = 64
     heads: int = 4
     kv_heads: int | None = None  # None: same as heads (no GQA)
+    # Each head's width; None: d_model // heads. Qwen3 and Mistral-Nemo set it
+    # apart (q/k/v project to heads * head_dim, the output back to d_model).
+    head_dim: int | None = None
+    # RMSNorm over each head of q and of k, after the projection and before
+    # RoPE, with weights [head_dim] (Qwen3's q_norm / k_norm).
+    qk_norm: bool = False
     ffn: int = 256
     norm: str = "layernorm"
     activation: str = "gelu"
@@ -125,6 +135,9 @@ class ModelConfig:
     def __post_init__(self):
         if self.kv_heads is None:
             object.__setattr__(self, "kv_heads", self.heads)
+        if self.head_dim is None and _positive(self.heads) and _positive(self.d_model) \
+                and self.d_model % self.heads == 0:
+            object.__setattr__(self, "head_dim", self.d_model // self.heads)
         if self.qkv_bias is None:
             object.__setattr__(self, "qkv_bias", self.bias)
         if self.generate > 0 and self.vocab and not self.rope and not self.positions:
@@ -132,10 +145,6 @@ class ModelConfig:
         if self.rope_scaling:  # one spelling per scaling, so one config one graph
             object.__setattr__(self, "rope_scaling", rope_scaling_json(self.rope_scaling_params))
         self.validate()
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.heads
 
     @property
     def rope_tables_in_graph(self) -> bool:
@@ -171,6 +180,10 @@ class ModelConfig:
         # A config without GQA should stay without GQA when only `heads` changes.
         if "heads" in changes and "kv_heads" not in changes and self.kv_heads == self.heads:
             changes["kv_heads"] = None
+        # A head's width follows d_model / heads unless it was set apart.
+        if ("heads" in changes or "d_model" in changes) and "head_dim" not in changes \
+                and self.head_dim * self.heads == self.d_model:
+            changes["head_dim"] = None
         # Likewise the q/k/v biases follow `bias` unless they were set apart.
         if "bias" in changes and "qkv_bias" not in changes and self.qkv_bias == self.bias:
             changes["qkv_bias"] = None
@@ -185,9 +198,13 @@ class ModelConfig:
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
-        if self.d_model % self.heads:
+        if self.head_dim is None:  # __post_init__ derives it when heads divide d_model
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by heads={self.heads}")
+        if not _positive(self.head_dim):
+            raise ValueError(f"head_dim must be a positive integer, got {self.head_dim!r}")
+        if self.qk_norm and self.norm != "rmsnorm":
+            raise ValueError("qk_norm is an RMSNorm (norm='rmsnorm')")
         if self.kv_heads > self.heads or self.heads % self.kv_heads:
             raise ValueError(
                 f"heads={self.heads} must be a multiple of kv_heads={self.kv_heads}")

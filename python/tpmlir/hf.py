@@ -17,7 +17,7 @@ from .checkpoint import read_json, read_safetensors_names, read_weight_map
 from .config import ModelConfig, rope_scaling_json
 from .params import as_checkpoint, as_graph, checkpoint_names
 
-LLAMA_TYPES = ("llama", "qwen2", "mistral")
+LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral")
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
 
 
@@ -107,18 +107,20 @@ def _llama(hf: dict, model_type: str) -> dict:
     if _get(hf, "use_sliding_window", bool, False):
         raise _unsupported(model_type, "use_sliding_window")
     d, heads = _get(hf, "hidden_size", int), _get(hf, "num_attention_heads", int)
-    head_dim = _get(hf, "head_dim", int, d // heads)
-    if head_dim * heads != d:
-        raise _unsupported(model_type, f"head_dim {head_dim} with {heads} heads of hidden_size {d}")
     if model_type == "qwen2":  # biases on q, k and v only
         bias, qkv_bias = False, True
+    elif model_type == "qwen3":  # attention_bias would bias o_proj too, not the MLP
+        if _get(hf, "attention_bias", bool, False):
+            raise _unsupported(model_type, "attention_bias")
+        bias = qkv_bias = False
     else:
         attn, mlp = _get(hf, "attention_bias", bool, False), _get(hf, "mlp_bias", bool, False)
         if attn != mlp:
             raise _unsupported(model_type, f"attention_bias={attn} with mlp_bias={mlp}")
         bias = qkv_bias = bool(attn)
     return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=d, heads=heads,
-                kv_heads=_get(hf, "num_key_value_heads", int, heads), ffn=_get(hf, "intermediate_size", int),
+                kv_heads=_get(hf, "num_key_value_heads", int, heads), head_dim=_get(hf, "head_dim", int, None),
+                qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
                 norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias, qkv="separate",
                 weight_layout="out_in", rope=True, rope_theta=_get(hf, "rope_theta", float, 10000.0),
                 rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
@@ -127,8 +129,8 @@ def _llama(hf: dict, model_type: str) -> dict:
 
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     """The config.json of `cfg` (names hf_gpt2 or hf_llama); model_type picks
-    llama, qwen2 or mistral for the Llama family (default: qwen2 when only
-    q/k/v have biases, else llama)."""
+    llama, qwen2, qwen3 or mistral for the Llama family (default: qwen3 with
+    qk_norm, qwen2 when only q/k/v have biases, else llama)."""
     if cfg.names == "hf_gpt2":
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": cfg.d_model,
                 "n_head": cfg.heads, "n_layer": cfg.layers, "n_inner": cfg.ffn,
@@ -137,12 +139,14 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
                 "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.names != "hf_llama":
         raise ValueError(f"names={cfg.names!r} has no Hugging Face config (hf_gpt2 or hf_llama)")
-    model_type = model_type or ("qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
+    model_type = model_type or ("qwen3" if cfg.qk_norm else "qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
+    if cfg.qk_norm != (model_type == "qwen3"):
+        raise ValueError(f"{model_type} {'has no' if cfg.qk_norm else 'has'} q_norm/k_norm (qk_norm)")
     out = {"model_type": model_type,
            "architectures": [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
-                              "mistral": "MistralForCausalLM"}[model_type]],
+                              "qwen3": "Qwen3ForCausalLM", "mistral": "MistralForCausalLM"}[model_type]],
            "hidden_size": cfg.d_model, "num_attention_heads": cfg.heads,
-           "num_key_value_heads": cfg.kv_heads, "num_hidden_layers": cfg.layers,
+           "num_key_value_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "num_hidden_layers": cfg.layers,
            "intermediate_size": cfg.ffn, "vocab_size": cfg.vocab, "rms_norm_eps": cfg.eps,
            "rope_theta": cfg.rope_theta, "max_position_embeddings": max(cfg.generate, cfg.seq, 2048),
            "hidden_act": "silu", "tie_word_embeddings": cfg.tie_embeddings}
@@ -151,6 +155,9 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     if model_type == "qwen2":
         if cfg.bias or not cfg.qkv_bias:
             raise ValueError("qwen2 has biases on q, k and v only (bias=False, qkv_bias=True)")
+    elif model_type == "qwen3":
+        if cfg.bias or cfg.qkv_bias:
+            raise ValueError("qwen3 is modelled without biases (attention_bias false)")
     elif cfg.bias != cfg.qkv_bias:
         raise ValueError(f"{model_type} has biases on every projection or none")
     else:

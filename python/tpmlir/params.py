@@ -57,6 +57,8 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
         specs += _linear(cfg, f"{p}.attn.q", d, q_width, qb)
         specs += _linear(cfg, f"{p}.attn.k", d, kv_width, qb)
         specs += _linear(cfg, f"{p}.attn.v", d, kv_width, qb)
+    if cfg.qk_norm:
+        specs += [(f"{p}.attn.q_norm.weight", (cfg.head_dim,)), (f"{p}.attn.k_norm.weight", (cfg.head_dim,))]
     specs += _linear(cfg, f"{p}.attn.out", q_width, d, b)
     specs += _norm(cfg, f"{p}.ln_2")
     if cfg.activation == "swiglu":
@@ -163,6 +165,7 @@ _HF_GPT2 = {"ln_1": "ln_1", "ln_2": "ln_2", "attn.qkv": "attn.c_attn", "attn.out
 _HF_LLAMA = {"ln_1": "input_layernorm", "ln_2": "post_attention_layernorm",
              "attn.q": "self_attn.q_proj", "attn.k": "self_attn.k_proj",
              "attn.v": "self_attn.v_proj", "attn.out": "self_attn.o_proj",
+             "attn.q_norm": "self_attn.q_norm", "attn.k_norm": "self_attn.k_norm",
              "mlp.gate": "mlp.gate_proj", "mlp.up": "mlp.up_proj", "mlp.down": "mlp.down_proj"}
 
 

@@ -94,9 +94,10 @@ def _linear(cfg: ModelConfig, w: dict, name: str, x: np.ndarray, bias: bool | No
     return y
 
 
-def _norm(cfg: ModelConfig, w: dict, name: str, x: np.ndarray) -> np.ndarray:
-    d, eps = _f(cfg.d_model), _f(cfg.eps)
-    if cfg.norm == "rmsnorm":
+def _norm(cfg: ModelConfig, w: dict, name: str, x: np.ndarray, norm: str | None = None) -> np.ndarray:
+    """cfg.norm (or `norm`) over the last dimension of x."""
+    d, eps = _f(x.shape[-1]), _f(cfg.eps)
+    if (norm or cfg.norm) == "rmsnorm":
         ms = np.sum(x * x, axis=-1, keepdims=True) / d
         return x / np.sqrt(ms + eps) * w[f"{name}.weight"]
     mean = np.sum(x, axis=-1, keepdims=True) / d
@@ -124,9 +125,11 @@ def _qkv(cfg: ModelConfig, w: dict, i: int, x: np.ndarray):
     if cfg.qkv == "fused":
         qkv = _linear(cfg, w, f"{p}.qkv", x, qb).reshape(b, s, 3, h, dh)
         return qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-    return (_linear(cfg, w, f"{p}.q", x, qb).reshape(b, s, h, dh),
-            _linear(cfg, w, f"{p}.k", x, qb).reshape(b, s, kvh, dh),
-            _linear(cfg, w, f"{p}.v", x, qb).reshape(b, s, kvh, dh))
+    q = _linear(cfg, w, f"{p}.q", x, qb).reshape(b, s, h, dh)
+    k = _linear(cfg, w, f"{p}.k", x, qb).reshape(b, s, kvh, dh)
+    if cfg.qk_norm:  # per head, before RoPE (Qwen3)
+        q, k = _norm(cfg, w, f"{p}.q_norm", q, "rmsnorm"), _norm(cfg, w, f"{p}.k_norm", k, "rmsnorm")
+    return q, k, _linear(cfg, w, f"{p}.v", x, qb).reshape(b, s, kvh, dh)
 
 
 def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-LLAMA_TYPES = ("llama", "qwen2", "mistral")
+LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral")
 
 
 def _tensors(state: dict) -> dict[str, torch.Tensor]:
@@ -103,7 +103,9 @@ class GPT2:
 
 
 class Llama:
-    """LlamaForCausalLM's (and Qwen2's) forward with `past_key_values`."""
+    """LlamaForCausalLM's (and Qwen2's, Qwen3's, Mistral's) forward with
+    `past_key_values`. Qwen3 normalizes each head of q and k (q_norm, k_norm,
+    RMSNorm over head_dim) before RoPE."""
 
     def __init__(self, config: dict, state: dict):
         self.c = config
@@ -141,8 +143,11 @@ class Llama:
         for i in range(self.c["num_hidden_layers"]):
             p = f"model.layers.{i}"
             x = self._rms(h, f"{p}.input_layernorm")
-            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh).transpose(1, 2)
-            k = self._linear(x, f"{p}.self_attn.k_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
+            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh)
+            k = self._linear(x, f"{p}.self_attn.k_proj").view(b, s, self.kv_heads, self.dh)
+            if self.c["model_type"] == "qwen3":
+                q, k = self._rms(q, f"{p}.self_attn.q_norm"), self._rms(k, f"{p}.self_attn.k_norm")
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
             v = self._linear(x, f"{p}.self_attn.v_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
             q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
             if past:
