@@ -40,6 +40,9 @@ GEN = {
     # head of q and k RMS-normalized before RoPE, a tied head.
     "qwen3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, head_dim=32, qk_norm=True,
                         tie_embeddings=True),
+    # Phi-3: q|k|v in one weight, gate|up in one weight (Linear [out, in]).
+    "phi3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, kv_heads=4, qkv="fused",
+                       gate_up="fused"),
 }
 
 
@@ -327,6 +330,7 @@ HF_DIRS = {
     "gpt2": ("gpt2", tiny_gpt2(vocab=96, names="hf_gpt2", name_prefix="", positions=32), 1),
     "qwen2": ("qwen2", tiny_llama(vocab=96, names="hf_llama", kv_heads=1, bias=False, qkv_bias=True,
                                   rope_theta=1e6), 3),
+    "phi3": ("phi3", tiny_llama(vocab=96, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused"), 2),
     "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
                                   rope_theta=1e6), 1),
 }
@@ -402,7 +406,10 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral"),
+    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral, phi3"),
+    (dict(model_type="phi3"), "phi3: 2 kv heads of 4 in one qkv_proj is not supported"),
+    (dict(model_type="phi3", num_key_value_heads=4, partial_rotary_factor=0.75),
+     "phi3: partial_rotary_factor below 1 is not supported"),
     (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
     (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
      "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3)"),
@@ -568,7 +575,7 @@ def test_hf_checkpoint_errors(tmp_path, capsys):
     (dict(vocab=32, positions=4, seq=8), "positions=4 is fewer than the 8 positions"),
     (dict(vocab=32, positions=16, rope=True), "exclude each other"),
     (dict(vocab=32, names="hf_gpt2", qkv="separate"), "names='hf_gpt2' needs qkv='fused'"),
-    (dict(vocab=32, names="hf_llama"), "names='hf_llama' needs qkv='separate'"),
+    (dict(vocab=32, names="hf_llama"), "names='hf_llama' needs weight_layout='out_in'"),
     (dict(name_prefix=""), "name_prefix is an option of the Hugging Face names"),
     (dict(generate=-1), "generate must be 0 or a positive integer"),
     (dict(rope_scaling='{"type": "linear", "factor": 2}'), "rope_scaling is an option of rope"),

@@ -302,17 +302,23 @@ class _Builder:
     def mlp(self, x: Val, i: int) -> Val:
         cfg, ir = self.cfg, self.ir
         p, m = f"l{i}", f"h.{i}.mlp"
-        if cfg.activation == "swiglu":
-            gate = self.project(x, f"{m}.gate", cfg.ffn, f"{p}_gate")
+        if cfg.gate_up == "fused":  # [.., 2, ffn] read as its two blocks, as q|k|v
+            B, S, F = cfg.batch, self.seq, cfg.ffn
+            both = self.project(x, f"{m}.gate_up", 2 * F, f"{p}_gate_up")
+            both = ir.expand(both, [[0], [1], [2, 3]], (B, S, 2, F), f"{p}_gate_up_blocks")
+            gate, up = (ir.extract_slice(both, [0, 0, j, 0], [B, S, 1, F], [B, S, F], f"{p}_{n}")
+                        for j, n in enumerate(("gate", "up")))
+        else:
+            if cfg.activation == "swiglu":
+                gate = self.project(x, f"{m}.gate", cfg.ffn, f"{p}_gate")
             up = self.project(x, f"{m}.up", cfg.ffn, f"{p}_up")
-
+        if cfg.activation == "swiglu":
             def swiglu(b, g, u, o):
                 one = b.const(1.0)
                 sigmoid = b.div(one, b.add(one, b.math("exp", b.neg(g))))
                 return b.mul(b.mul(g, sigmoid), u)
             act = ir.pointwise(f"{p}_swiglu", [gate, up], swiglu)
         else:
-            up = self.project(x, f"{m}.up", cfg.ffn, f"{p}_up")
             def gelu(b, v, o):
                 inner = b.add(v, b.mul(b.mul(b.mul(v, v), v), b.const(0.044715)))
                 t = b.math("tanh", b.mul(inner, b.const(GELU_C)))
@@ -437,7 +443,7 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
-_LATER_FIELDS = ("head_dim", "qk_norm", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
+_LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
                  "decode_attention", "names", "name_prefix")
 
 

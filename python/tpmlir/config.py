@@ -13,6 +13,7 @@ _CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
     "activation": ("gelu", "swiglu"),
     "qkv": ("fused", "separate"),
+    "gate_up": ("separate", "fused"),
     "weight_layout": ("in_out", "out_in"),
     "names": ("tpmlir", "hf_gpt2", "hf_llama"),
     "softmax": ("named", "generic"),
@@ -73,6 +74,9 @@ class ModelConfig:
     # RoPE, with weights [head_dim] (Qwen3's q_norm / k_norm).
     qk_norm: bool = False
     ffn: int = 256
+    # swiglu's gate and up projections as two weights, or "fused": one
+    # [.., 2 * ffn], the gate's columns first (Phi-3's gate_up_proj).
+    gate_up: str = "separate"
     norm: str = "layernorm"
     activation: str = "gelu"
     bias: bool = True
@@ -213,6 +217,8 @@ class ModelConfig:
             raise ValueError(
                 f"qkv='fused' needs kv_heads == heads (got kv_heads={self.kv_heads}, "
                 f"heads={self.heads}); use qkv='separate' for GQA")
+        if self.gate_up == "fused" and self.activation != "swiglu":
+            raise ValueError("gate_up='fused' is an option of activation='swiglu'")
         if self.rope and self.head_dim % 2:
             raise ValueError(f"rope needs an even head_dim, got {self.head_dim}")
         if isinstance(self.vocab, bool) or not isinstance(self.vocab, int) or self.vocab < 0:
@@ -255,8 +261,8 @@ class ModelConfig:
         """Hugging Face names come with that family's layouts (params.py)."""
         need = {"hf_gpt2": dict(qkv="fused", weight_layout="in_out", norm="layernorm",
                                 activation="gelu", rope=False),
-                "hf_llama": dict(qkv="separate", weight_layout="out_in", norm="rmsnorm",
-                                 activation="swiglu", positions=0)}.get(self.names, {})
+                "hf_llama": dict(weight_layout="out_in", norm="rmsnorm", activation="swiglu",
+                                 positions=0)}.get(self.names, {})
         for field, value in need.items():
             if getattr(self, field) != value:
                 raise ValueError(f"names={self.names!r} needs {field}={value!r}, "

@@ -17,7 +17,7 @@ from .checkpoint import read_json, read_safetensors_names, read_weight_map
 from .config import ModelConfig, rope_scaling_json
 from .params import as_checkpoint, as_graph, checkpoint_names
 
-LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral")
+LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
 
 
@@ -57,10 +57,10 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
             fields, limit = _gpt2(hf), _get(hf, "n_positions", int, None)
         elif model_type in LLAMA_TYPES:
             fields, limit = _llama(hf, model_type), _get(hf, "max_position_embeddings", int, None)
-            # Mistral attends to the last sliding_window positions only (Qwen2
-            # only with use_sliding_window, refused): the same as attending
-            # to all of them as long as the cache holds no more.
-            window = _get(hf, "sliding_window", int, None) if model_type == "mistral" else None
+            # Mistral and Phi-3 attend to the last sliding_window positions
+            # only (Qwen2 only with use_sliding_window, refused): the same as
+            # attending to all of them as long as the cache holds no more.
+            window = _get(hf, "sliding_window", int, None) if model_type in ("mistral", "phi3") else None
         else:
             raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
     except ValueError as e:
@@ -113,6 +113,13 @@ def _llama(hf: dict, model_type: str) -> dict:
         if _get(hf, "attention_bias", bool, False):
             raise _unsupported(model_type, "attention_bias")
         bias = qkv_bias = False
+    elif model_type == "phi3":  # no biases; q|k|v and gate|up each one weight
+        kv_heads = _get(hf, "num_key_value_heads", int, heads)
+        if kv_heads != heads:  # the ranks' parts of unequal q, k, v sections: no one cut
+            raise _unsupported(model_type, f"{kv_heads} kv heads of {heads} in one qkv_proj")
+        if _get(hf, "partial_rotary_factor", float, 1.0) != 1.0:
+            raise _unsupported(model_type, "partial_rotary_factor below 1")
+        bias = qkv_bias = False
     else:
         attn, mlp = _get(hf, "attention_bias", bool, False), _get(hf, "mlp_bias", bool, False)
         if attn != mlp:
@@ -121,7 +128,9 @@ def _llama(hf: dict, model_type: str) -> dict:
     return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=d, heads=heads,
                 kv_heads=_get(hf, "num_key_value_heads", int, heads), head_dim=_get(hf, "head_dim", int, None),
                 qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
-                norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias, qkv="separate",
+                qkv="fused" if model_type == "phi3" else "separate",
+                gate_up="fused" if model_type == "phi3" else "separate",
+                norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias,
                 weight_layout="out_in", rope=True, rope_theta=_get(hf, "rope_theta", float, 10000.0),
                 rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
                 tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
@@ -129,8 +138,9 @@ def _llama(hf: dict, model_type: str) -> dict:
 
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     """The config.json of `cfg` (names hf_gpt2 or hf_llama); model_type picks
-    llama, qwen2, qwen3 or mistral for the Llama family (default: qwen3 with
-    qk_norm, qwen2 when only q/k/v have biases, else llama)."""
+    llama, qwen2, qwen3, mistral or phi3 for the Llama family (default: qwen3
+    with qk_norm, phi3 with q|k|v fused, qwen2 when only q/k/v have biases,
+    else llama)."""
     if cfg.names == "hf_gpt2":
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": cfg.d_model,
                 "n_head": cfg.heads, "n_layer": cfg.layers, "n_inner": cfg.ffn,
@@ -139,12 +149,18 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
                 "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.names != "hf_llama":
         raise ValueError(f"names={cfg.names!r} has no Hugging Face config (hf_gpt2 or hf_llama)")
-    model_type = model_type or ("qwen3" if cfg.qk_norm else "qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
+    model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv == "fused"
+                                else "qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
     if cfg.qk_norm != (model_type == "qwen3"):
         raise ValueError(f"{model_type} {'has no' if cfg.qk_norm else 'has'} q_norm/k_norm (qk_norm)")
+    fused = cfg.qkv == "fused" and cfg.gate_up == "fused"
+    if fused != (model_type == "phi3") or cfg.qkv != cfg.gate_up:
+        raise ValueError(f"{model_type} {'fuses' if model_type == 'phi3' else 'fuses neither'} q|k|v and gate|up "
+                         f"(qkv={cfg.qkv!r}, gate_up={cfg.gate_up!r})")
     out = {"model_type": model_type,
            "architectures": [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
-                              "qwen3": "Qwen3ForCausalLM", "mistral": "MistralForCausalLM"}[model_type]],
+                              "qwen3": "Qwen3ForCausalLM", "mistral": "MistralForCausalLM",
+                              "phi3": "Phi3ForCausalLM"}[model_type]],
            "hidden_size": cfg.d_model, "num_attention_heads": cfg.heads,
            "num_key_value_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "num_hidden_layers": cfg.layers,
            "intermediate_size": cfg.ffn, "vocab_size": cfg.vocab, "rms_norm_eps": cfg.eps,
@@ -155,9 +171,9 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     if model_type == "qwen2":
         if cfg.bias or not cfg.qkv_bias:
             raise ValueError("qwen2 has biases on q, k and v only (bias=False, qkv_bias=True)")
-    elif model_type == "qwen3":
+    elif model_type in ("qwen3", "phi3"):
         if cfg.bias or cfg.qkv_bias:
-            raise ValueError("qwen3 is modelled without biases (attention_bias false)")
+            raise ValueError(f"{model_type} is modelled without biases")
     elif cfg.bias != cfg.qkv_bias:
         raise ValueError(f"{model_type} has biases on every projection or none")
     else:

@@ -61,9 +61,12 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
         specs += [(f"{p}.attn.q_norm.weight", (cfg.head_dim,)), (f"{p}.attn.k_norm.weight", (cfg.head_dim,))]
     specs += _linear(cfg, f"{p}.attn.out", q_width, d, b)
     specs += _norm(cfg, f"{p}.ln_2")
-    if cfg.activation == "swiglu":
-        specs += _linear(cfg, f"{p}.mlp.gate", d, f, b)
-    specs += _linear(cfg, f"{p}.mlp.up", d, f, b)
+    if cfg.gate_up == "fused":
+        specs += _linear(cfg, f"{p}.mlp.gate_up", d, 2 * f, b)
+    else:
+        if cfg.activation == "swiglu":
+            specs += _linear(cfg, f"{p}.mlp.gate", d, f, b)
+        specs += _linear(cfg, f"{p}.mlp.up", d, f, b)
     specs += _linear(cfg, f"{p}.mlp.down", f, d, b)
     return specs
 
@@ -166,6 +169,7 @@ _HF_LLAMA = {"ln_1": "input_layernorm", "ln_2": "post_attention_layernorm",
              "attn.q": "self_attn.q_proj", "attn.k": "self_attn.k_proj",
              "attn.v": "self_attn.v_proj", "attn.out": "self_attn.o_proj",
              "attn.q_norm": "self_attn.q_norm", "attn.k_norm": "self_attn.k_norm",
+             "attn.qkv": "self_attn.qkv_proj", "mlp.gate_up": "mlp.gate_up_proj",  # Phi-3
              "mlp.gate": "mlp.gate_proj", "mlp.up": "mlp.up_proj", "mlp.down": "mlp.down_proj"}
 
 

@@ -159,9 +159,12 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 def _mlp(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
     p = f"h.{i}.mlp"
-    up = _linear(cfg, w, f"{p}.up", x)
+    if cfg.gate_up == "fused":
+        gate, up = np.split(_linear(cfg, w, f"{p}.gate_up", x), 2, axis=-1)
+    else:
+        up = _linear(cfg, w, f"{p}.up", x)
+        gate = _linear(cfg, w, f"{p}.gate", x) if cfg.activation == "swiglu" else None
     if cfg.activation == "swiglu":
-        gate = _linear(cfg, w, f"{p}.gate", x)
         act = gate / (_f(1.0) + np.exp(-gate)) * up
     else:
         act = _gelu(up)

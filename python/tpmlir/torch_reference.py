@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral")
+LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
 
 
 def _tensors(state: dict) -> dict[str, torch.Tensor]:
@@ -105,7 +105,8 @@ class GPT2:
 class Llama:
     """LlamaForCausalLM's (and Qwen2's, Qwen3's, Mistral's) forward with
     `past_key_values`. Qwen3 normalizes each head of q and k (q_norm, k_norm,
-    RMSNorm over head_dim) before RoPE."""
+    RMSNorm over head_dim) before RoPE. Phi-3 (Phi3ForCausalLM) projects q|k|v
+    with one qkv_proj and gate|up with one gate_up_proj."""
 
     def __init__(self, config: dict, state: dict):
         self.c = config
@@ -143,12 +144,17 @@ class Llama:
         for i in range(self.c["num_hidden_layers"]):
             p = f"model.layers.{i}"
             x = self._rms(h, f"{p}.input_layernorm")
-            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh)
-            k = self._linear(x, f"{p}.self_attn.k_proj").view(b, s, self.kv_heads, self.dh)
+            if self.c["model_type"] == "phi3":
+                qkv = self._linear(x, f"{p}.self_attn.qkv_proj")
+                q_end, kv_width = self.heads * self.dh, self.kv_heads * self.dh
+                q, k, v = qkv[..., :q_end], qkv[..., q_end:q_end + kv_width], qkv[..., q_end + kv_width:]
+            else:
+                q, k, v = (self._linear(x, f"{p}.self_attn.{n}_proj") for n in "qkv")
+            q = q.view(b, s, self.heads, self.dh)
+            k, v = (t.view(b, s, self.kv_heads, self.dh) for t in (k, v))
             if self.c["model_type"] == "qwen3":
                 q, k = self._rms(q, f"{p}.self_attn.q_norm"), self._rms(k, f"{p}.self_attn.k_norm")
-            q, k = q.transpose(1, 2), k.transpose(1, 2)
-            v = self._linear(x, f"{p}.self_attn.v_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
+            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
             q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
             if past:
                 k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
@@ -159,8 +165,11 @@ class Llama:
             ctx = _attend(q, k_all, v_all, past_len).transpose(1, 2).reshape(b, s, self.heads * self.dh)
             h = h + self._linear(ctx, f"{p}.self_attn.o_proj")
             x = self._rms(h, f"{p}.post_attention_layernorm")
-            h = h + self._linear(F.silu(self._linear(x, f"{p}.mlp.gate_proj")) * self._linear(x, f"{p}.mlp.up_proj"),
-                                 f"{p}.mlp.down_proj")
+            if self.c["model_type"] == "phi3":
+                gate, up = self._linear(x, f"{p}.mlp.gate_up_proj").chunk(2, dim=-1)
+            else:
+                gate, up = self._linear(x, f"{p}.mlp.gate_proj"), self._linear(x, f"{p}.mlp.up_proj")
+            h = h + self._linear(F.silu(gate) * up, f"{p}.mlp.down_proj")
         h = self._rms(h[:, -logits_to_keep:], "model.norm")
         head = self.w.get("lm_head.weight", self.w["model.embed_tokens.weight"])
         return h @ head.T, present

@@ -1,7 +1,7 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3,qwen3} S_MAX [VOCAB [FLOATS]]
+  hf_generation.py model DIR {gpt2,llama,llama3,qwen3,phi3} S_MAX [VOCAB [FLOATS]]
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
       (default 96), the weights stored as FLOATS (F32, or BF16 or F16 as
       Llama's and Qwen's checkpoints ship)
@@ -9,7 +9,8 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       3's rope_scaling, its original context 256 positions, so that of the
       8 frequencies of a head 3 stay, 1 is blended and 4 are divided by the
       factor; qwen3: 4 heads of 32 over a hidden size of 64, q_norm and
-      k_norm, tied head; gpt2: learned positions for S_MAX, tied head).
+      k_norm, tied head; phi3: 4 heads, q|k|v fused in qkv_proj and gate|up
+      in gate_up_proj; gpt2: learned positions for S_MAX, tied head).
   hf_generation.py prompt DIR OUT.npy B P
       random ids [B, P] inside the vocabulary.
   hf_generation.py reference DIR PROMPT.npy K PREFIX
@@ -37,6 +38,8 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
         cfg = tiny_gpt2(vocab=vocab, names="hf_gpt2", name_prefix="", positions=s_max)
     elif family == "llama":
         cfg = tiny_llama(vocab=vocab, names="hf_llama")
+    elif family == "phi3":
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused")
     elif family == "qwen3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, qk_norm=True, tie_embeddings=True)
     else:
