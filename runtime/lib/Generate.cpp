@@ -266,14 +266,15 @@ std::vector<int64_t> decodeIds(const std::vector<uint8_t> &bytes,
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
-         int64_t newTokens, std::optional<int64_t> eos,
+         int64_t newTokens, const std::vector<int64_t> &eos,
          const std::function<void()> &onFirstIds, bool replayDecode) {
   const ManifestFunction &prefill = model.function(0);
   const ManifestFunction &decode = model.function(1);
   const int64_t batch = signature.batch;
   GenerationResult out;
   std::vector<std::vector<int64_t>> generated(static_cast<size_t>(batch));
-  std::vector<bool> ended(static_cast<size_t>(batch), false);
+  // The end id each sequence gave, once it has.
+  std::vector<std::optional<int64_t>> ended(static_cast<size_t>(batch));
   double start = now();
 
   // The logits the last call's next ids come from, [B, V], if returned.
@@ -390,16 +391,17 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   while (true) {
     bool all = true;
     for (int64_t b = 0; b < batch; ++b) {
-      int64_t id = ended[size_t(b)] ? *eos : next[size_t(b)];
+      std::optional<int64_t> &end = ended[size_t(b)];
+      int64_t id = end ? *end : next[size_t(b)];
       generated[size_t(b)].push_back(id);
       logitsOfIds[size_t(b)].insert(
           logitsOfIds[size_t(b)].end(),
           logits.begin() + std::min(logits.size(), size_t(b * out.vocab)),
           logits.begin() +
               std::min(logits.size(), size_t((b + 1) * out.vocab)));
-      if (eos && id == *eos)
-        ended[size_t(b)] = true;
-      all = all && ended[size_t(b)];
+      if (std::find(eos.begin(), eos.end(), id) != eos.end())
+        end = id;
+      all = all && end;
     }
     ++out.steps;
     if (out.steps == newTokens || all)

@@ -37,13 +37,16 @@ const char *kUsage =
     "              --input NAME=X.npy... [--function NAME] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
-    "              --prompt IDS.npy --generate K [--eos ID] [--output Y.npy]\n"
+    "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
+    "              [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
     "  --input X.npy without a name when the model takes one input;\n"
     "  --function to run one function of a model with several;\n"
     "  --generate K: K new ids after the prompt, greedily, with the model's\n"
     "  @prefill and @decode (default --warmup 0 --iters 1);\n"
+    "  --eos: the end ids (a config's eos_token_id list): a sequence ends at\n"
+    "  the first it gives, the run when every sequence has;\n"
     "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
     "  (cuda backend; a model built with --decode-attention masked)\n";
 
@@ -53,7 +56,8 @@ struct Options {
   bool quiet = false, help = false;
   /// --generate: new ids per sequence (0: a forward pass instead).
   int64_t generate = 0;
-  std::optional<int64_t> eos;
+  /// --eos, each value a comma list: the end ids.
+  std::vector<int64_t> eos;
   std::string prompt;
   bool cudaGraph = false;
 };
@@ -103,15 +107,15 @@ Expected<Options> parseOptions(int argc, char **argv) {
   tprt::LaunchFiles &f = o.files;
   bool warmupGiven = false, itersGiven = false;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], count, input, function;
-    bool isCount = arg == "--warmup" || arg == "--iters" ||
-                   arg == "--generate" || arg == "--eos";
+    std::string arg = argv[i], count, input, function, eos;
+    bool isCount = arg == "--warmup" || arg == "--iters" || arg == "--generate";
     std::string *value = arg == "--weights"       ? &f.weights.emplace_back()
                          : arg == "--input"       ? &input
                          : arg == "--output"      ? &f.output
                          : arg == "--report-json" ? &f.reportJson
                          : arg == "--prompt"      ? &o.prompt
                          : arg == "--function"    ? &function
+                         : arg == "--eos"         ? &eos
                          : isCount                ? &count
                                                   : nullptr;
     if (value && i + 1 >= argc)
@@ -122,18 +126,25 @@ Expected<Options> parseOptions(int argc, char **argv) {
       return bad(arg + " needs a value, not ''");
     if (value == &count) {
       int64_t minimum = arg == "--iters" || arg == "--generate" ? 1 : 0;
-      Expected<int64_t> n =
-          parseCount(arg, count, minimum, arg == "--eos" ? INT64_MAX : 1000000);
+      Expected<int64_t> n = parseCount(arg, count, minimum, 1000000);
       if (!n)
         return n.status();
       if (arg == "--iters")
         o.iters = int(*n), itersGiven = true;
       else if (arg == "--warmup")
         o.warmup = int(*n), warmupGiven = true;
-      else if (arg == "--generate")
-        o.generate = *n;
       else
-        o.eos = *n;
+        o.generate = *n;
+    } else if (value == &eos) {
+      std::istringstream ids(eos);
+      for (std::string id; std::getline(ids, id, ',');) {
+        Expected<int64_t> n = parseCount(arg, id, 0, INT64_MAX);
+        if (!n)
+          return n.status();
+        o.eos.push_back(*n);
+      }
+      if (eos.back() == ',')
+        return bad("--eos takes ids separated by commas, not '" + eos + "'");
     } else if (value == &input) {
       f.inputs.push_back(parseInput(input));
     } else if (value == &function) {
@@ -165,7 +176,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
   if (generating != !o.prompt.empty())
     return bad(generating ? "--generate needs --prompt IDS.npy"
                           : "--prompt needs --generate K");
-  if (o.eos && !generating)
+  if (!o.eos.empty() && !generating)
     return bad("--eos needs --generate K");
   if (o.cudaGraph && !generating)
     return bad("--cuda-graph needs --generate K (it replays @decode)");
@@ -358,12 +369,12 @@ int launch(int argc, char **argv) {
       signature = *found;
       prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
                                 errors);
-      if (options->eos && signature->vocab &&
-          *options->eos >= *signature->vocab)
-        errors.push_back("--eos " + std::to_string(*options->eos) +
-                         " is outside the vocabulary [0, " +
-                         std::to_string(*signature->vocab) + ") of '" +
-                         options->files.model + "'");
+      for (int64_t eos : options->eos)
+        if (signature->vocab && eos >= *signature->vocab)
+          errors.push_back("--eos " + std::to_string(eos) +
+                           " is outside the vocabulary [0, " +
+                           std::to_string(*signature->vocab) + ") of '" +
+                           options->files.model + "'");
       // Rank 0 writes the ids, and the logits when the model returns them.
       if (tprt_rank() == 0) {
         bool logits = signature->prefill.logits || signature->decode.logits;

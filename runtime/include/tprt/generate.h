@@ -103,7 +103,8 @@ struct GenerationResult {
 /// Greedy generation of `newTokens` ids after `prompt`: @prefill over its
 /// first prefillLength tokens (a shorter prompt goes through @decode
 /// alone), @decode over the rest of the prompt and then once per new id;
-/// stops early when every sequence has given `eos`. `arguments` come from
+/// stops early when every sequence has given one of the ids `eos` (each
+/// sequence that has is continued with its own end id). `arguments` come from
 /// `model.slice` with functions "prefill" and "decode". `onFirstIds` runs
 /// once the first new ids are there, before the decode steps that follow
 /// (tp-run resets its collective counters there). `replayDecode`: after
@@ -113,7 +114,7 @@ struct GenerationResult {
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
-         int64_t newTokens, std::optional<int64_t> eos,
+         int64_t newTokens, const std::vector<int64_t> &eos,
          const std::function<void()> &onFirstIds = {},
          bool replayDecode = false);
 
