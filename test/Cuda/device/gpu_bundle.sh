@@ -130,10 +130,12 @@ bench_model llama7b "f32 bf16" "${LLAMA_ARGS[@]}"
 # Correctness: batch 2, prompt 8, caches of 32, the numpy reference's 16 new
 # ids. Hugging Face directories with random weights (hf_generation.py; 2
 # layers, vocabulary 96): GPT-2 with its head tied to an embedding scaled by
-# 0.1, so that the ids vary; Llama with GQA and RoPE. And a Llama with a
-# vocabulary of 1024, whose argmax is a split reduction (from 512 elements),
-# as the benchmark's 32000 is.
-gen_tiny() {  # gen_tiny NAME FAMILY|-- TPMLIR_BUILD_ARGS...
+# 0.1, so that the ids vary; Llama with GQA and RoPE, and its checkpoint
+# stored in BF16; Qwen3 (heads of 32 over a hidden size of 64, q_norm and
+# k_norm); Phi-3 (q|k|v and gate|up fused). And a Llama with a vocabulary of
+# 1024, whose argmax is a split reduction (from 512 elements), as the
+# benchmark's 32000 is.
+gen_tiny() {  # gen_tiny NAME FAMILY [FLOATS] | gen_tiny NAME -- TPMLIR_BUILD_ARGS...
   local d="$BUNDLE/models/$1"; shift
   mkdir -p "$d/hf"
   if [ "$1" = -- ]; then
@@ -141,7 +143,7 @@ gen_tiny() {  # gen_tiny NAME FAMILY|-- TPMLIR_BUILD_ARGS...
     "$PYTHON" -m tpmlir.build "$@" --generate 32 --seq 8 --batch 2 -o "$d/m.mlir" \
       --weights "$d/hf/model.safetensors" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
   else
-    "$PYTHON" "$ROOT/test/Integration/Inputs/hf_generation.py" model "$d/hf" "$1" 32
+    "$PYTHON" "$ROOT/test/Integration/Inputs/hf_generation.py" model "$d/hf" "$1" 32 96 "${2:-F32}"
     "$PYTHON" -m tpmlir.build --hf-config "$d/hf/config.json" --generate 32 --seq 8 --batch 2 \
       -o "$d/m.mlir" --input "$d/prompt.npy" --expected "$d/ids.npy" --steps 16
   fi
@@ -151,6 +153,9 @@ gen_tiny() {  # gen_tiny NAME FAMILY|-- TPMLIR_BUILD_ARGS...
 log "generating models"
 gen_tiny gen_gpt2 gpt2
 gen_tiny gen_llama llama
+gen_tiny gen_llama_bf16 llama BF16
+gen_tiny gen_qwen3 qwen3
+gen_tiny gen_phi3 phi3
 gen_tiny gen_llama1k -- --preset tiny_llama --layers 2 --vocab 1024 --names hf_llama
 # The benchmark: GEN_STEPS new tokens after a prompt of --seq (weights and
 # prompt made there).
