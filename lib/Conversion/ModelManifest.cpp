@@ -280,6 +280,9 @@ struct TPModelManifestPass
                                 {"backend", backend},
                                 {"tp_size", size ? size.getInt() : 1},
                                 {"functions", std::move(functions)}};
+    if (auto ends = module->getAttrOfType<DenseI64ArrayAttr>(
+            TPDialect::getEosTokenIdsAttrName()))
+      manifest["eos_token_ids"] = llvm::json::Array(ends.asArrayRef());
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::json::Value(std::move(manifest));

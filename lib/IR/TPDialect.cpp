@@ -128,6 +128,15 @@ LogicalResult TPDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a string on a module";
     return success();
   }
+  if (attr.getName() == getEosTokenIdsAttrName()) {
+    auto ids = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !ids || ids.empty() ||
+        llvm::any_of(ids.asArrayRef(), [](int64_t id) { return id < 0; }))
+      return op->emitError() << "'" << getEosTokenIdsAttrName()
+                             << "' must be an array<i64> of token ids (>= 0) "
+                                "on a module";
+    return success();
+  }
   if (attr.getName() != getSizeAttrName())
     return op->emitError() << "unknown tp attribute '"
                            << attr.getName().getValue() << "'";

@@ -23,6 +23,10 @@ VARIANTS = {
     "llama_ln_gelu_bias": tiny_llama(norm="layernorm", activation="gelu", bias=True),
     "llama_noncausal_batch2_3layers": tiny_llama(causal=False, batch=2, layers=3),
     "llama_fused_rope": tiny_llama(qkv="fused", kv_heads=4),
+    # Heads wider than d_model / heads, q|k|v and gate|up fused, q and k
+    # normalized per head (Phi-3's layout with Qwen3's norms).
+    "llama_fused_qk_norm_wide_heads": tiny_llama(qkv="fused", gate_up="fused", kv_heads=4, qk_norm=True,
+                                                 head_dim=32),
 }
 
 

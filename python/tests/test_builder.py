@@ -50,7 +50,7 @@ def test_idioms(name):
     text = build_mlir(cfg)
     B, S, H, Dh, L = cfg.batch, cfg.seq, cfg.heads, cfg.head_dim, cfg.layers
     qkv_mms = 1 if cfg.qkv == "fused" else 3
-    mlp_mms = 3 if cfg.activation == "swiglu" else 2
+    mlp_mms = 2 if cfg.gate_up == "fused" else 3 if cfg.activation == "swiglu" else 2
     matmuls = L * (qkv_mms + 1 + mlp_mms)
     assert _count(text, "linalg.matmul") == matmuls
     assert _count(text, "linalg.batch_matmul") == 2 * L

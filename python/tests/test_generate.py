@@ -409,7 +409,7 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
     (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral, phi3"),
     (dict(model_type="phi3"), "phi3: 2 kv heads of 4 in one qkv_proj is not supported"),
     (dict(model_type="phi3", num_key_value_heads=4, partial_rotary_factor=0.75),
-     "phi3: partial_rotary_factor below 1 is not supported"),
+     "phi3: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
     (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
     (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
      "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3)"),
@@ -428,6 +428,46 @@ def test_hf_config_refusals(change, message):
     config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), **change}
     with pytest.raises(ValueError, match=re.escape(message)):
         hf.config_from_hf(config, generate=16)
+
+
+def test_qwen3_head_dim_defaults_to_128():
+    """As transformers' Qwen3Config: 128 when config.json gives none."""
+    config = hf.hf_config(GEN["qwen3"].replace(names="hf_llama"))
+    assert hf.config_from_hf(config, generate=16).head_dim == 32
+    del config["head_dim"]
+    assert hf.config_from_hf(config, generate=16).head_dim == 128
+
+
+def test_hf_layout_refusals():
+    with pytest.raises(ValueError, match=re.escape("names='hf_gpt2' needs head_dim = d_model / heads")):
+        tiny_gpt2(vocab=96, names="hf_gpt2", head_dim=32)
+    with pytest.raises(ValueError, match=re.escape("fuses q|k|v and gate|up both (Phi-3) or neither")):
+        tiny_llama(vocab=96, names="hf_llama", kv_heads=4, qkv="fused")
+    with pytest.raises(ValueError, match=re.escape("qwen3 needs qk_norm=True")):
+        hf.hf_config(tiny_llama(vocab=96, names="hf_llama"), "qwen3")
+    with pytest.raises(ValueError, match=re.escape("llama needs qkv='separate' and gate_up='separate'")):
+        hf.hf_config(GEN["phi3"].replace(names="hf_llama"), "llama")
+
+
+def test_eos_token_ids_from_the_configs(tmp_path):
+    """generation_config.json's eos_token_id, else config.json's: into the
+    graph as tp.eos_token_ids; only a generating model takes them."""
+    cfg = tiny_llama(vocab=96, names="hf_llama")
+    config = {**hf.hf_config(cfg), "eos_token_id": 2}
+    assert hf.config_from_hf(config, generate=16).eos_token_ids == (2,)
+    assert hf.config_from_hf(config).eos_token_ids == ()
+    assert hf.config_from_hf(config, generate=16, generation={"eos_token_id": [5, 7]}).eos_token_ids == (5, 7)
+    assert hf.config_from_hf({**config, "eos_token_id": None}, generate=16).eos_token_ids == ()
+    with pytest.raises(ValueError, match=re.escape("its eos_token_id must be an id or a list of ids, not 'x'")):
+        hf.config_from_hf({**config, "eos_token_id": "x"}, generate=16)
+    with pytest.raises(ValueError, match=re.escape("eos_token_ids must be a tuple of ids in the vocabulary [0, 96)")):
+        hf.config_from_hf({**config, "eos_token_id": 96}, generate=16)
+    save_model_dir(str(tmp_path), config, hf.to_checkpoint(cfg, weights_for(cfg)))
+    with open(tmp_path / "generation_config.json", "w") as f:
+        json.dump({"eos_token_id": [3, 4]}, f)
+    cfg = hf.read_config(str(tmp_path / "config.json"), generate=16)
+    assert cfg.eos_token_ids == (3, 4)
+    assert "module attributes {tp.eos_token_ids = array<i64: 3, 4>} {" in build_mlir(cfg)
 
 
 def test_mistral_sliding_window():

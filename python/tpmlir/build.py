@@ -8,7 +8,8 @@ Every ModelConfig field can be overridden (--qkv separate, --norm rmsnorm,
 --no-bias, ...). --generate S_MAX makes a generating model: @prefill over the
 prompt (--seq tokens) and @decode of one token, with KV caches of S_MAX
 positions (docs/generation.md). --hf-config reads a Hugging Face config.json
-(GPT-2, Llama, Qwen2, Mistral) and names the weights as its checkpoint does.
+(GPT-2, Llama, Qwen2, Qwen3, Mistral, Phi-3) and names the weights as its
+checkpoint does.
 --weights/--input also write a random checkpoint and input (safetensors) that
 match the emitted signature, plus the numpy reference output with --expected
 (for a generating model: the prompt's ids, and the --steps greedy new ids).
@@ -35,7 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     for field in dataclasses.fields(ModelConfig):
         flag = "--" + field.name.replace("_", "-")
         kind = str(field.type).split(" ")[0]  # "bool | None" -> bool
-        if kind in ("bool", str(bool)):
+        if kind.startswith("tuple"):  # ids: a comma list
+            ap.add_argument(flag, dest=field.name, metavar="ID[,ID...]",
+                            type=lambda text: tuple(int(i) for i in text.split(",")))
+        elif kind in ("bool", str(bool)):
             ap.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None)
         elif kind in ("float", str(float)):
             ap.add_argument(flag, dest=field.name, type=float)

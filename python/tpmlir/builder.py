@@ -424,7 +424,9 @@ def _build_generate(cfg: ModelConfig, inline: dict | None) -> str:
         results = b.build_step()
         functions += b.function_text(results, names, _check_inline(cfg, inline, b.args))
     out = [f"{text} = {alias}" for text, alias in ((v, k) for k, v in maps.items())]
-    out += ["module {"] + functions + ["}", ""]
+    ends = ", ".join(str(i) for i in cfg.eos_token_ids)
+    out += [f"module attributes {{tp.eos_token_ids = array<i64: {ends}>}} {{" if ends else "module {"]
+    out += functions + ["}", ""]
     if inline:
         out += _resources(inline)
     return "\n".join(out)
@@ -444,14 +446,18 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
 _LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
-                 "decode_attention", "names", "name_prefix")
+                 "eos_token_ids", "decode_attention", "names", "name_prefix")
 
 
 def describe(cfg: ModelConfig) -> str:
     """One-line summary used in generated file headers."""
-    defaults = ModelConfig(bias=cfg.bias, d_model=cfg.d_model, heads=cfg.heads)
-    fields = ", ".join(f"{k}={getattr(cfg, k)}" for k in cfg.__dataclass_fields__
-                       if k not in _LATER_FIELDS or getattr(cfg, k) != getattr(defaults, k))
+    defaults = ModelConfig(bias=cfg.bias)
+
+    def shown(k: str) -> bool:
+        if k == "head_dim":  # set apart from d_model / heads
+            return cfg.head_dim * cfg.heads != cfg.d_model
+        return k not in _LATER_FIELDS or getattr(cfg, k) != getattr(defaults, k)
+    fields = ", ".join(f"{k}={getattr(cfg, k)}" for k in cfg.__dataclass_fields__ if shown(k))
     return f"// tpmlir ModelConfig({fields})"
 
 

@@ -18,8 +18,9 @@ _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
 
 
 def bf16_bits(a: np.ndarray) -> np.ndarray:
-    """The bfloat16 bits (uint16) of float32 `a`, rounded to nearest even (NaN
-    stays a quiet NaN), as torch's .to(torch.bfloat16) rounds."""
+    """The bfloat16 bits (uint16) of float32 `a`, rounded to nearest even, a
+    NaN kept as a quiet NaN of its sign: as tprt's toBf16 (Launch.cpp) and
+    arith.truncf round."""
     bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
     rounded = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
     return np.where(np.isnan(a), (bits >> 16).astype(np.uint16) | np.uint16(0x40), rounded)

@@ -122,6 +122,11 @@ class ModelConfig:
     # says so (tp.checkpoint_shape) and tp-run pads them with zeros; the
     # padded positions' logits are -inf, so no argmax picks one.
     pad_vocab: int = 0
+    # A generating model's end ids (a Hugging Face config's eos_token_id, one
+    # or a list): tp-run stops a sequence at the first it gives unless told
+    # other ones (--eos) or none (--ignore-eos). The graph carries them as
+    # the module attribute tp.eos_token_ids.
+    eos_token_ids: tuple[int, ...] = ()
     # What @decode's attention reads of the caches: "seen", the positions
     # [0, pos] (a slice of dynamic length pos + 1: a step reads only what it
     # attends to); "masked", all S_max positions with the ones past pos
@@ -253,6 +258,13 @@ class ModelConfig:
             raise ValueError("pad_vocab needs a whole model (vocab > 0)")
         if self.keep_logits and not self.generate:
             raise ValueError("keep_logits is an option of generate")
+        if not isinstance(self.eos_token_ids, tuple) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < (self.vocab or i + 1)
+                for i in self.eos_token_ids):
+            raise ValueError(f"eos_token_ids must be a tuple of ids in the vocabulary [0, {self.vocab}), "
+                             f"got {self.eos_token_ids!r}")
+        if self.eos_token_ids and not self.generate:
+            raise ValueError("eos_token_ids is an option of generate")
         if self.decode_attention != "seen" and not self.generate:
             raise ValueError("decode_attention is an option of generate")
         self._validate_names()
@@ -269,6 +281,11 @@ class ModelConfig:
                                  f"got {getattr(self, field)!r}")
         if self.names == "hf_gpt2" and not (self.vocab and self.bias and self.qkv_bias):
             raise ValueError("names='hf_gpt2' needs a whole model (vocab > 0) with biases")
+        if self.names == "hf_gpt2" and self.head_dim * self.heads != self.d_model:
+            raise ValueError("names='hf_gpt2' needs head_dim = d_model / heads (its config has no head_dim)")
+        if self.names == "hf_llama" and self.qkv != self.gate_up:
+            raise ValueError("names='hf_llama' fuses q|k|v and gate|up both (Phi-3) or neither, "
+                             f"not qkv={self.qkv!r} with gate_up={self.gate_up!r}")
         if self.names == "hf_llama" and not self.vocab:
             raise ValueError("names='hf_llama' needs a whole model (vocab > 0)")
         if self.name_prefix is not None and self.names == "tpmlir":

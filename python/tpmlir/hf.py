@@ -18,6 +18,8 @@ from .config import ModelConfig, rope_scaling_json
 from .params import as_checkpoint, as_graph, checkpoint_names
 
 LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
+# transformers' Qwen3Config takes head_dim 128 when its config.json has none.
+_QWEN3_HEAD_DIM = 128
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
 
 
@@ -45,11 +47,13 @@ def _unsupported(model_type: str, what: str) -> ValueError:
 
 
 def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json",
-                   **overrides) -> ModelConfig:
+                   generation: dict | None = None, **overrides) -> ModelConfig:
     """The ModelConfig of a Hugging Face config.json (a dict, read from
     `path`, which its errors name). `overrides` are ModelConfig fields (seq,
     batch, generate, keep_logits, layers, ...); `prefix` is the checkpoint's
-    prefix of the transformer's weights (None: the family's)."""
+    prefix of the transformer's weights (None: the family's). A generating
+    model takes its end ids from `generation` (generation_config.json, as
+    transformers' generate() does) or else from the config."""
     try:
         model_type = _get(hf, "model_type", str)
         window = None
@@ -63,6 +67,8 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
             window = _get(hf, "sliding_window", int, None) if model_type in ("mistral", "phi3") else None
         else:
             raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+        if overrides.get("generate"):
+            fields["eos_token_ids"] = _eos_token_ids(generation, hf)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     fields["name_prefix"] = prefix
@@ -75,6 +81,18 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
         raise ValueError(f"{path}: {model_type}: {positions} positions are more than its sliding_window "
                          f"{window}, which the graph does not apply (it attends to every position)")
     return cfg
+
+
+def _eos_token_ids(generation: dict | None, hf: dict) -> tuple[int, ...]:
+    """eos_token_id of generation_config.json, else of config.json: an id,
+    a list of them (Llama 3 Instruct's three) or null."""
+    source = generation if generation and "eos_token_id" in generation else hf
+    ids = source.get("eos_token_id")
+    ids = [] if ids is None else ids if isinstance(ids, list) else [ids]
+    if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
+        where = "generation_config.json's" if source is generation else "its"
+        raise ValueError(f"{where} eos_token_id must be an id or a list of ids, not {source['eos_token_id']!r}")
+    return tuple(ids)
 
 
 def _gpt2(hf: dict) -> dict:
@@ -107,18 +125,20 @@ def _llama(hf: dict, model_type: str) -> dict:
     if _get(hf, "use_sliding_window", bool, False):
         raise _unsupported(model_type, "use_sliding_window")
     d, heads = _get(hf, "hidden_size", int), _get(hf, "num_attention_heads", int)
+    kv_heads = _get(hf, "num_key_value_heads", int, heads)
+    fused = model_type == "phi3"  # q|k|v and gate|up each one weight
     if model_type == "qwen2":  # biases on q, k and v only
         bias, qkv_bias = False, True
     elif model_type == "qwen3":  # attention_bias would bias o_proj too, not the MLP
         if _get(hf, "attention_bias", bool, False):
             raise _unsupported(model_type, "attention_bias")
         bias = qkv_bias = False
-    elif model_type == "phi3":  # no biases; q|k|v and gate|up each one weight
-        kv_heads = _get(hf, "num_key_value_heads", int, heads)
+    elif fused:  # Phi-3: no biases
         if kv_heads != heads:  # the ranks' parts of unequal q, k, v sections: no one cut
             raise _unsupported(model_type, f"{kv_heads} kv heads of {heads} in one qkv_proj")
-        if _get(hf, "partial_rotary_factor", float, 1.0) != 1.0:
-            raise _unsupported(model_type, "partial_rotary_factor below 1")
+        rotary = _get(hf, "partial_rotary_factor", float, 1.0)
+        if rotary != 1.0:
+            raise _unsupported(model_type, f"partial_rotary_factor {rotary:g} (RoPE over part of a head)")
         bias = qkv_bias = False
     else:
         attn, mlp = _get(hf, "attention_bias", bool, False), _get(hf, "mlp_bias", bool, False)
@@ -126,10 +146,9 @@ def _llama(hf: dict, model_type: str) -> dict:
             raise _unsupported(model_type, f"attention_bias={attn} with mlp_bias={mlp}")
         bias = qkv_bias = bool(attn)
     return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=d, heads=heads,
-                kv_heads=_get(hf, "num_key_value_heads", int, heads), head_dim=_get(hf, "head_dim", int, None),
+                kv_heads=kv_heads, head_dim=_get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None),
                 qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
-                qkv="fused" if model_type == "phi3" else "separate",
-                gate_up="fused" if model_type == "phi3" else "separate",
+                qkv="fused" if fused else "separate", gate_up="fused" if fused else "separate",
                 norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias,
                 weight_layout="out_in", rope=True, rope_theta=_get(hf, "rope_theta", float, 10000.0),
                 rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
@@ -152,11 +171,10 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv == "fused"
                                 else "qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
     if cfg.qk_norm != (model_type == "qwen3"):
-        raise ValueError(f"{model_type} {'has no' if cfg.qk_norm else 'has'} q_norm/k_norm (qk_norm)")
-    fused = cfg.qkv == "fused" and cfg.gate_up == "fused"
-    if fused != (model_type == "phi3") or cfg.qkv != cfg.gate_up:
-        raise ValueError(f"{model_type} {'fuses' if model_type == 'phi3' else 'fuses neither'} q|k|v and gate|up "
-                         f"(qkv={cfg.qkv!r}, gate_up={cfg.gate_up!r})")
+        raise ValueError(f"{model_type} needs qk_norm={model_type == 'qwen3'}")
+    layout = "fused" if model_type == "phi3" else "separate"
+    if (cfg.qkv, cfg.gate_up) != (layout, layout):
+        raise ValueError(f"{model_type} needs qkv={layout!r} and gate_up={layout!r}")
     out = {"model_type": model_type,
            "architectures": [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
                               "qwen3": "Qwen3ForCausalLM", "mistral": "MistralForCausalLM",
@@ -206,14 +224,18 @@ def detect_prefix(model_type: str, names: set[str]) -> str | None:
 
 def read_config(path: str, **overrides) -> ModelConfig:
     """`--hf-config DIR/config.json`: the config, with the prefix of the
-    checkpoint next to it when there is one."""
+    checkpoint next to it when there is one and the end ids of the
+    generation_config.json next to it (or of the config)."""
     hf = read_json(path)
-    files = checkpoint_files(os.path.dirname(os.path.abspath(path)))
+    model_dir = os.path.dirname(os.path.abspath(path))
+    generation_path = os.path.join(model_dir, "generation_config.json")
+    generation = read_json(generation_path) if os.path.exists(generation_path) else None
+    files = checkpoint_files(model_dir)
     names: set[str] = set()
     for file in files:
         names |= set(read_safetensors_names(file))
     prefix = detect_prefix(hf.get("model_type"), names) if names else None
-    cfg = config_from_hf(hf, prefix, path, **overrides)
+    cfg = config_from_hf(hf, prefix, path, generation, **overrides)
     if names:
         missing = sorted(set(checkpoint_names(cfg).values()) - names)
         if missing:

@@ -124,12 +124,13 @@ def _qkv(cfg: ModelConfig, w: dict, i: int, x: np.ndarray):
     p = f"h.{i}.attn"
     if cfg.qkv == "fused":
         qkv = _linear(cfg, w, f"{p}.qkv", x, qb).reshape(b, s, 3, h, dh)
-        return qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-    q = _linear(cfg, w, f"{p}.q", x, qb).reshape(b, s, h, dh)
-    k = _linear(cfg, w, f"{p}.k", x, qb).reshape(b, s, kvh, dh)
+        q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+    else:
+        q, k, v = (_linear(cfg, w, f"{p}.{n}", x, qb).reshape(b, s, nh, dh)
+                   for n, nh in (("q", h), ("k", kvh), ("v", kvh)))
     if cfg.qk_norm:  # per head, before RoPE (Qwen3)
         q, k = _norm(cfg, w, f"{p}.q_norm", q, "rmsnorm"), _norm(cfg, w, f"{p}.k_norm", k, "rmsnorm")
-    return q, k, _linear(cfg, w, f"{p}.v", x, qb).reshape(b, s, kvh, dh)
+    return q, k, v
 
 
 def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:

@@ -114,7 +114,9 @@ class Llama:
         self.heads = config["num_attention_heads"]
         self.kv_heads = config.get("num_key_value_heads") or self.heads
         self.eps = config.get("rms_norm_eps", 1e-6)
-        self.dh = config.get("head_dim") or config["hidden_size"] // self.heads
+        # transformers' Qwen3Config takes 128 when the config has none.
+        self.dh = config.get("head_dim") or (128 if config["model_type"] == "qwen3"
+                                             else config["hidden_size"] // self.heads)
         theta = config.get("rope_theta", 10000.0)
         inv_freq = 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
         self.inv_freq = _scaled_inv_freq(inv_freq, config.get("rope_scaling") or {})

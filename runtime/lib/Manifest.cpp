@@ -305,6 +305,16 @@ Expected<Manifest> parseManifest(const std::string &text) {
       return manifestError("", "two functions named '" + function->name + "'");
     manifest.functions.push_back(std::move(*function));
   }
+  if (root.contains("eos_token_ids")) {
+    const json &ids = root["eos_token_ids"];
+    bool valid = ids.is_array();
+    for (size_t i = 0; valid && i < ids.size(); ++i)
+      valid = ids[i].is_number_integer() && ids[i].get<int64_t>() >= 0;
+    if (!valid)
+      return manifestError("", "'eos_token_ids' must be an array of token "
+                               "ids (integers >= 0)");
+    manifest.eosTokenIds = ids.get<std::vector<int64_t>>();
+  }
   return manifest;
 }
 

@@ -205,6 +205,7 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"batch", r.batch},
       {"prompt_tokens", r.promptTokens},
       {"new_tokens", r.newTokens},
+      {"eos_token_ids", r.eosTokenIds},
       {"warmup", r.warmup},
       {"iterations", r.iterations},
       {"load_validate_s", r.loadSeconds},
@@ -246,7 +247,10 @@ std::string reportText(const GenerationReport &report) {
   os << "tp-run --generate: " << r["model"].get<std::string>() << ", backend "
      << r["backend"].get<std::string>() << ", tp " << r["tp_size"] << ", batch "
      << r["batch"] << ", prompt " << r["prompt_tokens"] << " tokens, "
-     << r["new_tokens"] << " new\n";
+     << r["new_tokens"] << " new";
+  for (size_t i = 0; i < report.eosTokenIds.size(); ++i)
+    os << (i ? ", " : "; ends at ids ") << report.eosTokenIds[i];
+  os << "\n";
   std::snprintf(line, sizeof(line),
                 "  load+validate  %.3f ms\n  slice          %.3f ms\n",
                 r["load_validate_s"].get<double>() * 1e3,

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <sys/mman.h>
 #include <tuple>
@@ -37,6 +38,7 @@ bool widensToF32(const std::string &dtype) {
 
 AlignedBuffer widenToF32(const AlignedBuffer &narrow, size_t count,
                          const std::string &dtype) {
+  assert(widensToF32(dtype) && "BF16 or F16");
   AlignedBuffer wide(count * sizeof(float));
   const uint16_t *in = narrow.as<uint16_t>();
   float *out = wide.as<float>();

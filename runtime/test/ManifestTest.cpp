@@ -120,6 +120,29 @@ TEST(Manifest, ParsesCheckpointShapes) {
   EXPECT_EQ(wte.checkpointShape, (std::vector<int64_t>{97, 8}));
 }
 
+TEST(Manifest, ParsesEndIds) {
+  std::string json = manifestWith(R"([{
+    "name": "forward", "symbol": "tp_model_forward", "args": [],
+    "results": [] }])");
+  auto manifest = tprt::parseManifest(json);
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  EXPECT_TRUE(manifest->eosTokenIds.empty());
+  json.insert(json.size() - 1, R"(, "eos_token_ids": [128001, 128009])");
+  manifest = tprt::parseManifest(json);
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  EXPECT_EQ(manifest->eosTokenIds, (std::vector<int64_t>{128001, 128009}));
+  for (const char *bad : {"[-1]", "[1.5]", "\"2\"", "3"}) {
+    std::string broken = json;
+    broken.replace(broken.find("[128001, 128009]"), 16, bad);
+    manifest = tprt::parseManifest(broken);
+    ASSERT_FALSE(manifest) << bad;
+    EXPECT_NE(manifest.status().message().find(
+                  "'eos_token_ids' must be an array of token ids"),
+              std::string::npos)
+        << manifest.status().message();
+  }
+}
+
 void expectRejected(const std::string &json, const std::string &what) {
   auto manifest = tprt::parseManifest(json);
   ASSERT_FALSE(manifest) << json;

@@ -88,6 +88,17 @@ module attributes {tp.size = 2 : i64} {
 
 // -----
 
+// A generating model's end ids (its config's eos_token_id) go into the
+// manifest, for the launcher to stop at.
+// CHECK-LABEL: module attributes {tp.eos_token_ids = array<i64: 5, 7>, tp.manifest = "{\22abi_version\22:7,\22backend\22:\22cpu\22,\22eos_token_ids\22:[5,7],
+module attributes {tp.eos_token_ids = array<i64: 5, 7>} {
+  func.func @prefill(%x: tensor<2xf32>) -> tensor<2xf32> {
+    return %x : tensor<2xf32>
+  }
+}
+
+// -----
+
 // Two entries whose names map to one C symbol.
 func.func @"step.1"(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>

@@ -38,15 +38,16 @@ const char *kUsage =
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
     "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
-    "              [--output Y.npy]\n"
+    "              [--ignore-eos] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
     "  --input X.npy without a name when the model takes one input;\n"
     "  --function to run one function of a model with several;\n"
     "  --generate K: K new ids after the prompt, greedily, with the model's\n"
     "  @prefill and @decode (default --warmup 0 --iters 1);\n"
-    "  --eos: the end ids (a config's eos_token_id list): a sequence ends at\n"
-    "  the first it gives, the run when every sequence has;\n"
+    "  --eos: the end ids (default: the model's, its config's eos_token_id):\n"
+    "  a sequence ends at the first it gives, the run when every sequence\n"
+    "  has; --ignore-eos: K ids each;\n"
     "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
     "  (cuda backend; a model built with --decode-attention masked)\n";
 
@@ -56,8 +57,9 @@ struct Options {
   bool quiet = false, help = false;
   /// --generate: new ids per sequence (0: a forward pass instead).
   int64_t generate = 0;
-  /// --eos, each value a comma list: the end ids.
+  /// --eos, each value a comma list: the end ids (empty: the model's).
   std::vector<int64_t> eos;
+  bool ignoreEos = false;
   std::string prompt;
   bool cudaGraph = false;
 };
@@ -136,6 +138,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
       else
         o.generate = *n;
     } else if (value == &eos) {
+      if (eos.front() == ',' || eos.back() == ',' ||
+          eos.find(",,") != std::string::npos)
+        return bad("--eos takes ids separated by commas, not '" + eos + "'");
       std::istringstream ids(eos);
       for (std::string id; std::getline(ids, id, ',');) {
         Expected<int64_t> n = parseCount(arg, id, 0, INT64_MAX);
@@ -143,8 +148,6 @@ Expected<Options> parseOptions(int argc, char **argv) {
           return n.status();
         o.eos.push_back(*n);
       }
-      if (eos.back() == ',')
-        return bad("--eos takes ids separated by commas, not '" + eos + "'");
     } else if (value == &input) {
       f.inputs.push_back(parseInput(input));
     } else if (value == &function) {
@@ -157,6 +160,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       o.quiet = true;
     } else if (arg == "--cuda-graph") {
       o.cudaGraph = true;
+    } else if (arg == "--ignore-eos") {
+      o.ignoreEos = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return bad("unknown option '" + arg + "'");
     } else if (!f.model.empty()) {
@@ -178,6 +183,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
                           : "--prompt needs --generate K");
   if (!o.eos.empty() && !generating)
     return bad("--eos needs --generate K");
+  if (o.ignoreEos && (!generating || !o.eos.empty()))
+    return bad(generating ? "--ignore-eos and --eos exclude each other"
+                          : "--ignore-eos needs --generate K");
   if (o.cudaGraph && !generating)
     return bad("--cuda-graph needs --generate K (it replays @decode)");
   if (generating && (!f.inputs.empty() || !f.functions.empty()))
@@ -296,6 +304,7 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   r.worldSize = tprt_world_size();
   r.batch = signature.batch;
   r.promptTokens = prompt.length;
+  r.eosTokenIds = options.eos;
   r.warmup = options.warmup;
   r.iterations = options.iters;
   double sliceSeconds = 0;
@@ -369,9 +378,14 @@ int launch(int argc, char **argv) {
       signature = *found;
       prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
                                 errors);
+      // The model's end ids unless the command line says.
+      bool model = options->eos.empty() && !options->ignoreEos;
+      if (model)
+        options->eos = loaded.manifest().eosTokenIds;
       for (int64_t eos : options->eos)
         if (signature->vocab && eos >= *signature->vocab)
-          errors.push_back("--eos " + std::to_string(eos) +
+          errors.push_back((model ? "the model's end id " : "--eos ") +
+                           std::to_string(eos) +
                            " is outside the vocabulary [0, " +
                            std::to_string(*signature->vocab) + ") of '" +
                            options->files.model + "'");

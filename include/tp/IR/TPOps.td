@@ -42,6 +42,12 @@ def TP_Dialect : Dialect {
     }
     /// Module attribute: the number of ranks the module is written for.
     static constexpr llvm::StringLiteral getSizeAttrName() { return "tp.size"; }
+    /// Module attribute: a generating model's end ids (its config's
+    /// eos_token_id), `array<i64: ...>`: the launcher stops a sequence at the
+    /// first it gives unless told other ones.
+    static constexpr llvm::StringLiteral getEosTokenIdsAttrName() {
+      return "tp.eos_token_ids";
+    }
     /// Module attribute: the model manifest (runtime/include/tprt/model.h),
     /// JSON text, from tp-model-manifest to tp-model-interface.
     static constexpr llvm::StringLiteral getManifestAttrName() {

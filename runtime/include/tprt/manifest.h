@@ -76,6 +76,9 @@ struct Manifest {
   std::string backend;
   int64_t tpSize = 0;
   std::vector<ManifestFunction> functions;
+  /// A generating model's end ids ("eos_token_ids": its config's
+  /// eos_token_id), which tp-run stops at unless told others; may be empty.
+  std::vector<int64_t> eosTokenIds;
 
   /// The function named `name`, or null.
   const ManifestFunction *find(const std::string &name) const;

@@ -57,6 +57,8 @@ struct GenerationReport {
   int64_t tpSize = 0;
   int worldSize = 1;
   int64_t batch = 0, promptTokens = 0, newTokens = 0;
+  /// The end ids the run stopped sequences at (none: K ids each).
+  std::vector<int64_t> eosTokenIds;
   int warmup = 0, iterations = 0;
   double loadSeconds = 0, sliceSeconds = 0;
   /// Per timed generation (the slowest rank's): time to the first new ids,

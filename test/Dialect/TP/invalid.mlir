@@ -135,6 +135,27 @@ module attributes {tp.size = 0 : i64} {
 
 // -----
 
+// expected-error @below {{'tp.eos_token_ids' must be an array<i64> of token ids (>= 0) on a module}}
+module attributes {tp.eos_token_ids = array<i64: 2, -1>} {
+}
+
+// -----
+
+// expected-error @below {{'tp.eos_token_ids' must be an array<i64> of token ids (>= 0) on a module}}
+module attributes {tp.eos_token_ids = array<i64>} {
+}
+
+// -----
+
+module {
+  // expected-error @below {{'tp.eos_token_ids' must be an array<i64> of token ids (>= 0) on a module}}
+  func.func @f() attributes {tp.eos_token_ids = array<i64: 2>} {
+    return
+  }
+}
+
+// -----
+
 // expected-error @below {{expected 'dim'}}
 func.func @bad_syntax(%x: tensor<8xf32> {tp.shard = #tp.shard<halved>}) {
   return
