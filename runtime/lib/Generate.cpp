@@ -394,11 +394,14 @@ generate(const LoadedModel &model, ModelArguments &arguments,
       std::optional<int64_t> &end = ended[size_t(b)];
       int64_t id = end ? *end : next[size_t(b)];
       generated[size_t(b)].push_back(id);
+      // The model's columns: those of the checkpoint's vocabulary.
+      size_t row = size_t(b * out.vocab);
+      size_t kept =
+          size_t(std::min(out.vocab, signature.vocab.value_or(out.vocab)));
       logitsOfIds[size_t(b)].insert(
           logitsOfIds[size_t(b)].end(),
-          logits.begin() + std::min(logits.size(), size_t(b * out.vocab)),
-          logits.begin() +
-              std::min(logits.size(), size_t((b + 1) * out.vocab)));
+          logits.begin() + std::min(logits.size(), row),
+          logits.begin() + std::min(logits.size(), row + kept));
       if (std::find(eos.begin(), eos.end(), id) != eos.end())
         end = id;
       all = all && end;

@@ -87,7 +87,9 @@ struct GenerationResult {
   /// given the end id, after which a sequence repeats it.
   std::vector<int64_t> ids;
   /// [B, T, vocab]: the logits each id came from (the one it repeats after
-  /// its end id too); empty for a model that does not return them.
+  /// its end id too); empty for a model that does not return them. A
+  /// vocabulary padded so that the ranks divide it keeps the checkpoint's
+  /// columns only (the padded ones are -inf).
   std::vector<float> logits;
   int64_t vocab = 0;
   int64_t steps = 0;
