@@ -13,7 +13,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <sys/mman.h>
 #include <tuple>
 #include <unistd.h>
@@ -176,6 +180,48 @@ Status checkLayout(const std::string &path,
 }
 
 } // namespace
+
+Expected<std::vector<std::string>> checkpointFiles(const std::string &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path given(path);
+  if (fs::is_directory(given, ec)) {
+    if (fs::exists(given / "model.safetensors.index.json", ec))
+      return checkpointFiles((given / "model.safetensors.index.json").string());
+    if (fs::exists(given / "model.safetensors", ec))
+      return std::vector<std::string>{(given / "model.safetensors").string()};
+    return Status(TPRT_ERR_IO, "checkpoint directory '" + path +
+                                   "' holds neither model.safetensors nor "
+                                   "model.safetensors.index.json");
+  }
+  const std::string suffix = ".index.json";
+  if (path.size() < suffix.size() ||
+      path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::vector<std::string>{path};
+  auto error = [&](const std::string &what) {
+    return Status(TPRT_ERR_IO, "checkpoint index '" + path + "': " + what);
+  };
+  std::ifstream in(path);
+  if (!in)
+    return error("cannot open: " + std::string(std::strerror(errno)));
+  nlohmann::json index = nlohmann::json::parse(in, nullptr, false);
+  if (index.is_discarded())
+    return error("not valid JSON");
+  if (!index.is_object() || !index.contains("weight_map") ||
+      !index["weight_map"].is_object() || index["weight_map"].empty())
+    return error("no 'weight_map' of tensor names to files");
+  std::set<std::string> names;
+  for (const auto &[tensor, file] : index["weight_map"].items()) {
+    if (!file.is_string() || file.get<std::string>().empty())
+      return error("tensor '" + tensor + "' maps to " + file.dump() +
+                   ", not a file name");
+    names.insert(file.get<std::string>());
+  }
+  std::vector<std::string> files;
+  for (const std::string &name : names)
+    files.push_back((given.parent_path() / name).string());
+  return files;
+}
 
 Expected<SafetensorsFile> SafetensorsFile::open(const std::string &path) {
   Expected<MappedFile> mapped = MappedFile::open(path);

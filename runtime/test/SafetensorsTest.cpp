@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -204,6 +205,62 @@ TEST(Safetensors, NamesAMissingFile) {
   auto file = tprt::SafetensorsFile::open(tempPath("absent.safetensors"));
   ASSERT_FALSE(file);
   EXPECT_NE(file.status().message().find("cannot open"), std::string::npos);
+}
+
+TEST(Safetensors, FilesOfAModelDirectory) {
+  namespace fs = std::filesystem;
+  fs::path dir = tempPath("hf-model");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Neither file: refused; model.safetensors alone: itself.
+  auto files = tprt::checkpointFiles(dir.string());
+  ASSERT_FALSE(files);
+  EXPECT_EQ(files.status().message(),
+            "checkpoint directory '" + dir.string() +
+                "' holds neither model.safetensors nor "
+                "model.safetensors.index.json");
+  writeBytes((dir / "model.safetensors").string(), "x");
+  files = tprt::checkpointFiles(dir.string());
+  ASSERT_TRUE(files) << files.status().message();
+  EXPECT_EQ(*files,
+            std::vector<std::string>{(dir / "model.safetensors").string()});
+  // An index: its files, each once, in name order, beside it; the
+  // directory prefers it.
+  std::string index = (dir / "model.safetensors.index.json").string();
+  writeBytes(index, R"({"metadata": {}, "weight_map": {
+      "b": "model-00002-of-00002.safetensors",
+      "a": "model-00001-of-00002.safetensors",
+      "c": "model-00002-of-00002.safetensors"}})");
+  std::vector<std::string> shards = {
+      (dir / "model-00001-of-00002.safetensors").string(),
+      (dir / "model-00002-of-00002.safetensors").string()};
+  for (const std::string &path : {dir.string(), index}) {
+    files = tprt::checkpointFiles(path);
+    ASSERT_TRUE(files) << files.status().message();
+    EXPECT_EQ(*files, shards);
+  }
+  // Any other path is itself (opening it says what is wrong).
+  files = tprt::checkpointFiles("w.safetensors");
+  ASSERT_TRUE(files);
+  EXPECT_EQ(*files, std::vector<std::string>{"w.safetensors"});
+  // Broken indexes name the index.
+  for (auto [text, what] : std::vector<std::pair<std::string, std::string>>{
+           {"{", "not valid JSON"},
+           {"[]", "no 'weight_map' of tensor names to files"},
+           {R"({"weight_map": {}})",
+            "no 'weight_map' of tensor names to files"},
+           {R"({"weight_map": {"a": 3}})",
+            "tensor 'a' maps to 3, not a file name"}}) {
+    writeBytes(index, text);
+    files = tprt::checkpointFiles(index);
+    ASSERT_FALSE(files) << text;
+    EXPECT_EQ(files.status().message(),
+              "checkpoint index '" + index + "': " + what);
+  }
+  files = tprt::checkpointFiles((dir / "absent.index.json").string());
+  ASSERT_FALSE(files);
+  EXPECT_NE(files.status().message().find("cannot open"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 //===----------------------------------------------------------------------===//

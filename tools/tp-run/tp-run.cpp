@@ -36,11 +36,13 @@ const char *kUsage =
     "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
     "              --input NAME=X.npy... [--function NAME] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
-    "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
+    "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
     "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
     "              [--ignore-eos] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
+    "  --weights DIR (or DIR/model.safetensors.index.json): a Hugging Face\n"
+    "  model directory's checkpoint, sharded or not;\n"
     "  --input X.npy without a name when the model takes one input;\n"
     "  --function to run one function of a model with several;\n"
     "  --generate K: K new ids after the prompt, greedily, with the model's\n"
@@ -198,6 +200,15 @@ Expected<Options> parseOptions(int argc, char **argv) {
     o.warmup = warmupGiven ? o.warmup : 0;
     o.iters = itersGiven ? o.iters : 1;
   }
+  // A model directory or its index stands for its safetensors files.
+  std::vector<std::string> weights;
+  for (const std::string &path : f.weights) {
+    Expected<std::vector<std::string>> files = tprt::checkpointFiles(path);
+    if (!files)
+      return files.status();
+    weights.insert(weights.end(), files->begin(), files->end());
+  }
+  f.weights = std::move(weights);
   return o;
 }
 
