@@ -54,7 +54,7 @@ if [ ! -f "$MODEL/expected.npy" ]; then
   rm -rf "$WORK"/model-*
   "$PYTHON" "$HERE/hf_model_inputs.py" "$MODEL" --prompt "$PROMPT" --steps "$STEPS" >&2
 fi
-"$PYTHON" -m tpmlir.build --hf-config "$MODEL/config.json" --generate $((PROMPT + STEPS)) \
+"$PYTHON" -m tpmlir.build --hf-config "$MODEL" --generate $((PROMPT + STEPS)) \
   --seq "$PROMPT" --batch 1 -o "$WORK/m.mlir"
 for tp in 1 2; do
   t0=$(date +%s.%N)

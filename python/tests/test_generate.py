@@ -351,7 +351,8 @@ def write_hf_dir(tmp_path, name: str) -> tuple[str, ModelConfig]:
 def test_hf_dir_generation(tmp_path, mlir_runner, name):
     model_dir, _ = write_hf_dir(tmp_path, name)
     out = str(tmp_path / "gen.mlir")
-    assert main(["--hf-config", os.path.join(model_dir, "config.json"), "--generate", "12", "--seq", "5",
+    # The directory stands for its config.json (generate.test passes the file).
+    assert main(["--hf-config", model_dir, "--generate", "12", "--seq", "5",
                  "--batch", "2", "--keep-logits", "-o", out]) == 0
     text = open(out).read()
     cfg = hf.read_config(os.path.join(model_dir, "config.json"), seq=5, batch=2, generate=12,

@@ -27,12 +27,19 @@ from .config import PRESETS, ModelConfig, preset
 from .params import input_name
 
 
+def _config_path(path: str) -> str:
+    """A model directory stands for its config.json."""
+    import os
+    return os.path.join(path, "config.json") if os.path.isdir(path) else path
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m tpmlir.build", description=__doc__.split("\n")[0])
     ap.add_argument("--preset", default="gpt2_small", choices=sorted(PRESETS))
-    ap.add_argument("--hf-config", metavar="DIR/config.json",
-                    help="take the model from a Hugging Face config (instead of --preset); its weights "
-                         "keep the checkpoint's names (with DIR's own prefix when DIR holds one)")
+    ap.add_argument("--hf-config", metavar="DIR/config.json", type=_config_path,
+                    help="take the model from a Hugging Face config, or a model directory's (instead of "
+                         "--preset); its weights keep the checkpoint's names (with DIR's own prefix when "
+                         "DIR holds one)")
     for field in dataclasses.fields(ModelConfig):
         flag = "--" + field.name.replace("_", "-")
         kind = str(field.type).split(" ")[0]  # "bool | None" -> bool
