@@ -200,15 +200,6 @@ Expected<Options> parseOptions(int argc, char **argv) {
     o.warmup = warmupGiven ? o.warmup : 0;
     o.iters = itersGiven ? o.iters : 1;
   }
-  // A model directory or its index stands for its safetensors files.
-  std::vector<std::string> weights;
-  for (const std::string &path : f.weights) {
-    Expected<std::vector<std::string>> files = tprt::checkpointFiles(path);
-    if (!files)
-      return files.status();
-    weights.insert(weights.end(), files->begin(), files->end());
-  }
-  f.weights = std::move(weights);
   return o;
 }
 
@@ -373,8 +364,19 @@ int launch(int argc, char **argv) {
   }
   tprt::Backend backend = tprt::Backend::ofThisProcess();
   tprt::LoadedModel loaded;
-  std::vector<std::string> errors =
-      loaded.load(options->files, backend, tprt_rank(), tprt_world_size());
+  // A model directory or its index stands for its safetensors files.
+  std::vector<std::string> errors, weights;
+  for (const std::string &path : options->files.weights) {
+    Expected<std::vector<std::string>> files = tprt::checkpointFiles(path);
+    if (!files)
+      errors.push_back(files.status().message());
+    else
+      weights.insert(weights.end(), files->begin(), files->end());
+  }
+  options->files.weights = std::move(weights);
+  if (errors.empty())
+    errors =
+        loaded.load(options->files, backend, tprt_rank(), tprt_world_size());
   // Generation: the roles of @prefill's and @decode's tensors, the prompt.
   std::optional<tprt::GenerationSignature> signature;
   std::optional<tprt::Prompt> prompt;
