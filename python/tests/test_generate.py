@@ -461,8 +461,13 @@ def test_eos_token_ids_from_the_configs(tmp_path):
     assert hf.config_from_hf({**config, "eos_token_id": None}, generate=16).eos_token_ids == ()
     with pytest.raises(ValueError, match=re.escape("its eos_token_id must be an id or a list of ids, not 'x'")):
         hf.config_from_hf({**config, "eos_token_id": "x"}, generate=16)
-    with pytest.raises(ValueError, match=re.escape("eos_token_ids must be a tuple of ids in the vocabulary [0, 96)")):
+    with pytest.raises(ValueError, match=re.escape("its end ids [96] are not all in the vocabulary [0, 96): "
+                                                   "give --eos-token-ids (or '' for none)")):
         hf.config_from_hf({**config, "eos_token_id": 96}, generate=16)
+    assert hf.config_from_hf({**config, "eos_token_id": 96}, generate=16, eos_token_ids=()).eos_token_ids == ()
+    # A generation config without end ids has none (transformers does not
+    # fall back to the model config's then).
+    assert hf.config_from_hf(config, generate=16, generation={"do_sample": False}).eos_token_ids == ()
     save_model_dir(str(tmp_path), config, hf.to_checkpoint(cfg, weights_for(cfg)))
     with open(tmp_path / "generation_config.json", "w") as f:
         json.dump({"eos_token_id": [3, 4]}, f)

@@ -36,16 +36,16 @@ def _config_path(path: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m tpmlir.build", description=__doc__.split("\n")[0])
     ap.add_argument("--preset", default="gpt2_small", choices=sorted(PRESETS))
-    ap.add_argument("--hf-config", metavar="DIR/config.json", type=_config_path,
+    ap.add_argument("--hf-config", metavar="DIR[/config.json]", type=_config_path,
                     help="take the model from a Hugging Face config, or a model directory's (instead of "
                          "--preset); its weights keep the checkpoint's names (with DIR's own prefix when "
                          "DIR holds one)")
     for field in dataclasses.fields(ModelConfig):
         flag = "--" + field.name.replace("_", "-")
         kind = str(field.type).split(" ")[0]  # "bool | None" -> bool
-        if kind.startswith("tuple"):  # ids: a comma list
+        if kind.startswith("tuple"):  # ids: a comma list, '' for none
             ap.add_argument(flag, dest=field.name, metavar="ID[,ID...]",
-                            type=lambda text: tuple(int(i) for i in text.split(",")))
+                            type=lambda text: tuple(int(i) for i in text.split(",")) if text else ())
         elif kind in ("bool", str(bool)):
             ap.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None)
         elif kind in ("float", str(float)):

@@ -67,8 +67,12 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
             window = _get(hf, "sliding_window", int, None) if model_type in ("mistral", "phi3") else None
         else:
             raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
-        if overrides.get("generate"):
-            fields["eos_token_ids"] = _eos_token_ids(generation, hf)
+        if overrides.get("generate") and "eos_token_ids" not in overrides:
+            fields["eos_token_ids"] = ids = _eos_token_ids(generation, hf)
+            vocab = overrides.get("vocab") or fields["vocab"]
+            if any(i >= vocab for i in ids):
+                raise ValueError(f"its end ids {list(ids)} are not all in the vocabulary [0, {vocab}): "
+                                 f"give --eos-token-ids (or '' for none)")
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     fields["name_prefix"] = prefix
@@ -84,9 +88,10 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
 
 
 def _eos_token_ids(generation: dict | None, hf: dict) -> tuple[int, ...]:
-    """eos_token_id of generation_config.json, else of config.json: an id,
-    a list of them (Llama 3 Instruct's three) or null."""
-    source = generation if generation and "eos_token_id" in generation else hf
+    """eos_token_id of generation_config.json, or of config.json when there
+    is none (as transformers' generate() takes them): an id, a list of them
+    (Llama 3 Instruct's three) or null."""
+    source = hf if generation is None else generation
     ids = source.get("eos_token_id")
     ids = [] if ids is None else ids if isinstance(ids, list) else [ids]
     if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
@@ -229,7 +234,8 @@ def read_config(path: str, **overrides) -> ModelConfig:
     hf = read_json(path)
     model_dir = os.path.dirname(os.path.abspath(path))
     generation_path = os.path.join(model_dir, "generation_config.json")
-    generation = read_json(generation_path) if os.path.exists(generation_path) else None
+    generation = (read_json(generation_path) if overrides.get("generate") and os.path.exists(generation_path)
+                  else None)
     files = checkpoint_files(model_dir)
     names: set[str] = set()
     for file in files:

@@ -277,8 +277,11 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   std::vector<std::optional<int64_t>> ended(static_cast<size_t>(batch));
   double start = now();
 
-  // The logits the last call's next ids come from, [B, V], if returned.
+  // The logits the last call's next ids come from, [B, width], if
+  // returned; out.vocab of each row are the model's (a padded vocabulary's
+  // other columns are -inf).
   std::vector<float> logits;
+  int64_t width = 0;
   std::vector<std::vector<float>> logitsOfIds(static_cast<size_t>(batch));
 
   // @decode through its graph when asked, after a first plain call; a
@@ -308,8 +311,9 @@ generate(const LoadedModel &model, ModelArguments &arguments,
         function == 0 ? signature.prefill : signature.decode;
     const ManifestFunction &fn = function == 0 ? prefill : decode;
     if (call.logits) {
-      out.vocab = fn.results[*call.logits].localShape[2];
-      logits.resize(size_t(batch * out.vocab));
+      width = fn.results[*call.logits].localShape[2];
+      out.vocab = std::min(width, signature.vocab.value_or(width));
+      logits.resize(size_t(batch * width));
       if (Status status = arguments.read(function, *call.logits, logits.data());
           !status)
         return status;
@@ -394,14 +398,11 @@ generate(const LoadedModel &model, ModelArguments &arguments,
       std::optional<int64_t> &end = ended[size_t(b)];
       int64_t id = end ? *end : next[size_t(b)];
       generated[size_t(b)].push_back(id);
-      // The model's columns: those of the checkpoint's vocabulary.
-      size_t row = size_t(b * out.vocab);
-      size_t kept =
-          size_t(std::min(out.vocab, signature.vocab.value_or(out.vocab)));
+      size_t row = size_t(b * width);
       logitsOfIds[size_t(b)].insert(
           logitsOfIds[size_t(b)].end(),
           logits.begin() + std::min(logits.size(), row),
-          logits.begin() + std::min(logits.size(), row + kept));
+          logits.begin() + std::min(logits.size(), row + size_t(out.vocab)));
       if (std::find(eos.begin(), eos.end(), id) != eos.end())
         end = id;
       all = all && end;

@@ -194,7 +194,7 @@ Expected<std::vector<std::string>> checkpointFiles(const std::string &path) {
                                    "' holds neither model.safetensors nor "
                                    "model.safetensors.index.json");
   }
-  const std::string suffix = ".index.json";
+  const std::string suffix = ".safetensors.index.json";
   if (path.size() < suffix.size() ||
       path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::vector<std::string>{path};
@@ -212,14 +212,19 @@ Expected<std::vector<std::string>> checkpointFiles(const std::string &path) {
     return error("no 'weight_map' of tensor names to files");
   std::set<std::string> names;
   for (const auto &[tensor, file] : index["weight_map"].items()) {
-    if (!file.is_string() || file.get<std::string>().empty())
+    // A file beside the index, as save_pretrained writes them.
+    if (!file.is_string() || file.get<std::string>().empty() ||
+        file.get<std::string>().find('/') != std::string::npos)
       return error("tensor '" + tensor + "' maps to " + file.dump() +
-                   ", not a file name");
+                   ", not a file name beside the index");
     names.insert(file.get<std::string>());
   }
   std::vector<std::string> files;
-  for (const std::string &name : names)
+  for (const std::string &name : names) {
     files.push_back((given.parent_path() / name).string());
+    if (!fs::exists(files.back(), ec))
+      return error("it lists '" + name + "', which is missing");
+  }
   return files;
 }
 

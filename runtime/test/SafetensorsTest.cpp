@@ -234,6 +234,14 @@ TEST(Safetensors, FilesOfAModelDirectory) {
   std::vector<std::string> shards = {
       (dir / "model-00001-of-00002.safetensors").string(),
       (dir / "model-00002-of-00002.safetensors").string()};
+  writeBytes(shards[0], "x");
+  files = tprt::checkpointFiles(index);
+  ASSERT_FALSE(files);
+  EXPECT_EQ(files.status().message(),
+            "checkpoint index '" + index +
+                "': it lists 'model-00002-of-00002.safetensors', which is "
+                "missing");
+  writeBytes(shards[1], "x");
   for (const std::string &path : {dir.string(), index}) {
     files = tprt::checkpointFiles(path);
     ASSERT_TRUE(files) << files.status().message();
@@ -250,14 +258,18 @@ TEST(Safetensors, FilesOfAModelDirectory) {
            {R"({"weight_map": {}})",
             "no 'weight_map' of tensor names to files"},
            {R"({"weight_map": {"a": 3}})",
-            "tensor 'a' maps to 3, not a file name"}}) {
+            "tensor 'a' maps to 3, not a file name beside the index"},
+           {R"({"weight_map": {"a": "../w.safetensors"}})",
+            "tensor 'a' maps to \"../w.safetensors\", not a file name beside "
+            "the index"}}) {
     writeBytes(index, text);
     files = tprt::checkpointFiles(index);
     ASSERT_FALSE(files) << text;
     EXPECT_EQ(files.status().message(),
               "checkpoint index '" + index + "': " + what);
   }
-  files = tprt::checkpointFiles((dir / "absent.index.json").string());
+  files =
+      tprt::checkpointFiles((dir / "absent.safetensors.index.json").string());
   ASSERT_FALSE(files);
   EXPECT_NE(files.status().message().find("cannot open"), std::string::npos);
   fs::remove_all(dir);

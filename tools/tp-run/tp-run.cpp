@@ -33,7 +33,7 @@ using tprt::Expected;
 using tprt::Status;
 
 const char *kUsage =
-    "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors]...\n"
+    "usage: mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
     "              --input NAME=X.npy... [--function NAME] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
@@ -401,7 +401,8 @@ int launch(int argc, char **argv) {
                            std::to_string(eos) +
                            " is outside the vocabulary [0, " +
                            std::to_string(*signature->vocab) + ") of '" +
-                           options->files.model + "'");
+                           options->files.model + "'" +
+                           (model ? " (give --eos ID or --ignore-eos)" : ""));
       // Rank 0 writes the ids, and the logits when the model returns them.
       if (tprt_rank() == 0) {
         bool logits = signature->prefill.logits || signature->decode.logits;

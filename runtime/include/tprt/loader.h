@@ -154,8 +154,8 @@ struct TensorInfo {
 /// holds them: a directory gives the files its model.safetensors.index.json
 /// lists (sharded, model-0000k-of-0000n.safetensors) or else its
 /// model.safetensors; an index (*.safetensors.index.json) the files of its
-/// weight_map, in name order, beside it; anything else is itself. Errors
-/// name the directory or the index.
+/// weight_map, in name order, beside it (each must be there); anything else
+/// is itself. Errors name the directory or the index.
 Expected<std::vector<std::string>> checkpointFiles(const std::string &path);
 
 /// A safetensors file (8-byte little-endian header length, JSON header,

@@ -51,7 +51,9 @@
  * (integer tensors: cpu models only;
  * i1 is one byte per element), or, for the weights of a cuda model built
  * with `tp-compile --dtype bf16` that only GEMMs read, "bf16", which the
- * launcher converts from the checkpoint's f32 before the first call.
+ * launcher rounds from the checkpoint's F32 or F16 (or takes its BF16 as
+ * it is) before the first call; an "f32" weight may be stored as BF16 or
+ * F16, which the launcher widens.
  * "tokens": true marks the input of token ids the model's vocabulary
  * lookup reads (its largest embedding table), which a launcher counts
  * tokens from; absent on every other argument.
@@ -66,7 +68,9 @@
  * functions: the token ids ("tokens": true), in decode the position (a
  * rank-0 integer input), the caches (inputs that results update in place),
  * the weights; and among the results the next ids, the one integer result
- * of shape [B, 1].
+ * of shape [B, 1]. Their manifest may carry "eos_token_ids" at the top level
+ * (the module attribute tp.eos_token_ids): the end ids a launcher stops a
+ * sequence at unless told others.
  *
  *===----------------------------------------------------------------------===*/
 
