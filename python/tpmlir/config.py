@@ -205,7 +205,7 @@ class ModelConfig:
                 raise ValueError(f"{field}={value!r} is not one of {', '.join(allowed)}")
         for field in ("layers", "d_model", "heads", "kv_heads", "ffn", "batch", "seq"):
             value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not _positive(value):
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
         if self.head_dim is None:  # __post_init__ derives it when heads divide d_model
             raise ValueError(
