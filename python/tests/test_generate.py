@@ -27,6 +27,11 @@ STEPS = 4
 LLAMA3_SCALING = json.dumps({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                              "high_freq_factor": 4.0, "original_max_position_embeddings": 80})
 
+GEMMA = dict(kv_heads=1, head_dim=32, activation="geglu", norm_plus_one=True, embed_scale=True,
+             tie_embeddings=True)
+GEMMA2 = dict(GEMMA, kv_heads=2, post_norms=True, query_pre_attn_scalar=24.0, attn_softcap=20.0,
+              logit_softcap=10.0)
+
 # Batch 2 throughout; GPT-2 (tied head, learned positions) and Llama with
 # GQA (RoPE, untied head), also with Llama 3's scaled RoPE. keep_logits for
 # the 1e-4 comparison.
@@ -43,6 +48,13 @@ GEN = {
     # Phi-3: q|k|v in one weight, gate|up in one weight (Linear [out, in]).
     "phi3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, kv_heads=4, qkv="fused",
                        gate_up="fused"),
+    # Gemma: norms scaling by 1 + weight, embeddings times sqrt(d), GeGLU,
+    # MQA with heads wider than d / heads, a tied head.
+    "gemma": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA),
+    # Gemma 2: a norm after the attention and after the MLP too, scores
+    # scaled by query_pre_attn_scalar, scores and logits capped (caps low
+    # enough that tanh bends them).
+    "gemma2": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA2),
 }
 
 
@@ -286,6 +298,20 @@ def test_rope_scaling_frequencies():
     assert relative(plain_logits, logits) > 1e-2
 
 
+@pytest.mark.parametrize("field, plain", [("norm_plus_one", False), ("embed_scale", False),
+                                          ("query_pre_attn_scalar", 0.0), ("attn_softcap", 0.0),
+                                          ("logit_softcap", 0.0)])
+def test_gemma_fields_change_the_logits(field, plain):
+    """Each of Gemma's changes moves the logits well past the tests' 1e-4,
+    so a graph that dropped one would fail them (post_norms changes the
+    weights too: the graph's signature shows it)."""
+    cfg = GEN["gemma2"]
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    logits = reference.prefill(cfg, w, prompt, reference.empty_caches(cfg))[1]
+    other = reference.prefill(cfg.replace(**{field: plain}), w, prompt, reference.empty_caches(cfg))[1]
+    assert relative(other, logits) > 1e-3
+
+
 @pytest.mark.parametrize("name", sorted(GEN))
 def test_torch_matches_numpy(name):
     torch_reference = pytest.importorskip("tpmlir.torch_reference")
@@ -333,6 +359,7 @@ HF_DIRS = {
     "phi3": ("phi3", tiny_llama(vocab=96, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused"), 2),
     "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
                                   rope_theta=1e6), 1),
+    "gemma2": ("gemma2", tiny_llama(vocab=96, names="hf_llama", **GEMMA2), 2),
 }
 
 

@@ -74,7 +74,8 @@ class _Builder:
 
             def rms(b, v, ss, g, o):
                 inv = b.math("rsqrt", b.add(b.div(ss, b.const(d)), b.const(eps)))
-                return b.mul(b.mul(v, inv), g)
+                scale = b.add(b.const(1.0), g) if cfg.norm_plus_one else g
+                return b.mul(b.mul(v, inv), scale)
             return ir.pointwise(hint, [x, (sumsq, row), gamma], rms)
 
         beta = self.args[f"{name}.bias"]
@@ -187,8 +188,12 @@ class _Builder:
             row = b(f"arith.index_cast {i} : i64 to index")
             col = b("linalg.index 2 : index")
             return b(f"tensor.extract {wte.name}[{row}, {col}] : {wte.type}")
-        tokens = self.ir.generic("embed" if not cfg.positions else "embed_tokens", [(ids, (0, 1))], 3,
+        plain = not cfg.positions and not cfg.embed_scale
+        tokens = self.ir.generic("embed" if plain else "embed_tokens", [(ids, (0, 1))], 3,
                                  (cfg.batch, self.seq, cfg.d_model), range(3), (), lookup)
+        if cfg.embed_scale:  # Gemma: times sqrt(d_model), rounded to f32
+            scale = math.sqrt(cfg.d_model)
+            return self.ir.pointwise("embed", [tokens], lambda b, t, o: b.mul(t, b.const(scale)))
         if not cfg.positions:
             return tokens
         # Learned positions: rows pos .. pos+S-1 of wpe, added to every sequence.
@@ -208,6 +213,8 @@ class _Builder:
             h2 = ir.collapse(h, [[0, 1], [2]], "logits_in")
             head = ir.transpose(self.args["wte.weight"], [1, 0], "wte_T")
             logits = ir.expand(ir.matmul(h2, head, "logits_mm"), [[0, 1], [2]], (b, s, cfg.vocab_rows), "logits")
+        if cfg.logit_softcap:
+            logits = self.softcap(logits, cfg.logit_softcap, "logits_capped")
         if cfg.vocab_rows == cfg.vocab:
             return logits
 
@@ -217,6 +224,11 @@ class _Builder:
                      f"{b(f'arith.constant {cfg.vocab} : index')} : index")
             return b(f"arith.select {real}, {v}, {b.const(float('-inf'))} : f32")
         return ir.pointwise("logits_masked", [logits], mask)
+
+    def softcap(self, x: Val, cap: float, hint: str) -> Val:
+        """cap * tanh(x / cap), in Gemma 2's order of steps."""
+        return self.ir.pointwise(hint, [x], lambda b, v, o: b.mul(b.math("tanh", b.div(v, b.const(cap))),
+                                                                   b.const(cap)))
 
     # -- the block ------------------------------------------------------------
     def attention(self, x: Val, i: int) -> Val:
@@ -263,8 +275,10 @@ class _Builder:
             qh, kh, vh = (self.to_heads(t, f"{p}_{n}h") for t, n in ((q, "q"), (k, "k"), (v, "v")))
         kt = ir.transpose(kh, [0, 2, 1], f"{p}_kT")
         scores = ir.batch_matmul(qh, kt, f"{p}_scores")
-        scale = 1.0 / math.sqrt(Dh)
+        scale = cfg.attn_scale
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
+        if cfg.attn_softcap:
+            scores = self.softcap(scores, cfg.attn_softcap, f"{p}_capped")
         # @decode reading positions up to its own only: nothing to mask.
         if cfg.causal and self.function != "decode":
             def mask(b, s, o):
@@ -309,29 +323,38 @@ class _Builder:
             gate, up = (ir.extract_slice(both, [0, 0, j, 0], [B, S, 1, F], [B, S, F], f"{p}_{n}")
                         for j, n in enumerate(("gate", "up")))
         else:
-            if cfg.activation == "swiglu":
+            if cfg.gated:
                 gate = self.project(x, f"{m}.gate", cfg.ffn, f"{p}_gate")
             up = self.project(x, f"{m}.up", cfg.ffn, f"{p}_up")
+
+        def gelu(b, v):
+            inner = b.add(v, b.mul(b.mul(b.mul(v, v), v), b.const(0.044715)))
+            t = b.math("tanh", b.mul(inner, b.const(GELU_C)))
+            return b.mul(b.mul(v, b.const(0.5)), b.add(t, b.const(1.0)))
         if cfg.activation == "swiglu":
             def swiglu(b, g, u, o):
                 one = b.const(1.0)
                 sigmoid = b.div(one, b.add(one, b.math("exp", b.neg(g))))
                 return b.mul(b.mul(g, sigmoid), u)
             act = ir.pointwise(f"{p}_swiglu", [gate, up], swiglu)
+        elif cfg.activation == "geglu":
+            act = ir.pointwise(f"{p}_geglu", [gate, up], lambda b, g, u, o: b.mul(gelu(b, g), u))
         else:
-            def gelu(b, v, o):
-                inner = b.add(v, b.mul(b.mul(b.mul(v, v), v), b.const(0.044715)))
-                t = b.math("tanh", b.mul(inner, b.const(GELU_C)))
-                return b.mul(b.mul(v, b.const(0.5)), b.add(t, b.const(1.0)))
-            act = ir.pointwise(f"{p}_gelu", [up], gelu)
+            act = ir.pointwise(f"{p}_gelu", [up], lambda b, v, o: gelu(b, v))
         return self.project(act, f"{m}.down", cfg.d_model, f"{p}_mlp_out")
 
     def residual(self, a: Val, b: Val, hint: str) -> Val:
         return self.ir.pointwise(hint, [a, b], lambda bd, x, y, o: bd.add(x, y))
 
     def block(self, x: Val, i: int) -> Val:
-        h = self.residual(x, self.attention(self.norm(x, f"h.{i}.ln_1", f"l{i}_ln1"), i), f"l{i}_h")
-        return self.residual(h, self.mlp(self.norm(h, f"h.{i}.ln_2", f"l{i}_ln2"), i), f"l{i}_out")
+        attn = self.attention(self.norm(x, f"h.{i}.ln_1", f"l{i}_ln1"), i)
+        if self.cfg.post_norms:
+            attn = self.norm(attn, f"h.{i}.ln_attn_out", f"l{i}_attn_out_norm")
+        h = self.residual(x, attn, f"l{i}_h")
+        mlp = self.mlp(self.norm(h, f"h.{i}.ln_2", f"l{i}_ln2"), i)
+        if self.cfg.post_norms:
+            mlp = self.norm(mlp, f"h.{i}.ln_mlp_out", f"l{i}_mlp_out_norm")
+        return self.residual(h, mlp, f"l{i}_out")
 
     def build(self, inline: dict | None = None) -> str:
         """The module of one @forward."""
@@ -445,7 +468,8 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
-_LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
+_LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "norm_plus_one", "embed_scale", "post_norms",
+                 "query_pre_attn_scalar", "attn_softcap", "logit_softcap", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
                  "eos_token_ids", "decode_attention", "names", "name_prefix")
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 
 _CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
-    "activation": ("gelu", "swiglu"),
+    "activation": ("gelu", "swiglu", "geglu"),
     "qkv": ("fused", "separate"),
     "gate_up": ("separate", "fused"),
     "weight_layout": ("in_out", "out_in"),
@@ -74,10 +75,12 @@ class ModelConfig:
     # RoPE, with weights [head_dim] (Qwen3's q_norm / k_norm).
     qk_norm: bool = False
     ffn: int = 256
-    # swiglu's gate and up projections as two weights, or "fused": one
+    # A gated MLP's gate and up projections as two weights, or "fused": one
     # [.., 2 * ffn], the gate's columns first (Phi-3's gate_up_proj).
     gate_up: str = "separate"
     norm: str = "layernorm"
+    # gelu: GeLU (tanh) of one up projection (GPT-2); swiglu: SiLU(gate) * up
+    # (Llama); geglu: GeLU (tanh)(gate) * up (Gemma).
     activation: str = "gelu"
     bias: bool = True
     qkv: str = "fused"
@@ -96,6 +99,18 @@ class ModelConfig:
     # `wte` transposed when tie_embeddings (GPT-2), else `lm_head` (Llama).
     vocab: int = 0
     tie_embeddings: bool = True
+    # Gemma's changes to the Llama block: RMSNorms that scale by 1 + weight
+    # (its checkpoints store each scale less one), the embedded rows times
+    # sqrt(d_model), and (Gemma 2) a norm on the attention's and the MLP's
+    # outputs before each residual add, scores scaled by
+    # query_pre_attn_scalar ** -0.5 (0: by head_dim's), and the attention
+    # scores and the logits capped as cap * tanh(x / cap) (0: not capped).
+    norm_plus_one: bool = False
+    embed_scale: bool = False
+    post_norms: bool = False
+    query_pre_attn_scalar: float = 0.0
+    attn_softcap: float = 0.0
+    logit_softcap: float = 0.0
     # The fields below came with generation; `describe` prints them only when
     # they differ from these defaults, so older headers read the same.
     # > 0: a learned position table `wpe` [positions, D] added to the token
@@ -181,6 +196,16 @@ class ModelConfig:
             raise ValueError(f"rope_scaling must be a JSON object, got {self.rope_scaling!r}") from None
 
     @property
+    def gated(self) -> bool:
+        """An MLP of gate and up projections (swiglu, geglu)."""
+        return self.activation != "gelu"
+
+    @property
+    def attn_scale(self) -> float:
+        """What the attention scores are multiplied by."""
+        return 1.0 / math.sqrt(self.query_pre_attn_scalar or self.head_dim)
+
+    @property
     def group(self) -> int:
         """Query heads per kv head (1 without GQA)."""
         return self.heads // self.kv_heads
@@ -222,8 +247,18 @@ class ModelConfig:
             raise ValueError(
                 f"qkv='fused' needs kv_heads == heads (got kv_heads={self.kv_heads}, "
                 f"heads={self.heads}); use qkv='separate' for GQA")
-        if self.gate_up == "fused" and self.activation != "swiglu":
-            raise ValueError("gate_up='fused' is an option of activation='swiglu'")
+        if self.gate_up == "fused" and not self.gated:
+            raise ValueError("gate_up='fused' is an option of a gated activation (swiglu, geglu)")
+        if self.norm_plus_one and self.norm != "rmsnorm":
+            raise ValueError("norm_plus_one is an option of norm='rmsnorm'")
+        if self.embed_scale and not self.vocab:
+            raise ValueError("embed_scale needs a whole model (vocab > 0)")
+        for field in ("query_pre_attn_scalar", "attn_softcap", "logit_softcap"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"{field} must be 0 or a positive number, got {value!r}")
+        if self.logit_softcap and not self.vocab:
+            raise ValueError("logit_softcap needs a whole model (vocab > 0)")
         if self.rope and self.head_dim % 2:
             raise ValueError(f"rope needs an even head_dim, got {self.head_dim}")
         if isinstance(self.vocab, bool) or not isinstance(self.vocab, int) or self.vocab < 0:
@@ -272,9 +307,8 @@ class ModelConfig:
     def _validate_names(self) -> None:
         """Hugging Face names come with that family's layouts (params.py)."""
         need = {"hf_gpt2": dict(qkv="fused", weight_layout="in_out", norm="layernorm",
-                                activation="gelu", rope=False),
-                "hf_llama": dict(weight_layout="out_in", norm="rmsnorm", activation="swiglu",
-                                 positions=0)}.get(self.names, {})
+                                activation="gelu", rope=False, post_norms=False),
+                "hf_llama": dict(weight_layout="out_in", norm="rmsnorm", positions=0)}.get(self.names, {})
         for field, value in need.items():
             if getattr(self, field) != value:
                 raise ValueError(f"names={self.names!r} needs {field}={value!r}, "
@@ -283,6 +317,9 @@ class ModelConfig:
             raise ValueError("names='hf_gpt2' needs a whole model (vocab > 0) with biases")
         if self.names == "hf_gpt2" and self.head_dim * self.heads != self.d_model:
             raise ValueError("names='hf_gpt2' needs head_dim = d_model / heads (its config has no head_dim)")
+        if self.names == "hf_llama" and not self.gated:
+            raise ValueError("names='hf_llama' needs a gated activation (swiglu, geglu), "
+                             f"got {self.activation!r}")
         if self.names == "hf_llama" and self.qkv != self.gate_up:
             raise ValueError("names='hf_llama' fuses q|k|v and gate|up both (Phi-3) or neither, "
                              f"not qkv={self.qkv!r} with gate_up={self.gate_up!r}")

@@ -4,8 +4,9 @@ write such directories with random weights).
 
 Two families: GPT-2 (`GPT2LMHeadModel`: Conv1D weights [in, out], q|k|v fused
 in `c_attn`, learned positions, LM head tied to `wte`) and Llama
-(`LlamaForCausalLM`, and Qwen2 / Mistral, which share its names: Linear
-weights [out, in], separate q/k/v with GQA, RoPE, RMSNorm, SwiGLU). The graph
+(`LlamaForCausalLM`, and Qwen2, Qwen3, Mistral, Phi-3, Gemma and Gemma 2,
+which share its names: Linear weights [out, in], separate q/k/v with GQA,
+RoPE, RMSNorm, SwiGLU or Gemma's GeGLU). The graph
 takes the checkpoint's own names and layouts (params.checkpoint_name), so a
 directory runs as it is.
 """
@@ -18,6 +19,8 @@ from .config import ModelConfig, rope_scaling_json
 from .params import as_checkpoint, as_graph, checkpoint_names
 
 LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
+GEMMA_TYPES = ("gemma", "gemma2")
+MODEL_TYPES = ("gpt2",) + LLAMA_TYPES + GEMMA_TYPES
 # transformers' Qwen3Config takes head_dim 128 when its config.json has none.
 _QWEN3_HEAD_DIM = 128
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
@@ -65,8 +68,13 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
             # only (Qwen2 only with use_sliding_window, refused): the same as
             # attending to all of them as long as the cache holds no more.
             window = _get(hf, "sliding_window", int, None) if model_type in ("mistral", "phi3") else None
+        elif model_type in GEMMA_TYPES:
+            fields, limit = _gemma(hf, model_type), _get(hf, "max_position_embeddings", int, None)
+            # Gemma 2's every other layer attends to its last sliding_window
+            # positions (4096 unless the config says otherwise).
+            window = _get(hf, "sliding_window", int, 4096) if model_type == "gemma2" else None
         else:
-            raise ValueError(f"model_type {model_type!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+            raise ValueError(f"model_type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
         if overrides.get("generate") and "eos_token_ids" not in overrides:
             fields["eos_token_ids"] = ids = _eos_token_ids(generation, hf)
             vocab = overrides.get("vocab") or fields["vocab"]
@@ -160,11 +168,50 @@ def _llama(hf: dict, model_type: str) -> dict:
                 tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
 
 
+def _softcap(hf: dict, key: str, default: float) -> float:
+    """Gemma 2's caps: the default when missing, none (0) when null."""
+    return _get(hf, key, float, 0.0) if key in hf else default
+
+
+def _gemma(hf: dict, model_type: str) -> dict:
+    """Gemma (GemmaForCausalLM) and Gemma 2: Llama's names and layouts, with
+    norms scaling by 1 + weight, the embedded rows times sqrt(hidden_size),
+    GeLU (tanh) gating, a tied head; Gemma 2 adds a norm after the attention
+    and after the MLP (pre_ and post_feedforward_layernorm), scores scaled by
+    query_pre_attn_scalar, and capped scores and logits. Defaults as
+    transformers' GemmaConfig and Gemma2Config."""
+    # hidden_activation wins, as in transformers; Gemma 1.0's configs say
+    # "gelu" (the exact one) where the model was trained with the tanh one.
+    act = _get(hf, "hidden_activation", str, None) or _get(hf, "hidden_act", str, "gelu_pytorch_tanh")
+    if act not in _GELU_TANH:
+        raise _unsupported(model_type, f"activation {act!r} (the builder's GeLU is the tanh one: "
+                                       "a hidden_activation of gelu_pytorch_tanh says so)")
+    if _get(hf, "attention_bias", bool, False):
+        raise _unsupported(model_type, "attention_bias")
+    try:
+        rope_scaling = rope_scaling_json(hf.get("rope_scaling"))
+    except ValueError as e:
+        raise ValueError(f"{model_type}: {e}") from None
+    second = model_type == "gemma2"
+    return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=_get(hf, "hidden_size", int),
+                heads=_get(hf, "num_attention_heads", int), kv_heads=_get(hf, "num_key_value_heads", int, None),
+                head_dim=_get(hf, "head_dim", int, 256), ffn=_get(hf, "intermediate_size", int),
+                norm="rmsnorm", norm_plus_one=True, embed_scale=True, activation="geglu", bias=False,
+                qkv="separate", gate_up="separate", weight_layout="out_in", rope=True,
+                rope_theta=_get(hf, "rope_theta", float, 10000.0), rope_scaling=rope_scaling, causal=True,
+                eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
+                tie_embeddings=_get(hf, "tie_word_embeddings", bool, True), post_norms=second,
+                query_pre_attn_scalar=_get(hf, "query_pre_attn_scalar", float, 256.0) if second else 0.0,
+                attn_softcap=_softcap(hf, "attn_logit_softcapping", 50.0) if second else 0.0,
+                logit_softcap=_softcap(hf, "final_logit_softcapping", 30.0) if second else 0.0)
+
+
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     """The config.json of `cfg` (names hf_gpt2 or hf_llama); model_type picks
-    llama, qwen2, qwen3, mistral or phi3 for the Llama family (default: qwen3
-    with qk_norm, phi3 with q|k|v fused, qwen2 when only q/k/v have biases,
-    else llama)."""
+    llama, qwen2, qwen3, mistral, phi3, gemma or gemma2 for the Llama family
+    (default: gemma2 with post_norms, gemma with norm_plus_one, qwen3 with
+    qk_norm, phi3 with q|k|v fused, qwen2 when only q/k/v have biases, else
+    llama)."""
     if cfg.names == "hf_gpt2":
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": cfg.d_model,
                 "n_head": cfg.heads, "n_layer": cfg.layers, "n_inner": cfg.ffn,
@@ -173,8 +220,12 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
                 "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.names != "hf_llama":
         raise ValueError(f"names={cfg.names!r} has no Hugging Face config (hf_gpt2 or hf_llama)")
+    if model_type in GEMMA_TYPES or (model_type is None and cfg.norm_plus_one):
+        return _gemma_config(cfg, model_type or ("gemma2" if cfg.post_norms else "gemma"))
     model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv == "fused"
                                 else "qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
+    if (cfg.norm_plus_one, cfg.embed_scale, cfg.post_norms, cfg.activation) != (False, False, False, "swiglu"):
+        raise ValueError(f"{model_type} has Llama's norms, embedding and SwiGLU")
     if cfg.qk_norm != (model_type == "qwen3"):
         raise ValueError(f"{model_type} needs qk_norm={model_type == 'qwen3'}")
     layout = "fused" if model_type == "phi3" else "separate"
@@ -201,6 +252,33 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
         raise ValueError(f"{model_type} has biases on every projection or none")
     else:
         out.update(attention_bias=cfg.bias, mlp_bias=cfg.bias)
+    return out
+
+
+def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
+    second = model_type == "gemma2"
+    gemma = dict(norm_plus_one=True, embed_scale=True, activation="geglu", post_norms=second, bias=False,
+                 qkv_bias=False, qkv="separate", gate_up="separate", qk_norm=False)
+    if not second:
+        gemma.update(query_pre_attn_scalar=0.0, attn_softcap=0.0, logit_softcap=0.0)
+    wrong = [f"{k}={v!r}" for k, v in gemma.items() if getattr(cfg, k) != v]
+    if wrong:
+        raise ValueError(f"{model_type} needs {', '.join(wrong)}")
+    out = {"model_type": model_type,
+           "architectures": ["Gemma2ForCausalLM" if second else "GemmaForCausalLM"],
+           "hidden_size": cfg.d_model, "num_attention_heads": cfg.heads,
+           "num_key_value_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "num_hidden_layers": cfg.layers,
+           "intermediate_size": cfg.ffn, "vocab_size": cfg.vocab, "rms_norm_eps": cfg.eps,
+           "rope_theta": cfg.rope_theta, "max_position_embeddings": max(cfg.generate, cfg.seq, 2048),
+           "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": cfg.tie_embeddings,
+           "attention_bias": False}
+    if cfg.rope_scaling:
+        out["rope_scaling"] = cfg.rope_scaling_params
+    if second:
+        out.update(query_pre_attn_scalar=cfg.query_pre_attn_scalar or cfg.head_dim,
+                   attn_logit_softcapping=cfg.attn_softcap or None,
+                   final_logit_softcapping=cfg.logit_softcap or None,
+                   sliding_window=max(cfg.generate, cfg.seq, 4096))
     return out
 
 

@@ -60,14 +60,18 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
     if cfg.qk_norm:
         specs += [(f"{p}.attn.q_norm.weight", (cfg.head_dim,)), (f"{p}.attn.k_norm.weight", (cfg.head_dim,))]
     specs += _linear(cfg, f"{p}.attn.out", q_width, d, b)
+    if cfg.post_norms:
+        specs += _norm(cfg, f"{p}.ln_attn_out")
     specs += _norm(cfg, f"{p}.ln_2")
     if cfg.gate_up == "fused":
         specs += _linear(cfg, f"{p}.mlp.gate_up", d, 2 * f, b)
     else:
-        if cfg.activation == "swiglu":
+        if cfg.gated:
             specs += _linear(cfg, f"{p}.mlp.gate", d, f, b)
         specs += _linear(cfg, f"{p}.mlp.up", d, f, b)
     specs += _linear(cfg, f"{p}.mlp.down", f, d, b)
+    if cfg.post_norms:
+        specs += _norm(cfg, f"{p}.ln_mlp_out")
     return specs
 
 
@@ -171,12 +175,16 @@ _HF_LLAMA = {"ln_1": "input_layernorm", "ln_2": "post_attention_layernorm",
              "attn.q_norm": "self_attn.q_norm", "attn.k_norm": "self_attn.k_norm",
              "attn.qkv": "self_attn.qkv_proj", "mlp.gate_up": "mlp.gate_up_proj",  # Phi-3
              "mlp.gate": "mlp.gate_proj", "mlp.up": "mlp.up_proj", "mlp.down": "mlp.down_proj"}
+# Gemma 2 norms the attention's and the MLP's outputs too, and names its
+# four norms so: post_attention_layernorm is no longer the MLP's input norm.
+_HF_GEMMA2 = {**_HF_LLAMA, "ln_attn_out": "post_attention_layernorm", "ln_2": "pre_feedforward_layernorm",
+              "ln_mlp_out": "post_feedforward_layernorm"}
 
 
 def checkpoint_name(cfg: ModelConfig, name: str) -> str:
     """The name the checkpoint gives weight `name` (tpmlir's own name): the
     same for names='tpmlir'; a Hugging Face GPT2LMHeadModel's or
-    LlamaForCausalLM's (Qwen2, Qwen3, Mistral, Phi-3) otherwise. The layouts
+    LlamaForCausalLM's (Qwen2, Qwen3, Mistral, Phi-3, Gemma, Gemma 2) otherwise. The layouts
     already agree: GPT-2's Conv1D weights are [in, out] with q|k|v fused in
     c_attn (weight_layout in_out, qkv fused), Llama's Linear weights [out, in]
     (Phi-3's q|k|v in qkv_proj and gate|up in gate_up_proj)."""
@@ -188,7 +196,8 @@ def checkpoint_name(cfg: ModelConfig, name: str) -> str:
         table, layers, top = _HF_GPT2, "h", {"wte": "wte", "wpe": "wpe", "ln_f": "ln_f"}
     else:
         prefix = "model." if prefix is None else prefix
-        table, layers, top = _HF_LLAMA, "layers", {"wte": "embed_tokens", "ln_f": "norm"}
+        table = _HF_GEMMA2 if cfg.post_norms else _HF_LLAMA
+        layers, top = "layers", {"wte": "embed_tokens", "ln_f": "norm"}
     stem, leaf = name.rsplit(".", 1)
     if stem.startswith("h."):
         _, i, part = stem.split(".", 2)

@@ -99,7 +99,8 @@ def _norm(cfg: ModelConfig, w: dict, name: str, x: np.ndarray, norm: str | None 
     d, eps = _f(x.shape[-1]), _f(cfg.eps)
     if (norm or cfg.norm) == "rmsnorm":
         ms = np.sum(x * x, axis=-1, keepdims=True) / d
-        return x / np.sqrt(ms + eps) * w[f"{name}.weight"]
+        scale = w[f"{name}.weight"]
+        return x / np.sqrt(ms + eps) * (_f(1.0) + scale if cfg.norm_plus_one else scale)
     mean = np.sum(x, axis=-1, keepdims=True) / d
     var = np.sum((x - mean) ** 2, axis=-1, keepdims=True) / d
     return (x - mean) / np.sqrt(var + eps) * w[f"{name}.weight"] + w[f"{name}.bias"]
@@ -110,6 +111,16 @@ def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     half = x.shape[-1] // 2
     rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
     return x * cos[None, :, None, :] + rot * sin[None, :, None, :]
+
+
+def _softcap(x: np.ndarray, cap: float) -> np.ndarray:
+    """cap * tanh(x / cap) (Gemma 2's scores and logits); x itself for cap 0."""
+    return np.tanh(x / _f(cap)) * _f(cap) if cap else x
+
+
+def _scores(cfg: ModelConfig, q: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """q [B, H, S, Dh] against keys [B, H, T, Dh]: scaled, then capped."""
+    return _softcap((q @ keys.transpose(0, 1, 3, 2)) * _f(cfg.attn_scale), cfg.attn_softcap)
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -144,7 +155,7 @@ def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
     # kv head j serves query heads j*g .. j*g+g-1 (np.repeat, not np.tile).
     k, v = np.repeat(k, cfg.group, axis=2), np.repeat(v, cfg.group, axis=2)
     q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))  # [B, H, S, Dh]
-    scores = (q @ k.transpose(0, 1, 3, 2)) * _f(1.0 / np.sqrt(dh))
+    scores = _scores(cfg, q, k)
     if cfg.causal:
         future = np.triu(np.ones((s, s), dtype=bool), k=1)
         scores = np.where(future, MASK_VALUE, scores)
@@ -164,9 +175,11 @@ def _mlp(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
         gate, up = np.split(_linear(cfg, w, f"{p}.gate_up", x), 2, axis=-1)
     else:
         up = _linear(cfg, w, f"{p}.up", x)
-        gate = _linear(cfg, w, f"{p}.gate", x) if cfg.activation == "swiglu" else None
+        gate = _linear(cfg, w, f"{p}.gate", x) if cfg.gated else None
     if cfg.activation == "swiglu":
         act = gate / (_f(1.0) + np.exp(-gate)) * up
+    elif cfg.activation == "geglu":
+        act = _gelu(gate) * up
     else:
         act = _gelu(up)
     return _linear(cfg, w, f"{p}.down", act)
@@ -188,15 +201,24 @@ def forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray) -> 
     w = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
     h = _embed(cfg, w, np.asarray(x), 0) if cfg.vocab else np.asarray(x, dtype=np.float32)
     for i in range(cfg.layers):
-        h = h + _attention(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_1", h))
-        h = h + _mlp(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_2", h))
+        h = _block(cfg, w, i, h, lambda x: _attention(cfg, w, i, x))
     if cfg.vocab:
         h = _lm_head(cfg, w, h)
     return h.astype(np.float32)
 
 
+def _block(cfg: ModelConfig, w: dict, i: int, h: np.ndarray, attention) -> np.ndarray:
+    """Block i over h, with `attention` of its normed input (cached or not)."""
+    def post_norm(name, x):
+        return _norm(cfg, w, f"h.{i}.{name}", x) if cfg.post_norms else x
+    h = h + post_norm("ln_attn_out", attention(_norm(cfg, w, f"h.{i}.ln_1", h)))
+    return h + post_norm("ln_mlp_out", _mlp(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_2", h)))
+
+
 def _embed(cfg: ModelConfig, w: dict, ids: np.ndarray, pos: int) -> np.ndarray:
     h = w["wte.weight"][ids]
+    if cfg.embed_scale:
+        h = h * _f(np.sqrt(cfg.d_model))
     if cfg.positions:
         h = h + w["wpe.weight"][pos:pos + ids.shape[1]]
     return h
@@ -205,6 +227,7 @@ def _embed(cfg: ModelConfig, w: dict, ids: np.ndarray, pos: int) -> np.ndarray:
 def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
     h = _norm(cfg, w, "ln_f", h)
     logits = h @ w["wte.weight"].T if cfg.tie_embeddings else _linear(cfg, w, "lm_head", h, False)
+    logits = _softcap(logits, cfg.logit_softcap)
     logits[..., cfg.vocab:] = -np.inf  # a padded vocabulary's positions
     return logits
 
@@ -242,7 +265,7 @@ def _cached_attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray, pos: int
     keys = np.repeat(k_cache[:, :, :end], cfg.group, axis=1)  # [B, H, end, Dh]
     values = np.repeat(v_cache[:, :, :end], cfg.group, axis=1)
     q = q.transpose(0, 2, 1, 3)  # [B, H, S, Dh]
-    scores = (q @ keys.transpose(0, 1, 3, 2)) * _f(1.0 / np.sqrt(dh))
+    scores = _scores(cfg, q, keys)
     future = np.arange(end)[None, :] > (pos + np.arange(s))[:, None]  # [S, end]
     scores = np.where(future, MASK_VALUE, scores)
     ctx = (_softmax(scores) @ values).transpose(0, 2, 1, 3).reshape(b, s, h * dh)
@@ -269,8 +292,7 @@ def step(cfg: ModelConfig, weights: dict[str, np.ndarray], ids: np.ndarray, pos:
     h = _embed(cfg, w, ids, pos)
     for i in range(cfg.layers):
         k_cache, v_cache = caches[2 * i], caches[2 * i + 1]
-        h = h + _cached_attention(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_1", h), pos, k_cache, v_cache)
-        h = h + _mlp(cfg, w, i, _norm(cfg, w, f"h.{i}.ln_2", h))
+        h = _block(cfg, w, i, h, lambda x: _cached_attention(cfg, w, i, x, pos, k_cache, v_cache))
     logits = _lm_head(cfg, w, h[:, -1:]).astype(np.float32)
     return np.argmax(logits, axis=-1).astype(np.int64), logits, caches
 

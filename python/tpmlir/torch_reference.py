@@ -1,7 +1,7 @@
 """Greedy generation with a KV cache in PyTorch, independent of the builder.
 
 Written from the Hugging Face modelling code (GPT2LMHeadModel,
-LlamaForCausalLM / Qwen2ForCausalLM), not from tpmlir's numpy reference: it
+LlamaForCausalLM / Qwen2ForCausalLM, GemmaForCausalLM / Gemma2ForCausalLM), not from tpmlir's numpy reference: it
 reads a Hugging Face config dict and a state dict under the checkpoint's own
 names and layouts (GPT-2's Conv1D [in, out] with fused c_attn, Llama's Linear
 [out, in]), and keeps its cache the way `transformers` does, K and V per layer
@@ -30,10 +30,17 @@ def _tensors(state: dict) -> dict[str, torch.Tensor]:
     return {k: torch.as_tensor(np.asarray(v, dtype=np.float32)) for k, v in state.items()}
 
 
-def _attend(q, k, v, past_len):
-    """q [B, H, S, Dh] at positions past_len.., k/v [B, H, T, Dh] (T = past_len + S)."""
+def _attend(q, k, v, past_len, scaling=None, softcap=None):
+    """q [B, H, S, Dh] at positions past_len.., k/v [B, H, T, Dh] (T = past_len + S);
+    the scores times `scaling` (None: divided by sqrt(Dh)), then capped at
+    `softcap` as Gemma 2's eager_attention_forward caps them."""
     s, t = q.shape[2], k.shape[2]
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if scaling is None:
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    else:
+        scores = torch.matmul(q, k.transpose(2, 3)) * scaling
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
     allowed = torch.ones(s, t, dtype=torch.bool).tril(diagonal=past_len)
     scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
     return torch.softmax(scores, dim=-1) @ v
@@ -177,13 +184,83 @@ class Llama:
         return h @ head.T, present
 
 
+class Gemma(Llama):
+    """GemmaForCausalLM's and Gemma2ForCausalLM's forward with
+    `past_key_values`: RMSNorms that scale by 1 + weight in fp32, the
+    embeddings times the normalizer sqrt(hidden_size), gelu_pytorch_tanh
+    gating, a tied head; Gemma 2 norms the attention's and the MLP's outputs
+    too, scales the scores by query_pre_attn_scalar ** -0.5 and caps them and
+    the logits (attn_logit_softcapping, final_logit_softcapping)."""
+
+    def __init__(self, config: dict, state: dict):
+        config = {"head_dim": 256, **config}
+        super().__init__(config, state)
+        self.second = config["model_type"] == "gemma2"
+        if self.second:
+            config = {"query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0,
+                      "final_logit_softcapping": 30.0, **config}
+            self.scaling = config["query_pre_attn_scalar"] ** -0.5
+        else:
+            self.scaling = self.dh ** -0.5
+        self.attn_cap = config.get("attn_logit_softcapping") if self.second else None
+        self.final_cap = config.get("final_logit_softcapping") if self.second else None
+
+    def _rms(self, x, name):
+        out = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps)
+        return (out * (1.0 + self.w[f"{name}.weight"].float())).type_as(x)
+
+    def forward(self, ids: torch.Tensor, past: list | None, logits_to_keep: int = 0):
+        b, s = ids.shape
+        past_len = past[0][0].shape[2] if past else 0
+        positions = torch.arange(past_len, past_len + s).float()
+        freqs = positions[:, None] * self.inv_freq[None, :]
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        h = self.w["model.embed_tokens.weight"][ids]
+        h = h * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=h.dtype)
+        group = self.heads // self.kv_heads
+        present = []
+        for i in range(self.c["num_hidden_layers"]):
+            p = f"model.layers.{i}"
+            x = self._rms(h, f"{p}.input_layernorm")
+            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh).transpose(1, 2)
+            k, v = (self._linear(x, f"{p}.self_attn.{n}_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
+                    for n in "kv")
+            q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
+            if past:
+                k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
+            present.append((k, v))
+            k_all, v_all = (t.repeat_interleave(group, dim=1) for t in (k, v))
+            ctx = _attend(q, k_all, v_all, past_len, self.scaling, self.attn_cap)
+            out = self._linear(ctx.transpose(1, 2).reshape(b, s, self.heads * self.dh), f"{p}.self_attn.o_proj")
+            if self.second:
+                out = self._rms(out, f"{p}.post_attention_layernorm")
+                x = self._rms(h + out, f"{p}.pre_feedforward_layernorm")
+            else:
+                x = self._rms(h + out, f"{p}.post_attention_layernorm")
+            h = h + out
+            gate, up = self._linear(x, f"{p}.mlp.gate_proj"), self._linear(x, f"{p}.mlp.up_proj")
+            out = self._linear(F.gelu(gate, approximate="tanh") * up, f"{p}.mlp.down_proj")
+            if self.second:
+                out = self._rms(out, f"{p}.post_feedforward_layernorm")
+            h = h + out
+        h = self._rms(h[:, -logits_to_keep:], "model.norm")
+        logits = h @ self.w.get("lm_head.weight", self.w["model.embed_tokens.weight"]).T
+        if self.final_cap is not None:
+            logits = torch.tanh(logits / self.final_cap) * self.final_cap
+        return logits, present
+
+
 def load(config: dict, state: dict):
     """The model of a Hugging Face config dict over a state dict (checkpoint names)."""
     if config["model_type"] == "gpt2":
         return GPT2(config, state)
     if config["model_type"] in LLAMA_TYPES:
         return Llama(config, state)
-    raise ValueError(f"model_type {config['model_type']!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}")
+    if config["model_type"] in ("gemma", "gemma2"):
+        return Gemma(config, state)
+    raise ValueError(f"model_type {config['model_type']!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}, "
+                     "gemma, gemma2")
 
 
 @torch.no_grad()

@@ -1,7 +1,7 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3,qwen3,phi3} S_MAX [VOCAB [FLOATS]]
+  hf_generation.py model DIR {gpt2,llama,llama3,qwen3,phi3,gemma2} S_MAX [VOCAB [FLOATS]]
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
       (default 96), the weights stored as FLOATS (F32, or BF16 or F16 as
       Llama's and Qwen's checkpoints ship)
@@ -10,7 +10,11 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       8 frequencies of a head 3 stay, 1 is blended and 4 are divided by the
       factor; qwen3: 4 heads of 32 over a hidden size of 64, q_norm and
       k_norm, tied head; phi3: 4 heads, q|k|v fused in qkv_proj and gate|up
-      in gate_up_proj; gpt2: learned positions for S_MAX, tied head).
+      in gate_up_proj; gemma2: 4 heads of 32 over 2 kv heads, norms
+      scaling by 1 + weight before and after the attention and the MLP,
+      embeddings times sqrt(64), GeGLU, scores scaled by 24 ** -0.5 and
+      capped at 20, logits capped at 10, tied head; gpt2: learned
+      positions for S_MAX, tied head).
   hf_generation.py prompt DIR OUT.npy B P
       random ids [B, P] inside the vocabulary.
   hf_generation.py reference DIR PROMPT.npy K PREFIX
@@ -42,13 +46,18 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
         cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused")
     elif family == "qwen3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, qk_norm=True, tie_embeddings=True)
+    elif family == "gemma2":
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, activation="geglu", norm_plus_one=True,
+                         embed_scale=True, tie_embeddings=True, post_norms=True, query_pre_attn_scalar=24.0,
+                         attn_softcap=20.0, logit_softcap=10.0)
     else:
         cfg = tiny_llama(vocab=vocab, names="hf_llama", rope_scaling=json.dumps(LLAMA3_SCALING))
     w = reference.random_weights(cfg, 5)
     # A tied head on unit-scale embeddings repeats the last token; smaller
-    # rows make the continuations vary.
+    # rows make the continuations vary (smaller still for Gemma, whose graph
+    # multiplies the rows by sqrt(d)).
     if cfg.tie_embeddings:
-        w["wte.weight"] = w["wte.weight"] * np.float32(0.1)
+        w["wte.weight"] = w["wte.weight"] * np.float32(0.1 if not cfg.embed_scale else 0.03)
     tensors = {k: v for k, v in hf.to_checkpoint(cfg, w).items() if not k.startswith("rope.")}
     config = hf.hf_config(cfg)
     config["torch_dtype"] = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[floats]
