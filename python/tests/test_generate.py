@@ -434,7 +434,8 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral, phi3"),
+    (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral, phi3, "
+                              "gemma, gemma2"),
     (dict(model_type="phi3"), "phi3: 2 kv heads of 4 in one qkv_proj is not supported"),
     (dict(model_type="phi3", num_key_value_heads=4, partial_rotary_factor=0.75),
      "phi3: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
@@ -456,6 +457,42 @@ def test_hf_config_refusals(change, message):
     config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), **change}
     with pytest.raises(ValueError, match=re.escape(message)):
         hf.config_from_hf(config, generate=16)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(hidden_activation=None, hidden_act="gelu"), "gemma2: activation 'gelu' (the builder's GeLU is the tanh"),
+    (dict(hidden_activation="silu"), "gemma2: activation 'silu'"),
+    (dict(attention_bias=True), "gemma2: attention_bias is not supported"),
+    (dict(sliding_window=12), "16 positions are more than its sliding_window 12"),
+    (dict(attn_logit_softcapping=-1.0), "'attn_logit_softcapping' must be a positive number, not -1.0"),
+])
+def test_gemma_config_refusals(change, message):
+    config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA2)), **change}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        hf.config_from_hf(config, generate=16)
+
+
+def test_gemma_config_defaults():
+    """As transformers' GemmaConfig and Gemma2Config: head_dim 256, a tied
+    head; Gemma 2's query_pre_attn_scalar 256 and caps 50 and 30 when
+    missing, no cap when null; Gemma 1.0's hidden_act "gelu" overridden by
+    its hidden_activation."""
+    config = hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA2))
+    for key in ("head_dim", "query_pre_attn_scalar", "attn_logit_softcapping", "final_logit_softcapping",
+                "tie_word_embeddings"):
+        del config[key]
+    cfg = hf.config_from_hf(config)
+    assert (cfg.head_dim, cfg.query_pre_attn_scalar, cfg.attn_softcap, cfg.logit_softcap, cfg.tie_embeddings) \
+        == (256, 256.0, 50.0, 30.0, True)
+    cfg = hf.config_from_hf({**config, "attn_logit_softcapping": None, "final_logit_softcapping": None})
+    assert (cfg.attn_softcap, cfg.logit_softcap) == (0.0, 0.0)
+    gemma = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA)), "hidden_act": "gelu"}
+    cfg = hf.config_from_hf(gemma)
+    assert (cfg.activation, cfg.post_norms, cfg.attn_scale) == ("geglu", False, pytest.approx(32 ** -0.5))
+    with pytest.raises(ValueError, match=re.escape("gemma needs post_norms=False")):
+        hf.hf_config(GEN["gemma2"].replace(names="hf_llama"), "gemma")
+    with pytest.raises(ValueError, match=re.escape("llama has Llama's norms, embedding and SwiGLU")):
+        hf.hf_config(GEN["gemma"].replace(names="hf_llama"), "llama")
 
 
 def test_qwen3_head_dim_defaults_to_128():
