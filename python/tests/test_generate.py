@@ -31,6 +31,10 @@ GEMMA = dict(kv_heads=1, head_dim=32, activation="geglu", norm_plus_one=True, em
              tie_embeddings=True)
 GEMMA2 = dict(GEMMA, kv_heads=2, post_norms=True, query_pre_attn_scalar=24.0, attn_softcap=20.0,
               logit_softcap=10.0)
+# Gemma 3: no caps; q and k normed per head; layer 0 slides a window of 4
+# (shorter than the prompt) with a RoPE base of its own, layer 1 sees all.
+GEMMA3 = dict(GEMMA, kv_heads=2, post_norms=True, qk_norm=True, rope_theta=1e6, sliding_window=4,
+              sliding_layers=(0,), rope_local_theta=10000.0)
 
 # Batch 2 throughout; GPT-2 (tied head, learned positions) and Llama with
 # GQA (RoPE, untied head), also with Llama 3's scaled RoPE. keep_logits for
@@ -55,6 +59,10 @@ GEN = {
     # scaled by query_pre_attn_scalar, scores and logits capped (caps low
     # enough that tanh bends them).
     "gemma2": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA2),
+    "gemma3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA3),
+    # Mistral: every layer sees its last 3 positions only.
+    "mistral_window": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, sliding_window=3,
+                                 sliding_layers=(0, 1)),
 }
 
 
@@ -151,7 +159,9 @@ def test_two_functions_verify(mlir_opt, name):
                           decode)) == cfg.layers
     assert len(re.findall(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x\?xf32>, "
                           rf"tensor<{b * kvh}x\?x{dh}xf32>\)", decode)) == cfg.layers
-    assert "-1.000000e+09" not in decode and f"x{smax}xf32>) outs" not in decode
+    # Masked only where a sliding window hides keys the slice holds.
+    windowed = [i for i in range(cfg.layers) if 0 < cfg.window_of_layer(i) < smax]
+    assert decode.count("-1.000000e+09") == len(windowed) and f"x{smax}xf32>) outs" not in decode
 
 
 def test_masked_decode_has_static_shapes(mlir_opt):
@@ -298,14 +308,16 @@ def test_rope_scaling_frequencies():
     assert relative(plain_logits, logits) > 1e-2
 
 
-@pytest.mark.parametrize("field, plain", [("norm_plus_one", False), ("embed_scale", False),
-                                          ("query_pre_attn_scalar", 0.0), ("attn_softcap", 0.0),
-                                          ("logit_softcap", 0.0)])
-def test_gemma_fields_change_the_logits(field, plain):
-    """Each of Gemma's changes moves the logits well past the tests' 1e-4,
-    so a graph that dropped one would fail them (post_norms changes the
-    weights too: the graph's signature shows it)."""
-    cfg = GEN["gemma2"]
+@pytest.mark.parametrize("name, field, plain", [
+    ("gemma2", "norm_plus_one", False), ("gemma2", "embed_scale", False), ("gemma2", "query_pre_attn_scalar", 0.0),
+    ("gemma2", "attn_softcap", 0.0), ("gemma2", "logit_softcap", 0.0), ("gemma3", "qk_norm", False),
+    ("gemma3", "rope_local_theta", 0.0), ("mistral_window", "sliding_window", 8)])
+def test_gemma_fields_change_the_logits(name, field, plain):
+    """Each of Gemma's changes, and a window shorter than the prompt, moves
+    the logits well past the tests' 1e-4, so a graph that dropped one would
+    fail them (post_norms changes the weights too: the graph's signature
+    shows it)."""
+    cfg = GEN[name]
     w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
     logits = reference.prefill(cfg, w, prompt, reference.empty_caches(cfg))[1]
     other = reference.prefill(cfg.replace(**{field: plain}), w, prompt, reference.empty_caches(cfg))[1]
@@ -463,7 +475,8 @@ def test_hf_config_refusals(change, message):
     (dict(hidden_activation=None, hidden_act="gelu"), "gemma2: activation 'gelu' (the builder's GeLU is the tanh"),
     (dict(hidden_activation="silu"), "gemma2: activation 'silu'"),
     (dict(attention_bias=True), "gemma2: attention_bias is not supported"),
-    (dict(sliding_window=12), "16 positions are more than its sliding_window 12"),
+    (dict(sliding_window=8, layer_types=["full_attention"]), "'layer_types' must list 2 of 'sliding_attention' or "
+                                           "'full_attention', not ['full_attention']"),
     (dict(attn_logit_softcapping=-1.0), "'attn_logit_softcapping' must be a positive number, not -1.0"),
 ])
 def test_gemma_config_refusals(change, message):
@@ -540,16 +553,31 @@ def test_eos_token_ids_from_the_configs(tmp_path):
     assert "module attributes {tp.eos_token_ids = array<i64: 3, 4>} {" in build_mlir(cfg)
 
 
-def test_mistral_sliding_window():
-    """Attending to every position is Mistral's attention only while the
-    cache is no longer than its window."""
+def test_sliding_windows_from_the_configs():
+    """Mistral slides every layer (4096 when its config says nothing, none
+    when null), Gemma 2 the even ones, Gemma 3 five of six, or as
+    layer_types says; --layers keeps the windows of the layers it takes.
+    A window the positions never pass leaves the graph unmasked."""
     config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama"), "mistral"), "sliding_window": 16}
-    assert hf.config_from_hf(config, generate=16).generate == 16
-    with pytest.raises(ValueError, match=re.escape("mistral: 17 positions are more than its sliding_window "
-                                                   "16, which the graph does not apply")):
-        hf.config_from_hf(config, generate=17)
-    config["sliding_window"] = None
-    assert hf.config_from_hf(config, generate=17).generate == 17
+    cfg = hf.config_from_hf(config, generate=17)
+    assert (cfg.sliding_window, cfg.sliding_layers) == (16, (0, 1))
+    assert hf.config_from_hf({**config, "sliding_window": None}, generate=17).sliding_layers == ()
+    del config["sliding_window"]
+    assert hf.config_from_hf(config).sliding_window == 4096
+    assert build_mlir(hf.config_from_hf(config, generate=16)) == build_mlir(
+        hf.config_from_hf(config, generate=16, sliding_window=0, sliding_layers=()))
+    gemma2 = hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA2).replace(layers=5))
+    del gemma2["layer_types"]
+    gemma2["sliding_window"] = 8
+    assert hf.config_from_hf(gemma2).sliding_layers == (0, 2, 4)
+    gemma3 = hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA3).replace(layers=8))
+    assert hf.config_from_hf(gemma3).sliding_layers == (0,)
+    del gemma3["layer_types"]
+    cfg = hf.config_from_hf(gemma3)
+    assert (cfg.sliding_layers, cfg.rope_local_theta) == ((0, 1, 2, 3, 4, 6, 7), 10000.0)
+    assert hf.config_from_hf(gemma3, layers=3).sliding_layers == (0, 1, 2)
+    with pytest.raises(ValueError, match=re.escape("gemma3_text: sliding_window null is not supported")):
+        hf.config_from_hf({**gemma3, "sliding_window": None})
 
 
 def test_hf_rope_scaling():

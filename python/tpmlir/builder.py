@@ -13,6 +13,7 @@ tensor.insert_slice at the position (docs/generation.md).
 """
 from __future__ import annotations
 
+import json
 import math
 
 from .config import ModelConfig
@@ -39,7 +40,9 @@ class _Builder:
         self.pos: int | str = 0
         # @decode: the cached positions it reads, pos + 1 (or S_max, masked).
         self.seen: str | int | None = None
-        self.rope_tables: tuple[Val, Val] | None = None
+        # RoPE's cos/sin tables computed in the graph, by layer (a model whose
+        # sliding layers have a base of their own has two pairs).
+        self.rope_tables: dict[int, tuple[Val, Val]] = {}
         self.caches: dict[str, Val] = {}  # the updated caches, by name
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
         self.args: dict[str, Val] = {}
@@ -92,8 +95,8 @@ class _Builder:
             return b.add(b.mul(b.mul(b.sub(v, m), inv), g), bt)
         return ir.pointwise(hint, [x, (mean, row), (var_sum, row), gamma, beta], layernorm)
 
-    def rope(self, x: Val, hint: str) -> Val:
-        """rotate_half RoPE on [B, S, NH, Dh]: x*cos + cat(-x2, x1)*sin."""
+    def rope(self, x: Val, i: int, hint: str) -> Val:
+        """rotate_half RoPE of layer i on [B, S, NH, Dh]: x*cos + cat(-x2, x1)*sin."""
         ir = self.ir
         b, s, nh, dh = x.shape
         half = [b, s, nh, dh // 2]
@@ -102,12 +105,26 @@ class _Builder:
         neg = ir.pointwise(hint + "_negx2", [x2], lambda bd, a, o: bd.neg(a))
         rot = ir.concat(3, [neg, x1], hint + "_rot")
         table = (1, 3)  # cos/sin are [S, Dh]
-        cos_t, sin_t = self.rope_tables or (self.args["rope.cos"], self.args["rope.sin"])
+        cos_t, sin_t = self.rope_tables.get(i) or (self.args["rope.cos"], self.args["rope.sin"])
         cos, sin = (cos_t, table), (sin_t, table)
         return ir.pointwise(hint, [x, rot, cos, sin],
                             lambda bd, v, r, c, sn, o: bd.add(bd.mul(v, c), bd.mul(r, sn)))
 
-    def make_rope_tables(self) -> tuple[Val, Val]:
+    def make_rope_tables(self) -> dict[int, tuple[Val, Val]]:
+        """Each layer's cos/sin tables: one pair for every distinct base and
+        scaling the layers have (cfg.rope_of_layer)."""
+        pairs: dict[tuple, tuple[Val, Val]] = {}
+        tables = {}
+        for i in range(self.cfg.layers):
+            theta, scaling = self.cfg.rope_of_layer(i)
+            key = (theta, json.dumps(scaling, sort_keys=True))
+            if key not in pairs:
+                local = self.cfg.rope_local_theta and i in self.cfg.sliding_layers
+                pairs[key] = self.rope_table_pair(theta, scaling, "_local" if local else "")
+            tables[i] = pairs[key]
+        return tables
+
+    def rope_table_pair(self, theta: float, scaling: dict, suffix: str) -> tuple[Val, Val]:
         """cos/sin [S, Dh] at positions pos .. pos+S-1, computed as Hugging Face
         does in fp32: inv_freq_j = 1 / theta^(2j/Dh), angle = position * inv_freq,
         each frequency used for both halves (rotate_half)."""
@@ -126,17 +143,17 @@ class _Builder:
                 j = b(f"arith.remui {b('linalg.index 1 : index')}, {half} : index")
                 two_j = b(f"arith.index_cast {b(f'arith.muli {j}, {two} : index')} : index to i64")
                 exponent = b.div(b(f"arith.sitofp {two_j} : i64 to f32"), b.const(float(dh)))
-                inv_freq = b.div(b.const(1.0), b(f"math.powf {b.const(cfg.rope_theta)}, {exponent} : f32"))
-                return b.math(fn, b.mul(position, self.scale_inv_freq(b, inv_freq)))
-            return ir.generic(f"rope_{fn}", ins, 2, (self.seq, dh), range(2), (), body)
+                inv_freq = b.div(b.const(1.0), b(f"math.powf {b.const(theta)}, {exponent} : f32"))
+                return b.math(fn, b.mul(position, self.scale_inv_freq(b, inv_freq, scaling)))
+            return ir.generic(f"rope_{fn}{suffix}", ins, 2, (self.seq, dh), range(2), (), body)
         return table("cos"), table("sin")
 
-    def scale_inv_freq(self, b, inv: str) -> str:
-        """One inverse frequency scaled as cfg.rope_scaling says, in the steps
-        of reference.rope_inv_freq (Hugging Face's llama3 rule: the low
-        frequencies divided by the factor, the high ones kept, the ones
-        between blended)."""
-        scaling = self.cfg.rope_scaling_params
+    @staticmethod
+    def scale_inv_freq(b, inv: str, scaling: dict) -> str:
+        """One inverse frequency scaled as `scaling` (rope_scaling_params)
+        says, in the steps of reference.rope_inv_freq (Hugging Face's llama3
+        rule: the low frequencies divided by the factor, the high ones kept,
+        the ones between blended)."""
         kind = scaling.get("rope_type")
         if kind == "linear":
             return b.div(inv, b.const(scaling["factor"]))
@@ -249,7 +266,7 @@ class _Builder:
             q = self.norm(q, f"{a}.q_norm", f"{p}_q_norm", "rmsnorm")
             k = self.norm(k, f"{a}.k_norm", f"{p}_k_norm", "rmsnorm")
         if cfg.rope:
-            q, k = self.rope(q, f"{p}_q_rope"), self.rope(k, f"{p}_k_rope")
+            q, k = self.rope(q, i, f"{p}_q_rope"), self.rope(k, i, f"{p}_k_rope")
         if self.function != "forward":
             k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
         if self.function == "decode":
@@ -279,19 +296,34 @@ class _Builder:
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
         if cfg.attn_softcap:
             scores = self.softcap(scores, cfg.attn_softcap, f"{p}_capped")
-        # @decode reading positions up to its own only: nothing to mask.
+        # A sliding layer hides the keys `window` or more positions before
+        # the query; a window no position reaches needs no mask.
+        window = cfg.window_of_layer(i)
+        if window >= (cfg.generate if self.function == "decode" else self.seq):
+            window = 0
+        # @decode reading positions up to its own only: nothing in the future.
         if cfg.causal and self.function != "decode":
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
-                future = b(f"arith.cmpi ugt, {col}, {row} : index")
-                return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
+                hidden = b(f"arith.cmpi ugt, {col}, {row} : index")
+                if window:  # row - col >= window
+                    reach = b(f"arith.addi {col}, {b(f'arith.constant {window} : index')} : index")
+                    hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi ule, {reach}, {row} : index')} : i1")
+                return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
-        elif self.function == "decode" and cfg.decode_attention == "masked":
-            def mask_past_pos(b, s, pos, o):
+        elif self.function == "decode" and (cfg.decode_attention == "masked" or window):
+            def mask_by_pos(b, s, pos, o):
                 col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
-                future = b(f"arith.cmpi sgt, {col}, {pos} : i64")
-                return b(f"arith.select {future}, {b.const(MASK_VALUE)}, {s} : f32")
-            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_past_pos)
+                hidden = []
+                if cfg.decode_attention == "masked":
+                    hidden.append(b(f"arith.cmpi sgt, {col}, {pos} : i64"))
+                if window:  # pos - col >= window
+                    reach = b(f"arith.addi {col}, {b(f'arith.constant {window} : i64')} : i64")
+                    hidden.append(b(f"arith.cmpi sle, {reach}, {pos} : i64"))
+                if len(hidden) == 2:
+                    hidden = [b(f"arith.ori {hidden[0]}, {hidden[1]} : i1")]
+                return b(f"arith.select {hidden[0]}, {b.const(MASK_VALUE)}, {s} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_by_pos)
         probs = self.softmax(scores, f"{p}_probs")
         ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
         if self.function == "decode":  # [B*KVH, G, Dh] -> [B, 1, H, Dh]
@@ -469,8 +501,9 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 # Fields added with generation: printed only when set, so that the headers of
 # the models made before them do not change.
 _LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "norm_plus_one", "embed_scale", "post_norms",
-                 "query_pre_attn_scalar", "attn_softcap", "logit_softcap", "positions", "rope_theta", "rope_scaling", "qkv_bias", "generate", "keep_logits", "pad_vocab",
-                 "eos_token_ids", "decode_attention", "names", "name_prefix")
+                 "query_pre_attn_scalar", "attn_softcap", "logit_softcap", "positions", "rope_theta",
+                 "rope_scaling", "sliding_window", "sliding_layers", "rope_local_theta", "qkv_bias", "generate",
+                 "keep_logits", "pad_vocab", "eos_token_ids", "decode_attention", "names", "name_prefix")
 
 
 def describe(cfg: ModelConfig) -> str:

@@ -121,6 +121,14 @@ class ModelConfig:
     # RoPE's frequencies scaled as Hugging Face's rope_scaling says (Llama 3's
     # "llama3", or "linear"): that object as JSON; "" for none.
     rope_scaling: str = ""
+    # > 0: the layers of sliding_layers attend to their last sliding_window
+    # positions only, their own included (Mistral's every layer, Gemma 2's
+    # every other one, five of Gemma 3's six).
+    sliding_window: int = 0
+    sliding_layers: tuple[int, ...] = ()
+    # > 0: the RoPE base of the sliding layers, whose frequencies are not
+    # scaled (Gemma 3's rope_local_base_freq); 0: the model's own.
+    rope_local_theta: float = 0.0
     # Biases of the q/k/v projections; None: as `bias` (Qwen2: True, bias False).
     qkv_bias: bool | None = None
     # > 0: the cache length S_max of a generating model, emitted as
@@ -174,8 +182,9 @@ class ModelConfig:
     def rope_tables_in_graph(self) -> bool:
         """RoPE's cos/sin tables computed in the graph (from the positions)
         rather than passed as the arguments rope.cos/rope.sin: in a generating
-        model, and under Hugging Face names (no checkpoint holds the tables)."""
-        return self.rope and (self.generate > 0 or self.names != "tpmlir")
+        model, under Hugging Face names (no checkpoint holds the tables), and
+        with a second base for the sliding layers (one pair of arguments)."""
+        return self.rope and (self.generate > 0 or self.names != "tpmlir" or bool(self.rope_local_theta))
 
     @property
     def vocab_rows(self) -> int:
@@ -204,6 +213,16 @@ class ModelConfig:
     def attn_scale(self) -> float:
         """What the attention scores are multiplied by."""
         return 1.0 / math.sqrt(self.query_pre_attn_scalar or self.head_dim)
+
+    def window_of_layer(self, i: int) -> int:
+        """The sliding window of layer i; 0 where it attends to every position."""
+        return self.sliding_window if i in self.sliding_layers else 0
+
+    def rope_of_layer(self, i: int) -> tuple[float, dict]:
+        """Layer i's RoPE base and scaling (rope_scaling_params' form)."""
+        if self.rope_local_theta and i in self.sliding_layers:
+            return self.rope_local_theta, {}
+        return self.rope_theta, self.rope_scaling_params
 
     @property
     def group(self) -> int:
@@ -270,6 +289,23 @@ class ModelConfig:
         if self.rope_scaling and not self.rope:
             raise ValueError("rope_scaling is an option of rope")
         rope_scaling_json(self.rope_scaling_params)
+        if not _positive(self.sliding_window) and (self.sliding_window or self.sliding_layers):
+            raise ValueError(f"sliding_window must be a positive integer with sliding_layers, "
+                             f"got {self.sliding_window!r}")
+        if self.sliding_window and not (
+                isinstance(self.sliding_layers, tuple) and self.sliding_layers
+                and all(isinstance(i, int) and not isinstance(i, bool) for i in self.sliding_layers)
+                and list(self.sliding_layers) == sorted(set(self.sliding_layers))
+                and 0 <= self.sliding_layers[0] and self.sliding_layers[-1] < self.layers):
+            raise ValueError(f"sliding_layers must be layers in [0, {self.layers}) in increasing order, "
+                             f"got {self.sliding_layers!r}")
+        if self.sliding_window and not self.causal:
+            raise ValueError("sliding_window is an option of a causal model")
+        if isinstance(self.rope_local_theta, bool) or not isinstance(self.rope_local_theta, (int, float)) \
+                or not self.rope_local_theta >= 0:
+            raise ValueError(f"rope_local_theta must be 0 or a positive number, got {self.rope_local_theta!r}")
+        if self.rope_local_theta and not (self.rope and self.sliding_layers):
+            raise ValueError("rope_local_theta is an option of rope with sliding_layers")
         for field in ("positions", "generate", "pad_vocab"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -19,7 +19,7 @@ from .config import ModelConfig, rope_scaling_json
 from .params import as_checkpoint, as_graph, checkpoint_names
 
 LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
-GEMMA_TYPES = ("gemma", "gemma2")
+GEMMA_TYPES = ("gemma", "gemma2", "gemma3_text")
 MODEL_TYPES = ("gpt2",) + LLAMA_TYPES + GEMMA_TYPES
 # transformers' Qwen3Config takes head_dim 128 when its config.json has none.
 _QWEN3_HEAD_DIM = 128
@@ -59,20 +59,12 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     transformers' generate() does) or else from the config."""
     try:
         model_type = _get(hf, "model_type", str)
-        window = None
         if model_type == "gpt2":
             fields, limit = _gpt2(hf), _get(hf, "n_positions", int, None)
         elif model_type in LLAMA_TYPES:
             fields, limit = _llama(hf, model_type), _get(hf, "max_position_embeddings", int, None)
-            # Mistral and Phi-3 attend to the last sliding_window positions
-            # only (Qwen2 only with use_sliding_window, refused): the same as
-            # attending to all of them as long as the cache holds no more.
-            window = _get(hf, "sliding_window", int, None) if model_type in ("mistral", "phi3") else None
         elif model_type in GEMMA_TYPES:
             fields, limit = _gemma(hf, model_type), _get(hf, "max_position_embeddings", int, None)
-            # Gemma 2's every other layer attends to its last sliding_window
-            # positions (4096 unless the config says otherwise).
-            window = _get(hf, "sliding_window", int, 4096) if model_type == "gemma2" else None
         else:
             raise ValueError(f"model_type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
         if overrides.get("generate") and "eos_token_ids" not in overrides:
@@ -85,14 +77,35 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
         raise ValueError(f"{path}: {e}") from None
     fields["name_prefix"] = prefix
     fields.update(overrides)
+    if "sliding_layers" not in overrides:  # those of the layers taken (--layers)
+        fields["sliding_layers"] = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
+        if not fields["sliding_layers"]:
+            fields["sliding_window"] = 0
     cfg = ModelConfig(**fields)
     positions = max(cfg.seq, cfg.generate)
     if limit and positions > limit:
         raise ValueError(f"{path}: {model_type}: {positions} positions are more than the model's {limit}")
-    if window and positions > window:
-        raise ValueError(f"{path}: {model_type}: {positions} positions are more than its sliding_window "
-                         f"{window}, which the graph does not apply (it attends to every position)")
     return cfg
+
+
+def _sliding(hf: dict, model_type: str, layers: int, default_window: int | None, pattern) -> dict:
+    """sliding_window and sliding_layers: the config's layer_types when it
+    has them ("sliding_attention" or "full_attention" per layer), else the
+    layers for which pattern(i) holds; none without a window."""
+    # Missing: the family's default; null: none.
+    window = _get(hf, "sliding_window", int, None) if "sliding_window" in hf else default_window
+    if not window:
+        return dict(sliding_window=0, sliding_layers=())
+    types = hf.get("layer_types")
+    if types is not None:
+        if not (isinstance(types, list) and len(types) == layers
+                and set(types) <= {"sliding_attention", "full_attention"}):
+            raise ValueError(f"'layer_types' must list {layers} of 'sliding_attention' or "
+                             f"'full_attention', not {types!r}")
+        chosen = tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+    else:
+        chosen = tuple(i for i in range(layers) if pattern(i))
+    return dict(sliding_window=window, sliding_layers=chosen)
 
 
 def _eos_token_ids(generation: dict | None, hf: dict) -> tuple[int, ...]:
@@ -158,7 +171,12 @@ def _llama(hf: dict, model_type: str) -> dict:
         if attn != mlp:
             raise _unsupported(model_type, f"attention_bias={attn} with mlp_bias={mlp}")
         bias = qkv_bias = bool(attn)
-    return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=d, heads=heads,
+    layers = _get(hf, "num_hidden_layers", int)
+    # Mistral's and Phi-3's every layer attends to its last sliding_window
+    # positions (Qwen2's only with use_sliding_window, refused above).
+    sliding = (_sliding(hf, model_type, layers, 4096 if model_type == "mistral" else None, lambda i: True)
+               if model_type in ("mistral", "phi3") else {})
+    return dict(**sliding, names="hf_llama", layers=layers, d_model=d, heads=heads,
                 kv_heads=kv_heads, head_dim=_get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None),
                 qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
                 qkv="fused" if fused else "separate", gate_up="fused" if fused else "separate",
@@ -174,44 +192,64 @@ def _softcap(hf: dict, key: str, default: float) -> float:
 
 
 def _gemma(hf: dict, model_type: str) -> dict:
-    """Gemma (GemmaForCausalLM) and Gemma 2: Llama's names and layouts, with
-    norms scaling by 1 + weight, the embedded rows times sqrt(hidden_size),
-    GeLU (tanh) gating, a tied head; Gemma 2 adds a norm after the attention
-    and after the MLP (pre_ and post_feedforward_layernorm), scores scaled by
-    query_pre_attn_scalar, and capped scores and logits. Defaults as
-    transformers' GemmaConfig and Gemma2Config."""
+    """Gemma (GemmaForCausalLM), Gemma 2 and Gemma 3's text model
+    (Gemma3ForCausalLM): Llama's names and layouts, with norms scaling by
+    1 + weight, the embedded rows times sqrt(hidden_size), GeLU (tanh)
+    gating, a tied head. Gemma 2 adds a norm after the attention and after
+    the MLP (pre_ and post_feedforward_layernorm), scores scaled by
+    query_pre_attn_scalar, capped scores and logits, and a sliding window on
+    every other layer; Gemma 3 drops the caps, norms each head of q and k
+    (q_norm, k_norm), slides five layers of six, and gives those a RoPE base
+    of their own (rope_local_base_freq). Defaults as transformers'
+    GemmaConfig, Gemma2Config and Gemma3TextConfig."""
     # hidden_activation wins, as in transformers; Gemma 1.0's configs say
     # "gelu" (the exact one) where the model was trained with the tanh one.
     act = _get(hf, "hidden_activation", str, None) or _get(hf, "hidden_act", str, "gelu_pytorch_tanh")
     if act not in _GELU_TANH:
         raise _unsupported(model_type, f"activation {act!r} (the builder's GeLU is the tanh one: "
                                        "a hidden_activation of gelu_pytorch_tanh says so)")
-    if _get(hf, "attention_bias", bool, False):
-        raise _unsupported(model_type, "attention_bias")
+    for flag in ("attention_bias", "use_bidirectional_attention"):
+        if _get(hf, flag, bool, False):
+            raise _unsupported(model_type, flag)
+    if "rope_parameters" in hf and "rope_theta" not in hf:
+        raise _unsupported(model_type, "rope_parameters without rope_theta (transformers 5's form)")
     try:
         rope_scaling = rope_scaling_json(hf.get("rope_scaling"))
     except ValueError as e:
         raise ValueError(f"{model_type}: {e}") from None
-    second = model_type == "gemma2"
-    return dict(names="hf_llama", layers=_get(hf, "num_hidden_layers", int), d_model=_get(hf, "hidden_size", int),
-                heads=_get(hf, "num_attention_heads", int), kv_heads=_get(hf, "num_key_value_heads", int, None),
-                head_dim=_get(hf, "head_dim", int, 256), ffn=_get(hf, "intermediate_size", int),
-                norm="rmsnorm", norm_plus_one=True, embed_scale=True, activation="geglu", bias=False,
-                qkv="separate", gate_up="separate", weight_layout="out_in", rope=True,
-                rope_theta=_get(hf, "rope_theta", float, 10000.0), rope_scaling=rope_scaling, causal=True,
-                eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
-                tie_embeddings=_get(hf, "tie_word_embeddings", bool, True), post_norms=second,
-                query_pre_attn_scalar=_get(hf, "query_pre_attn_scalar", float, 256.0) if second else 0.0,
-                attn_softcap=_softcap(hf, "attn_logit_softcapping", 50.0) if second else 0.0,
-                logit_softcap=_softcap(hf, "final_logit_softcapping", 30.0) if second else 0.0)
+    layers = _get(hf, "num_hidden_layers", int)
+    fields = dict(names="hf_llama", layers=layers, d_model=_get(hf, "hidden_size", int),
+                  heads=_get(hf, "num_attention_heads", int), kv_heads=_get(hf, "num_key_value_heads", int, None),
+                  head_dim=_get(hf, "head_dim", int, 256), ffn=_get(hf, "intermediate_size", int),
+                  norm="rmsnorm", norm_plus_one=True, embed_scale=True, activation="geglu", bias=False,
+                  qkv="separate", gate_up="separate", weight_layout="out_in", rope=True,
+                  rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6),
+                  vocab=_get(hf, "vocab_size", int), tie_embeddings=_get(hf, "tie_word_embeddings", bool, True))
+    if model_type == "gemma":
+        return dict(fields, rope_theta=_get(hf, "rope_theta", float, 10000.0))
+    fields.update(post_norms=True, query_pre_attn_scalar=_get(hf, "query_pre_attn_scalar", float, 256.0))
+    if model_type == "gemma2":
+        return dict(fields, rope_theta=_get(hf, "rope_theta", float, 10000.0),
+                    attn_softcap=_softcap(hf, "attn_logit_softcapping", 50.0),
+                    logit_softcap=_softcap(hf, "final_logit_softcapping", 30.0),
+                    **_sliding(hf, model_type, layers, 4096, lambda i: i % 2 == 0))
+    if "sliding_window" in hf and hf["sliding_window"] is None:  # its sliding layers' RoPE would stay apart
+        raise _unsupported(model_type, "sliding_window null")
+    pattern = _get(hf, "sliding_window_pattern", int, 6)
+    return dict(fields, qk_norm=True, rope_theta=_get(hf, "rope_theta", float, 1e6),
+                rope_local_theta=_get(hf, "rope_local_base_freq", float, 10000.0),
+                attn_softcap=_softcap(hf, "attn_logit_softcapping", 0.0),
+                logit_softcap=_softcap(hf, "final_logit_softcapping", 0.0),
+                **_sliding(hf, model_type, layers, 4096, lambda i: (i + 1) % pattern != 0))
 
 
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     """The config.json of `cfg` (names hf_gpt2 or hf_llama); model_type picks
-    llama, qwen2, qwen3, mistral, phi3, gemma or gemma2 for the Llama family
-    (default: gemma2 with post_norms, gemma with norm_plus_one, qwen3 with
-    qk_norm, phi3 with q|k|v fused, qwen2 when only q/k/v have biases, else
-    llama)."""
+    llama, qwen2, qwen3, mistral, phi3, gemma, gemma2 or gemma3_text for the
+    Llama family (default, with norm_plus_one: gemma3_text with qk_norm,
+    gemma2 with post_norms, else gemma; without: qwen3 with qk_norm, phi3
+    with q|k|v fused, qwen2 when only q/k/v have biases, mistral with a
+    sliding window, else llama)."""
     if cfg.names == "hf_gpt2":
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": cfg.d_model,
                 "n_head": cfg.heads, "n_layer": cfg.layers, "n_inner": cfg.ffn,
@@ -221,9 +259,11 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     if cfg.names != "hf_llama":
         raise ValueError(f"names={cfg.names!r} has no Hugging Face config (hf_gpt2 or hf_llama)")
     if model_type in GEMMA_TYPES or (model_type is None and cfg.norm_plus_one):
-        return _gemma_config(cfg, model_type or ("gemma2" if cfg.post_norms else "gemma"))
+        return _gemma_config(cfg, model_type or ("gemma3_text" if cfg.qk_norm else "gemma2" if cfg.post_norms
+                                                 else "gemma"))
     model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv == "fused"
-                                else "qwen2" if cfg.qkv_bias and not cfg.bias else "llama")
+                                else "qwen2" if cfg.qkv_bias and not cfg.bias
+                                else "mistral" if cfg.sliding_window else "llama")
     if (cfg.norm_plus_one, cfg.embed_scale, cfg.post_norms, cfg.activation) != (False, False, False, "swiglu"):
         raise ValueError(f"{model_type} has Llama's norms, embedding and SwiGLU")
     if cfg.qk_norm != (model_type == "qwen3"):
@@ -242,6 +282,12 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
            "hidden_act": "silu", "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.rope_scaling:
         out["rope_scaling"] = cfg.rope_scaling_params
+    if model_type in ("mistral", "phi3"):  # a window on every layer, or none
+        if cfg.sliding_layers not in ((), tuple(range(cfg.layers))) or cfg.rope_local_theta:
+            raise ValueError(f"{model_type} slides every layer or none, with one RoPE base")
+        out["sliding_window"] = cfg.sliding_window or None
+    elif cfg.sliding_window:
+        raise ValueError(f"{model_type} has no sliding window")
     if model_type == "qwen2":
         if cfg.bias or not cfg.qkv_bias:
             raise ValueError("qwen2 has biases on q, k and v only (bias=False, qkv_bias=True)")
@@ -255,17 +301,26 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     return out
 
 
+def _layer_types(cfg: ModelConfig) -> list[str]:
+    return ["sliding_attention" if i in cfg.sliding_layers else "full_attention" for i in range(cfg.layers)]
+
+
 def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
-    second = model_type == "gemma2"
-    gemma = dict(norm_plus_one=True, embed_scale=True, activation="geglu", post_norms=second, bias=False,
-                 qkv_bias=False, qkv="separate", gate_up="separate", qk_norm=False)
-    if not second:
-        gemma.update(query_pre_attn_scalar=0.0, attn_softcap=0.0, logit_softcap=0.0)
+    first, third = model_type == "gemma", model_type == "gemma3_text"
+    gemma = dict(norm_plus_one=True, embed_scale=True, activation="geglu", post_norms=not first, bias=False,
+                 qkv_bias=False, qkv="separate", gate_up="separate", qk_norm=third)
+    if first:
+        gemma.update(query_pre_attn_scalar=0.0, attn_softcap=0.0, logit_softcap=0.0, sliding_window=0)
+    if not third:
+        gemma.update(rope_local_theta=0.0)
     wrong = [f"{k}={v!r}" for k, v in gemma.items() if getattr(cfg, k) != v]
+    if third and not cfg.sliding_window:
+        wrong.append("a sliding_window")
     if wrong:
         raise ValueError(f"{model_type} needs {', '.join(wrong)}")
     out = {"model_type": model_type,
-           "architectures": ["Gemma2ForCausalLM" if second else "GemmaForCausalLM"],
+           "architectures": [{"gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM",
+                              "gemma3_text": "Gemma3ForCausalLM"}[model_type]],
            "hidden_size": cfg.d_model, "num_attention_heads": cfg.heads,
            "num_key_value_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "num_hidden_layers": cfg.layers,
            "intermediate_size": cfg.ffn, "vocab_size": cfg.vocab, "rms_norm_eps": cfg.eps,
@@ -274,11 +329,13 @@ def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
            "attention_bias": False}
     if cfg.rope_scaling:
         out["rope_scaling"] = cfg.rope_scaling_params
-    if second:
+    if not first:
         out.update(query_pre_attn_scalar=cfg.query_pre_attn_scalar or cfg.head_dim,
                    attn_logit_softcapping=cfg.attn_softcap or None,
                    final_logit_softcapping=cfg.logit_softcap or None,
-                   sliding_window=max(cfg.generate, cfg.seq, 4096))
+                   sliding_window=cfg.sliding_window or None, layer_types=_layer_types(cfg))
+    if third:
+        out["rope_local_base_freq"] = cfg.rope_local_theta or cfg.rope_theta
     return out
 
 

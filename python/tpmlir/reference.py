@@ -15,14 +15,14 @@ from .params import as_checkpoint, as_graph, cache_specs, input_name, input_shap
 MASK_VALUE = np.float32(-1e9)
 
 
-def rope_inv_freq(cfg: ModelConfig, dtype=np.float32) -> np.ndarray:
-    """RoPE's Dh/2 inverse frequencies 1 / theta^(2j/Dh), scaled as
-    cfg.rope_scaling says, computed in `dtype` in the order of Hugging Face's
-    _compute_linear_scaling_rope_parameters / _compute_llama3_parameters
-    (the builder's graph computes the same steps in f32)."""
+def rope_inv_freq(cfg: ModelConfig, dtype=np.float32, layer: int = 0) -> np.ndarray:
+    """RoPE's Dh/2 inverse frequencies of a layer, 1 / theta^(2j/Dh), scaled
+    as its rope_scaling says (cfg.rope_of_layer), computed in `dtype` in the
+    order of Hugging Face's _compute_linear_scaling_rope_parameters /
+    _compute_llama3_parameters (the builder's graph computes the same steps in f32)."""
     t = dtype
-    inv = t(1.0) / np.power(t(cfg.rope_theta), np.arange(0, cfg.head_dim, 2).astype(t) / t(cfg.head_dim))
-    scaling = cfg.rope_scaling_params
+    theta, scaling = cfg.rope_of_layer(layer)
+    inv = t(1.0) / np.power(t(theta), np.arange(0, cfg.head_dim, 2).astype(t) / t(cfg.head_dim))
     kind = scaling.get("rope_type")
     if kind == "linear":
         return inv / t(scaling["factor"])
@@ -113,6 +113,16 @@ def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return x * cos[None, :, None, :] + rot * sin[None, :, None, :]
 
 
+def _hidden(cfg: ModelConfig, i: int, rows: np.ndarray, keys: int) -> np.ndarray:
+    """[len(rows), keys]: the keys that queries at positions `rows` of layer
+    i do not see: those after them, and those its sliding window leaves behind."""
+    cols = np.arange(keys)[None, :]
+    hidden = cols > rows[:, None]
+    if cfg.window_of_layer(i):
+        hidden |= rows[:, None] - cols >= cfg.window_of_layer(i)
+    return hidden
+
+
 def _softcap(x: np.ndarray, cap: float) -> np.ndarray:
     """cap * tanh(x / cap) (Gemma 2's scores and logits); x itself for cap 0."""
     return np.tanh(x / _f(cap)) * _f(cap) if cap else x
@@ -150,15 +160,14 @@ def _attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray) -> np.ndarray:
     p = f"h.{i}.attn"
     q, k, v = _qkv(cfg, w, i, x)
     if cfg.rope:
-        cos, sin = rope_at(cfg, 0, s) if cfg.rope_tables_in_graph else (w["rope.cos"], w["rope.sin"])
+        cos, sin = rope_at(cfg, 0, s, i) if cfg.rope_tables_in_graph else (w["rope.cos"], w["rope.sin"])
         q, k = _rope(q, cos, sin), _rope(k, cos, sin)
     # kv head j serves query heads j*g .. j*g+g-1 (np.repeat, not np.tile).
     k, v = np.repeat(k, cfg.group, axis=2), np.repeat(v, cfg.group, axis=2)
     q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))  # [B, H, S, Dh]
     scores = _scores(cfg, q, k)
     if cfg.causal:
-        future = np.triu(np.ones((s, s), dtype=bool), k=1)
-        scores = np.where(future, MASK_VALUE, scores)
+        scores = np.where(_hidden(cfg, i, np.arange(s), s), MASK_VALUE, scores)
     ctx = _softmax(scores) @ v  # [B, H, S, Dh]
     ctx = ctx.transpose(0, 2, 1, 3).reshape(b, s, h * dh)
     return _linear(cfg, w, f"{p}.out", ctx)
@@ -234,10 +243,11 @@ def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
 
 # -- generation with a KV cache -------------------------------------------------
 
-def rope_at(cfg: ModelConfig, pos: int, length: int) -> tuple[np.ndarray, np.ndarray]:
-    """cos/sin [length, Dh] at positions pos .. pos+length-1, in float32 as a
-    generating model computes them (and Hugging Face's rotary embedding)."""
-    angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg)[None, :]
+def rope_at(cfg: ModelConfig, pos: int, length: int, layer: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Layer `layer`'s cos/sin [length, Dh] at positions pos .. pos+length-1,
+    in float32 as a generating model computes them (and Hugging Face's
+    rotary embedding)."""
+    angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg, layer=layer)[None, :]
     angles = np.concatenate([angles, angles], axis=-1)
     return np.cos(angles), np.sin(angles)
 
@@ -250,14 +260,14 @@ def empty_caches(cfg: ModelConfig) -> list[np.ndarray]:
 def _cached_attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray, pos: int,
                       k_cache: np.ndarray, v_cache: np.ndarray) -> np.ndarray:
     """The S tokens of x at positions pos .. pos+S-1: their K and V go into the
-    caches (in place), their queries attend to every cached position up to their own:
-    the cache's first pos+S positions, as @decode's slice of pos + 1 (whose mask,
-    at S = 1, masks nothing)."""
+    caches (in place), their queries attend to every cached position up to their own
+    (within a sliding layer's window): the cache's first pos+S positions, as
+    @decode's slice of pos + 1 (whose causal mask, at S = 1, masks nothing)."""
     b, s = x.shape[:2]
     h, dh = cfg.heads, cfg.head_dim
     q, k, v = _qkv(cfg, w, i, x)
     if cfg.rope:
-        cos, sin = rope_at(cfg, pos, s)
+        cos, sin = rope_at(cfg, pos, s, i)
         q, k = _rope(q, cos, sin), _rope(k, cos, sin)
     k_cache[:, :, pos:pos + s] = k.transpose(0, 2, 1, 3)
     v_cache[:, :, pos:pos + s] = v.transpose(0, 2, 1, 3)
@@ -266,8 +276,7 @@ def _cached_attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray, pos: int
     values = np.repeat(v_cache[:, :, :end], cfg.group, axis=1)
     q = q.transpose(0, 2, 1, 3)  # [B, H, S, Dh]
     scores = _scores(cfg, q, keys)
-    future = np.arange(end)[None, :] > (pos + np.arange(s))[:, None]  # [S, end]
-    scores = np.where(future, MASK_VALUE, scores)
+    scores = np.where(_hidden(cfg, i, pos + np.arange(s), end), MASK_VALUE, scores)
     ctx = (_softmax(scores) @ values).transpose(0, 2, 1, 3).reshape(b, s, h * dh)
     return _linear(cfg, w, f"h.{i}.attn.out", ctx)
 

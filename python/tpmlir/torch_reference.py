@@ -1,7 +1,8 @@
 """Greedy generation with a KV cache in PyTorch, independent of the builder.
 
 Written from the Hugging Face modelling code (GPT2LMHeadModel,
-LlamaForCausalLM / Qwen2ForCausalLM, GemmaForCausalLM / Gemma2ForCausalLM), not from tpmlir's numpy reference: it
+LlamaForCausalLM / Qwen2ForCausalLM, GemmaForCausalLM / Gemma2ForCausalLM /
+Gemma3ForCausalLM), not from tpmlir's numpy reference: it
 reads a Hugging Face config dict and a state dict under the checkpoint's own
 names and layouts (GPT-2's Conv1D [in, out] with fused c_attn, Llama's Linear
 [out, in]), and keeps its cache the way `transformers` does, K and V per layer
@@ -30,10 +31,12 @@ def _tensors(state: dict) -> dict[str, torch.Tensor]:
     return {k: torch.as_tensor(np.asarray(v, dtype=np.float32)) for k, v in state.items()}
 
 
-def _attend(q, k, v, past_len, scaling=None, softcap=None):
+def _attend(q, k, v, past_len, scaling=None, softcap=None, window=None):
     """q [B, H, S, Dh] at positions past_len.., k/v [B, H, T, Dh] (T = past_len + S);
     the scores times `scaling` (None: divided by sqrt(Dh)), then capped at
-    `softcap` as Gemma 2's eager_attention_forward caps them."""
+    `softcap` as Gemma 2's eager_attention_forward caps them; a query sees
+    the keys of its last `window` positions only (transformers'
+    sliding_window_overlay: kv_idx > q_idx - sliding_window)."""
     s, t = q.shape[2], k.shape[2]
     if scaling is None:
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
@@ -42,6 +45,8 @@ def _attend(q, k, v, past_len, scaling=None, softcap=None):
     if softcap is not None:
         scores = torch.tanh(scores / softcap) * softcap
     allowed = torch.ones(s, t, dtype=torch.bool).tril(diagonal=past_len)
+    if window is not None:
+        allowed &= torch.ones(s, t, dtype=torch.bool).triu(diagonal=past_len - window + 1)
     scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
     return torch.softmax(scores, dim=-1) @ v
 
@@ -127,6 +132,9 @@ class Llama:
         theta = config.get("rope_theta", 10000.0)
         inv_freq = 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
         self.inv_freq = _scaled_inv_freq(inv_freq, config.get("rope_scaling") or {})
+        # MistralConfig's default window is 4096; Phi-3's none.
+        self.window = (config.get("sliding_window", 4096) if config["model_type"] == "mistral"
+                       else config.get("sliding_window") if config["model_type"] == "phi3" else None)
 
     def _rms(self, x, name):
         variance = x.pow(2).mean(-1, keepdim=True)
@@ -171,7 +179,8 @@ class Llama:
             t = k.shape[2]
             k_all = k[:, :, None].expand(b, self.kv_heads, group, t, self.dh).reshape(b, self.heads, t, self.dh)
             v_all = v[:, :, None].expand(b, self.kv_heads, group, t, self.dh).reshape(b, self.heads, t, self.dh)
-            ctx = _attend(q, k_all, v_all, past_len).transpose(1, 2).reshape(b, s, self.heads * self.dh)
+            ctx = _attend(q, k_all, v_all, past_len, window=self.window)
+            ctx = ctx.transpose(1, 2).reshape(b, s, self.heads * self.dh)
             h = h + self._linear(ctx, f"{p}.self_attn.o_proj")
             x = self._rms(h, f"{p}.post_attention_layernorm")
             if self.c["model_type"] == "phi3":
@@ -185,25 +194,45 @@ class Llama:
 
 
 class Gemma(Llama):
-    """GemmaForCausalLM's and Gemma2ForCausalLM's forward with
-    `past_key_values`: RMSNorms that scale by 1 + weight in fp32, the
-    embeddings times the normalizer sqrt(hidden_size), gelu_pytorch_tanh
-    gating, a tied head; Gemma 2 norms the attention's and the MLP's outputs
-    too, scales the scores by query_pre_attn_scalar ** -0.5 and caps them and
-    the logits (attn_logit_softcapping, final_logit_softcapping)."""
+    """GemmaForCausalLM's, Gemma2ForCausalLM's and Gemma3ForCausalLM's
+    forward with `past_key_values`: RMSNorms that scale by 1 + weight in
+    fp32, the embeddings times the normalizer sqrt(hidden_size),
+    gelu_pytorch_tanh gating, a tied head. Gemma 2 and 3 norm the
+    attention's and the MLP's outputs too, scale the scores by
+    query_pre_attn_scalar ** -0.5, and slide a window over the layers
+    layer_types says (Gemma 2: the even ones; Gemma 3: all but every
+    sliding_window_pattern-th); Gemma 2 caps the scores and the logits
+    (attn_logit_softcapping, final_logit_softcapping); Gemma 3 norms each
+    head of q and k, and its sliding layers' RoPE has a base of its own
+    (rope_local_base_freq), unscaled."""
 
     def __init__(self, config: dict, state: dict):
-        config = {"head_dim": 256, **config}
+        kind = config["model_type"]
+        defaults = {"gemma": {"head_dim": 256},
+                    "gemma2": {"head_dim": 256, "query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0,
+                               "final_logit_softcapping": 30.0, "sliding_window": 4096},
+                    "gemma3_text": {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+                                    "rope_theta": 1e6, "rope_local_base_freq": 10000.0,
+                                    "sliding_window_pattern": 6}}[kind]
+        config = {**defaults, **config}
         super().__init__(config, state)
-        self.second = config["model_type"] == "gemma2"
-        if self.second:
-            config = {"query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0,
-                      "final_logit_softcapping": 30.0, **config}
-            self.scaling = config["query_pre_attn_scalar"] ** -0.5
+        self.later = kind != "gemma"
+        self.scaling = config["query_pre_attn_scalar"] ** -0.5 if self.later else self.dh ** -0.5
+        self.attn_cap = config.get("attn_logit_softcapping")
+        self.final_cap = config.get("final_logit_softcapping")
+        layers = config["num_hidden_layers"]
+        if "layer_types" in config:
+            sliding = [t == "sliding_attention" for t in config["layer_types"]]
+        elif kind == "gemma2":
+            sliding = [not bool(i % 2) for i in range(layers)]
         else:
-            self.scaling = self.dh ** -0.5
-        self.attn_cap = config.get("attn_logit_softcapping") if self.second else None
-        self.final_cap = config.get("final_logit_softcapping") if self.second else None
+            sliding = [bool((i + 1) % config.get("sliding_window_pattern", 6)) for i in range(layers)]
+        self.windows = [config["sliding_window"] if self.later and sliding[i] else None for i in range(layers)]
+        self.inv_freqs = [self.inv_freq] * layers
+        if kind == "gemma3_text":
+            base = config["rope_local_base_freq"]
+            local = 1.0 / (base ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
+            self.inv_freqs = [local if sliding[i] else self.inv_freq for i in range(layers)]
 
     def _rms(self, x, name):
         out = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps)
@@ -213,27 +242,29 @@ class Gemma(Llama):
         b, s = ids.shape
         past_len = past[0][0].shape[2] if past else 0
         positions = torch.arange(past_len, past_len + s).float()
-        freqs = positions[:, None] * self.inv_freq[None, :]
-        emb = torch.cat([freqs, freqs], dim=-1)
-        cos, sin = emb.cos(), emb.sin()
         h = self.w["model.embed_tokens.weight"][ids]
         h = h * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=h.dtype)
         group = self.heads // self.kv_heads
         present = []
         for i in range(self.c["num_hidden_layers"]):
             p = f"model.layers.{i}"
+            freqs = positions[:, None] * self.inv_freqs[i][None, :]
+            emb = torch.cat([freqs, freqs], dim=-1)
+            cos, sin = emb.cos(), emb.sin()
             x = self._rms(h, f"{p}.input_layernorm")
-            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh).transpose(1, 2)
-            k, v = (self._linear(x, f"{p}.self_attn.{n}_proj").view(b, s, self.kv_heads, self.dh).transpose(1, 2)
-                    for n in "kv")
+            q = self._linear(x, f"{p}.self_attn.q_proj").view(b, s, self.heads, self.dh)
+            k, v = (self._linear(x, f"{p}.self_attn.{n}_proj").view(b, s, self.kv_heads, self.dh) for n in "kv")
+            if self.c["model_type"] == "gemma3_text":
+                q, k = self._rms(q, f"{p}.self_attn.q_norm"), self._rms(k, f"{p}.self_attn.k_norm")
+            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
             q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
             if past:
                 k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
             present.append((k, v))
             k_all, v_all = (t.repeat_interleave(group, dim=1) for t in (k, v))
-            ctx = _attend(q, k_all, v_all, past_len, self.scaling, self.attn_cap)
+            ctx = _attend(q, k_all, v_all, past_len, self.scaling, self.attn_cap, self.windows[i])
             out = self._linear(ctx.transpose(1, 2).reshape(b, s, self.heads * self.dh), f"{p}.self_attn.o_proj")
-            if self.second:
+            if self.later:
                 out = self._rms(out, f"{p}.post_attention_layernorm")
                 x = self._rms(h + out, f"{p}.pre_feedforward_layernorm")
             else:
@@ -241,7 +272,7 @@ class Gemma(Llama):
             h = h + out
             gate, up = self._linear(x, f"{p}.mlp.gate_proj"), self._linear(x, f"{p}.mlp.up_proj")
             out = self._linear(F.gelu(gate, approximate="tanh") * up, f"{p}.mlp.down_proj")
-            if self.second:
+            if self.later:
                 out = self._rms(out, f"{p}.post_feedforward_layernorm")
             h = h + out
         h = self._rms(h[:, -logits_to_keep:], "model.norm")
@@ -257,10 +288,10 @@ def load(config: dict, state: dict):
         return GPT2(config, state)
     if config["model_type"] in LLAMA_TYPES:
         return Llama(config, state)
-    if config["model_type"] in ("gemma", "gemma2"):
+    if config["model_type"] in ("gemma", "gemma2", "gemma3_text"):
         return Gemma(config, state)
     raise ValueError(f"model_type {config['model_type']!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}, "
-                     "gemma, gemma2")
+                     "gemma, gemma2, gemma3_text")
 
 
 @torch.no_grad()
