@@ -133,7 +133,8 @@ bench_model llama7b "f32 bf16" "${LLAMA_ARGS[@]}"
 # 0.1, so that the ids vary; Llama with GQA and RoPE, and its checkpoint
 # stored in BF16; Qwen3 (heads of 32 over a hidden size of 64, q_norm and
 # k_norm); Phi-3 (q|k|v and gate|up fused); Gemma 2 (norms around the
-# attention and the MLP, capped scores and logits, GeGLU). And a Llama with a vocabulary of
+# attention and the MLP, capped scores and logits, GeGLU); Gemma 3 (a
+# sliding window of 4 on layer 0, two RoPE bases). And a Llama with a vocabulary of
 # 1024, whose argmax is a split reduction (from 512 elements), as the
 # benchmark's 32000 is.
 gen_tiny() {  # gen_tiny NAME FAMILY [FLOATS] | gen_tiny NAME -- TPMLIR_BUILD_ARGS...
@@ -158,6 +159,7 @@ gen_tiny gen_llama_bf16 llama BF16
 gen_tiny gen_qwen3 qwen3
 gen_tiny gen_phi3 phi3
 gen_tiny gen_gemma2 gemma2
+gen_tiny gen_gemma3 gemma3
 gen_tiny gen_llama1k -- --preset tiny_llama --layers 2 --vocab 1024 --names hf_llama
 # The benchmark: GEN_STEPS new tokens after a prompt of --seq (weights and
 # prompt made there).

@@ -228,7 +228,7 @@ grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
 
 # --- 3b. generation: tp-run-cuda --generate vs the numpy reference -----------------------
 same_ids() { "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$@"; }
-for name in gen_gpt2 gen_llama gen_llama_bf16 gen_qwen3 gen_phi3 gen_gemma2 gen_llama1k; do
+for name in gen_gpt2 gen_llama gen_llama_bf16 gen_qwen3 gen_phi3 gen_gemma2 gen_gemma3 gen_llama1k; do
   d="$BUNDLE/models/$name"
   rm -f "$WORK/$name.ids.npy" "$WORK/compare-$name.txt"
   [ -f "$d/steps" ] || { failed "$name: not in the bundle (an older gpu_bundle.sh?)"; continue; }

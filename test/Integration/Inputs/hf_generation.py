@@ -1,7 +1,7 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3,qwen3,phi3,gemma2} S_MAX [VOCAB [FLOATS]]
+  hf_generation.py model DIR {gpt2,llama,llama3,qwen3,phi3,gemma2,gemma3} S_MAX [VOCAB [FLOATS]]
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
       (default 96), the weights stored as FLOATS (F32, or BF16 or F16 as
       Llama's and Qwen's checkpoints ship)
@@ -13,7 +13,9 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       in gate_up_proj; gemma2: 4 heads of 32 over 2 kv heads, norms
       scaling by 1 + weight before and after the attention and the MLP,
       embeddings times sqrt(64), GeGLU, scores scaled by 24 ** -0.5 and
-      capped at 20, logits capped at 10, tied head; gpt2: learned
+      capped at 20, logits capped at 10, tied head; gemma3: as gemma2
+      without caps, q and k normed per head, layer 0 seeing its last 4
+      positions only with a RoPE base of 10^4, layer 1 all with 10^6; gpt2: learned
       positions for S_MAX, tied head).
   hf_generation.py prompt DIR OUT.npy B P
       random ids [B, P] inside the vocabulary.
@@ -46,6 +48,10 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
         cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused")
     elif family == "qwen3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, qk_norm=True, tie_embeddings=True)
+    elif family == "gemma3":
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, activation="geglu", norm_plus_one=True,
+                         embed_scale=True, tie_embeddings=True, post_norms=True, qk_norm=True, rope_theta=1e6,
+                         sliding_window=4, sliding_layers=(0,), rope_local_theta=10000.0)
     elif family == "gemma2":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, activation="geglu", norm_plus_one=True,
                          embed_scale=True, tie_embeddings=True, post_norms=True, query_pre_attn_scalar=24.0,
