@@ -372,6 +372,9 @@ HF_DIRS = {
     "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
                                   rope_theta=1e6), 1),
     "gemma2": ("gemma2", tiny_llama(vocab=96, names="hf_llama", **GEMMA2), 2),
+    # Gemma 3 4B and larger: the text model's weights inside
+    # Gemma3ForConditionalGeneration's checkpoint, beside a vision tower's.
+    "gemma3": ("gemma3", tiny_llama(vocab=96, names="hf_llama", name_prefix="model.language_model.", **GEMMA3), 2),
 }
 
 
@@ -381,6 +384,8 @@ def write_hf_dir(tmp_path, name: str) -> tuple[str, ModelConfig]:
     tensors = {k: v for k, v in hf.to_checkpoint(cfg, w).items() if not k.startswith("rope.")}
     if model_type == "gpt2":  # as older GPT-2 files do: the attention's mask buffers too
         tensors["h.0.attn.bias"] = np.tril(np.ones((1, 1, 32, 32), dtype=np.float32))
+    if model_type == "gemma3":
+        tensors["vision_tower.vision_model.post_layernorm.weight"] = np.ones(8, dtype=np.float32)
     model_dir = str(tmp_path / name)
     save_model_dir(model_dir, hf.hf_config(cfg, model_type), tensors, shards)
     return model_dir, cfg
@@ -434,6 +439,29 @@ def test_hf_prefix_follows_the_checkpoint(tmp_path):
     cfg = hf.read_config(os.path.join(model_dir, "config.json"))
     assert (cfg.kv_heads, cfg.rope_theta, cfg.bias, cfg.qkv_bias) == (1, 1e6, False, True)
     assert set(checkpoint_names(cfg).values()) == names
+
+
+def test_gemma3_text_model_of_the_multimodal_checkpoint(tmp_path):
+    """Gemma3ForConditionalGeneration: the text_config's model under the
+    checkpoint's prefix (the hub's language_model.model. when no checkpoint
+    says), its vision tower's weights left out; Gemma3TextConfig's defaults
+    fill what the text_config leaves out."""
+    model_dir, cfg = write_hf_dir(tmp_path, "gemma3")
+    got = hf.read_config(os.path.join(model_dir, "config.json"))
+    assert got.name_prefix == "model.language_model." and got.qk_norm and got.sliding_layers == (0,)
+    os.remove(os.path.join(model_dir, "model.safetensors.index.json"))
+    for name in os.listdir(model_dir):
+        if name.endswith(".safetensors"):
+            os.remove(os.path.join(model_dir, name))
+    cfg = hf.read_config(os.path.join(model_dir, "config.json"))
+    assert checkpoint_names(cfg)["h.0.attn.q_norm.weight"] == "language_model.model.layers.0.self_attn.q_norm.weight"
+    config = hf.hf_config(GEN["gemma3"].replace(names="hf_llama"), "gemma3")
+    for key in ("vocab_size", "num_hidden_layers", "layer_types"):
+        del config["text_config"][key]
+    cfg = hf.config_from_hf(config)
+    assert (cfg.vocab, cfg.layers) == (262208, 26)
+    with pytest.raises(ValueError, match=re.escape("gemma3: 'text_config' must be an object, not None")):
+        hf.config_from_hf({"model_type": "gemma3"})
 
 
 def test_hf_checkpoint_must_hold_the_weights(tmp_path):

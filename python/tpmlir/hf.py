@@ -20,7 +20,14 @@ from .params import as_checkpoint, as_graph, checkpoint_names
 
 LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
 GEMMA_TYPES = ("gemma", "gemma2", "gemma3_text")
-MODEL_TYPES = ("gpt2",) + LLAMA_TYPES + GEMMA_TYPES
+MODEL_TYPES = ("gpt2",) + LLAMA_TYPES + GEMMA_TYPES + ("gemma3",)
+# Gemma3TextConfig's defaults for what a Gemma 3 config may leave out (the
+# text_config of Gemma 3 4B and larger, Gemma3ForConditionalGeneration, does).
+_GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+                "num_attention_heads": 8, "num_key_value_heads": 4, "max_position_embeddings": 131072}
+# Where Gemma3ForConditionalGeneration's checkpoints keep the text model's
+# weights: the hub's files, then those transformers 4.52 and later save.
+_GEMMA3_PREFIXES = ("language_model.model.", "model.language_model.")
 # transformers' Qwen3Config takes head_dim 128 when its config.json has none.
 _QWEN3_HEAD_DIM = 128
 _GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")
@@ -59,12 +66,20 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     transformers' generate() does) or else from the config."""
     try:
         model_type = _get(hf, "model_type", str)
+        if model_type == "gemma3":  # the text model of Gemma 3 4B and larger; the vision tower left out
+            text = hf.get("text_config")
+            if not isinstance(text, dict):
+                raise ValueError(f"gemma3: 'text_config' must be an object, not {text!r}")
+            hf = {**text, "model_type": "gemma3_text", "eos_token_id": hf.get("eos_token_id", text.get("eos_token_id"))}
+            prefix = _GEMMA3_PREFIXES[0] if prefix is None else prefix
         if model_type == "gpt2":
             fields, limit = _gpt2(hf), _get(hf, "n_positions", int, None)
         elif model_type in LLAMA_TYPES:
             fields, limit = _llama(hf, model_type), _get(hf, "max_position_embeddings", int, None)
-        elif model_type in GEMMA_TYPES:
-            fields, limit = _gemma(hf, model_type), _get(hf, "max_position_embeddings", int, None)
+        elif model_type in GEMMA_TYPES + ("gemma3",):
+            if model_type.startswith("gemma3"):
+                hf = {**_GEMMA3_TEXT, **hf}
+            fields, limit = _gemma(hf, hf["model_type"]), _get(hf, "max_position_embeddings", int, None)
         else:
             raise ValueError(f"model_type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
         if overrides.get("generate") and "eos_token_ids" not in overrides:
@@ -258,6 +273,10 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
                 "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.names != "hf_llama":
         raise ValueError(f"names={cfg.names!r} has no Hugging Face config (hf_gpt2 or hf_llama)")
+    if model_type == "gemma3":  # the text model inside Gemma3ForConditionalGeneration's config
+        return {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                "text_config": _gemma_config(cfg, "gemma3_text"),
+                "vision_config": {"model_type": "siglip_vision_model"}}
     if model_type in GEMMA_TYPES or (model_type is None and cfg.norm_plus_one):
         return _gemma_config(cfg, model_type or ("gemma3_text" if cfg.qk_norm else "gemma2" if cfg.post_norms
                                                  else "gemma"))
@@ -355,6 +374,8 @@ def detect_prefix(model_type: str, names: set[str]) -> str | None:
     its names: GPT-2 checkpoints saved from GPT2Model (the original ones)
     have none, those saved from GPT2LMHeadModel "transformer."."""
     family_prefix, probe = ("transformer.", "wte.weight") if model_type == "gpt2" else ("model.", "embed_tokens.weight")
+    if model_type == "gemma3":
+        return next((p for p in _GEMMA3_PREFIXES if p + probe in names), None)
     if family_prefix + probe in names:
         return family_prefix
     if probe in names:

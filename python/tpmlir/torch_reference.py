@@ -288,10 +288,14 @@ def load(config: dict, state: dict):
         return GPT2(config, state)
     if config["model_type"] in LLAMA_TYPES:
         return Llama(config, state)
+    if config["model_type"] == "gemma3":  # Gemma3ForConditionalGeneration: its text model alone
+        prefixes = ("language_model.model.", "model.language_model.")
+        text = {k if not k.startswith(prefixes) else "model." + k.split(".", 2)[2]: v for k, v in state.items()}
+        return Gemma({**config["text_config"], "model_type": "gemma3_text"}, text)
     if config["model_type"] in ("gemma", "gemma2", "gemma3_text"):
         return Gemma(config, state)
     raise ValueError(f"model_type {config['model_type']!r} is not one of gpt2, {', '.join(LLAMA_TYPES)}, "
-                     "gemma, gemma2, gemma3_text")
+                     "gemma, gemma2, gemma3_text, gemma3")
 
 
 @torch.no_grad()
