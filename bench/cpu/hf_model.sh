@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A published model's shape as people download it, end to end on the CPU:
-# a Hugging Face directory (Qwen3-0.6B's config.json and generation_config.json,
-# random weights in BF16 in two shards with their index), built by
+# a Hugging Face directory (Qwen3-0.6B's or Gemma 3 1B's config.json and
+# generation_config.json, random weights in BF16 in two shards with their
+# index), built by
 # `tpmlir.build --hf-config`, compiled by tp-compile for tp 1 and tp 2, run by
 # `tp-run --weights DIR --generate` against PyTorch eager with a KV cache
 # (python/tpmlir/torch_reference.py on one thread).
 #
-#   bench/cpu/hf_model.sh            (R=3 by default; see Environment)
+#   bench/cpu/hf_model.sh                                   (Qwen3-0.6B, R=3; see Environment)
+#   MODEL=gemma3_1b PROMPT=500 STEPS=32 bench/cpu/hf_model.sh  (Gemma 3 1B, its windows passed)
 #
 # Inputs (bench/cpu/hf_model_inputs.py, cached in $WORK by the sha256 of
 # python/tpmlir/*.py and of that script): the directory, a prompt of PROMPT
@@ -21,23 +23,30 @@
 # it with the command, date, machine and load averages to docs/bench-hf-model.md.
 #
 # Environment:
+#   MODEL    qwen3_0_6b or gemma3_1b (hf_model_inputs.py) (default qwen3_0_6b)
 #   R        rounds                                   (default 3)
 #   PROMPT   prompt length                            (default 16)
 #   STEPS    new tokens                               (default 32)
-#   WORK     cache + raw results directory            (default /tmp/tp-bench-hf-model)
-#   DOC      report file; "-" to skip writing it      (default docs/bench-hf-model.md)
+#   WORK     cache + raw results directory            (default /tmp/tp-bench-hf-model-MODEL)
+#   DOC      report file; "-" to skip writing it      (default docs/bench-hf-model.md,
+#            docs/bench-hf-model-gemma3-1b.md for gemma3_1b)
 #   PYTHON   python with numpy and torch              (default /usr/bin/python3)
 #   NO_BUILD 1: use build/ as it is (no ninja run)
 # Needs what scripts/setup.sh installs (PyTorch included), about 1.2 GB in
-# $WORK and 6 GB of memory; it checks, installs nothing, and builds only
-# tp-compile and tp-run.
+# $WORK and 6 GB of memory (Gemma 3 1B: 2 GB and 12 GB); it checks, installs
+# nothing, and builds only tp-compile and tp-run.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-R="${R:-3}" PROMPT="${PROMPT:-16}" STEPS="${STEPS:-32}"
+R="${R:-3}" PROMPT="${PROMPT:-16}" STEPS="${STEPS:-32}" MODEL_NAME="${MODEL:-qwen3_0_6b}"
 [ "$R" -ge 1 ] 2>/dev/null || { echo "error: R must be a positive count, not '$R'" >&2; exit 1; }
-WORK="${WORK:-/tmp/tp-bench-hf-model}" DOC="${DOC:-$ROOT/docs/bench-hf-model.md}"
+case $MODEL_NAME in
+  qwen3_0_6b) DEFAULT_DOC="$ROOT/docs/bench-hf-model.md" ;;
+  gemma3_1b) DEFAULT_DOC="$ROOT/docs/bench-hf-model-gemma3-1b.md" ;;
+  *) echo "error: MODEL must be qwen3_0_6b or gemma3_1b, not '$MODEL_NAME'" >&2; exit 1 ;;
+esac
+WORK="${WORK:-/tmp/tp-bench-hf-model-$MODEL_NAME}" DOC="${DOC:-$DEFAULT_DOC}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 TPRT_BLAS_THREADS=1
@@ -53,7 +62,7 @@ KEY=$(cat "$ROOT"/python/tpmlir/*.py "$HERE/hf_model_inputs.py" | sha256sum | cu
 MODEL="$WORK/model-$KEY"
 if [ ! -f "$MODEL/expected.npy" ]; then
   rm -rf "$WORK"/model-*
-  "$PYTHON" "$HERE/hf_model_inputs.py" "$MODEL" --prompt "$PROMPT" --steps "$STEPS" >&2
+  "$PYTHON" "$HERE/hf_model_inputs.py" "$MODEL" --model "$MODEL_NAME" --prompt "$PROMPT" --steps "$STEPS" >&2
 fi
 "$PYTHON" -m tpmlir.build --hf-config "$MODEL" --generate $((PROMPT + STEPS)) \
   --seq "$PROMPT" --batch 1 -o "$WORK/m.mlir"
@@ -86,9 +95,9 @@ for ((r = 1; r <= R; ++r)); do
   done
 done
 
-"$PYTHON" - "$WORK" "$MODEL" "$DOC" "$R" "$PROMPT" "$STEPS" <<'PY'
+"$PYTHON" - "$WORK" "$MODEL" "$DOC" "$MODEL_NAME" "$R" "$PROMPT" "$STEPS" <<'PY'
 import glob, json, os, platform, statistics, subprocess, sys, time
-work, model, doc, rounds, prompt, steps = sys.argv[1:4] + [int(v) for v in sys.argv[4:]]
+work, model, doc, model_name, rounds, prompt, steps = sys.argv[1:5] + [int(v) for v in sys.argv[5:]]
 config = json.load(open(os.path.join(model, "config.json")))
 runs = {name: [json.load(open(p)) for p in sorted(glob.glob(f"{work}/run-{name}-*.json"))]
         for name in ("tp1", "tp2", "torch")}
@@ -96,6 +105,8 @@ med = lambda name, key: statistics.median(r[key] for r in runs[name])
 span = lambda name, key, scale: "–".join(f"{scale * v:.1f}" for v in
                                          (min(r[key] for r in runs[name]), max(r[key] for r in runs[name])))
 torch_step = med("torch", "decode_step_s")
+gib = lambda mib: f"{mib * 2**20 / 1e9:.2f}"
+head_mib = config["vocab_size"] * config["hidden_size"] * 4 / 2**20
 rows = []
 for tp in (1, 2):
     name = f"tp{tp}"
@@ -114,17 +125,17 @@ shape = (f"{config['num_hidden_layers']} layers, hidden {config['hidden_size']},
          f"ffn {config['intermediate_size']}, vocabulary {config['vocab_size']}, tied head")
 text = f"""# A Hugging Face model directory end to end on the CPU: {config['architectures'][0]}
 
-Generated by `bench/cpu/hf_model.sh (R={rounds})` on {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} ({platform.node()}, {os.cpu_count()} cores, load averages {' '.join(f'{v:.2f}' for v in os.getloadavg())}).
+Generated by `{"" if model_name == "qwen3_0_6b" else f"MODEL={model_name} "}{"" if prompt == 16 else f"PROMPT={prompt} "}{"" if steps == 32 else f"STEPS={steps} "}bench/cpu/hf_model.sh (R={rounds})` on {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} ({platform.node()}, {os.cpu_count()} cores, load averages {' '.join(f'{v:.2f}' for v in os.getloadavg())}).
 
-Model: Qwen3-0.6B's published shape ({shape}; q_norm and k_norm; RoPE theta 1e6), random weights stored in BF16 in two shards with `model.safetensors.index.json`, `generation_config.json` with the end ids {json.load(open(os.path.join(model, 'generation_config.json')))['eos_token_id']} (`bench/cpu/hf_model_inputs.py`). `python -m tpmlir.build --hf-config DIR --generate {prompt + steps} --seq {prompt} --batch 1`, `tp-compile --tp-size 1|2`, `mpirun -np N tp-run m.so --weights DIR --prompt prompt.npy --generate {steps} --ignore-eos` (fp32 compute: tp-run widens each rank's part of the BF16 checkpoint). Batch 1, a prompt of {prompt} random ids, {steps} new tokens, greedy; one BLAS thread per rank. Each number but the compile time (one) is the median over {rounds} interleaved rounds (the decode step: each run's median over its steps; in brackets the range over rounds). tp 2 is two ranks, one core each, against PyTorch on one thread.
+Model: {open(os.path.join(model, "description.txt")).read().format(shape=shape)}, random weights stored in BF16 in two shards with `model.safetensors.index.json`, `generation_config.json` with the end ids {json.load(open(os.path.join(model, 'generation_config.json')))['eos_token_id']} (`bench/cpu/hf_model_inputs.py`). `python -m tpmlir.build --hf-config DIR --generate {prompt + steps} --seq {prompt} --batch 1`, `tp-compile --tp-size 1|2`, `mpirun -np N tp-run m.so --weights DIR --prompt prompt.npy --generate {steps} --ignore-eos` (fp32 compute: tp-run widens each rank's part of the BF16 checkpoint). Batch 1, a prompt of {prompt} random ids, {steps} new tokens, greedy; one BLAS thread per rank. Each number but the compile time (one) is the median over {rounds} interleaved rounds (the decode step: each run's median over its steps; in brackets the range over rounds). tp 2 is two ranks, one core each, against PyTorch on one thread.
 
 Correctness: every run's ids equal numpy's `reference.generate` (over the same BF16 values widened) token for token; PyTorch's too (`torch_generate.py` checks before it writes a number).
 
 | implementation | compile (s) | load + checks (ms) | slice (ms) | time to first token (ms) | decode step (ms) | decode tokens/s | vs PyTorch | weights per rank (MiB) | peak RSS per rank (MiB) |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-""" + "\n".join(rows) + """
+""" + "\n".join(rows) + f"""
 
-"Slice" is each rank reading its part of the checkpoint (the file's pages, from the page cache after the first run), widening BF16 to f32 and laying the GEMM weights out in panels. The decode step reads every weight once (fp32: 2.4 GB at tp 1 including the tied head's 0.6 GB; half per rank at tp 2), so it is bound by memory bandwidth as in `docs/bench-generate.md`.
+"Slice" is each rank reading its part of the checkpoint (the file's pages, from the page cache after the first run), widening BF16 to f32 and laying the GEMM weights out in panels. The decode step reads every weight once (fp32: {gib(med('tp1', 'weights_mib_per_rank'))} GB at tp 1, the tied head's {gib(head_mib)} GB included; about half per rank at tp 2), so it is bound by memory bandwidth as in `docs/bench-generate.md`.
 """
 print(text)
 if doc != "-":

@@ -2,9 +2,10 @@
 weights, as people download one, for bench/cpu/hf_model.sh.
 
     PYTHONPATH=python /usr/bin/python3 bench/cpu/hf_model_inputs.py DIR \
-        [--model qwen3_0_6b] [--prompt 16] [--steps 32]
+        [--model qwen3_0_6b|gemma3_1b] [--prompt 16] [--steps 32]
 
-DIR/config.json (the model's published config: Qwen3-0.6B's by default),
+DIR/config.json (the model's published config: Qwen3-0.6B's by default, or
+Gemma 3 1B's),
 DIR/generation_config.json (its end ids), the weights in BF16, as that model
 ships them, in two shards with model.safetensors.index.json; and
 DIR/prompt.npy (random ids [1, --prompt]) and DIR/expected.npy, the numpy
@@ -31,7 +32,8 @@ from tpmlir.checkpoint import load_model_dir, save_model_dir  # noqa: E402
 
 EMBEDDING_SCALE = 0.05
 
-# Published configs (the fields tpmlir reads, as the hub's config.json has them).
+# Published configs (the fields tpmlir reads, as the hub's config.json has
+# them), their generation_config.json, and what the report says of them.
 MODELS = {
     "qwen3_0_6b": ({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_size": 1024,
                     "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
@@ -40,7 +42,22 @@ MODELS = {
                     "hidden_act": "silu", "tie_word_embeddings": True, "attention_bias": False,
                     "use_sliding_window": False, "sliding_window": None, "torch_dtype": "bfloat16",
                     "bos_token_id": 151643, "eos_token_id": 151645},
-                   {"eos_token_id": [151645, 151643]}),
+                   {"eos_token_id": [151645, 151643]},
+                   "Qwen3-0.6B's published shape ({shape}; q_norm and k_norm; RoPE theta 1e6)"),
+    "gemma3_1b": ({"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"], "hidden_size": 1152,
+                   "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
+                   "intermediate_size": 6912, "num_hidden_layers": 26, "vocab_size": 262144,
+                   "rms_norm_eps": 1e-6, "rope_theta": 1000000, "rope_local_base_freq": 10000,
+                   "rope_scaling": None, "max_position_embeddings": 32768, "query_pre_attn_scalar": 256,
+                   "sliding_window": 512, "sliding_window_pattern": 6, "attn_logit_softcapping": None,
+                   "final_logit_softcapping": None, "hidden_activation": "gelu_pytorch_tanh",
+                   "attention_bias": False, "torch_dtype": "bfloat16", "bos_token_id": 2,
+                   "eos_token_id": [1, 106], "pad_token_id": 0},
+                  {"eos_token_id": [1, 106]},
+                  "Gemma 3 1B's published shape ({shape}; norms scaling by 1 + weight before and after "
+                  "the attention and the MLP, q_norm and k_norm, GeGLU, embeddings times sqrt(1152); five "
+                  "layers in six attend to their last 512 positions only, with RoPE theta 1e4, the others "
+                  "to all, with 1e6)"),
 }
 
 
@@ -51,7 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--prompt", type=int, default=16)
     ap.add_argument("--steps", type=int, default=32)
     args = ap.parse_args(argv)
-    config, generation = MODELS[args.model]
+    config, generation, description = MODELS[args.model]
     cfg = hf.config_from_hf(config, generate=args.prompt + args.steps, seq=args.prompt, batch=1)
     w = reference.random_weights(cfg, 0)
     if cfg.tie_embeddings:
@@ -59,6 +76,8 @@ def main(argv=None) -> int:
     save_model_dir(args.dir, config, hf.to_checkpoint(cfg, w), 2, "BF16")
     with open(os.path.join(args.dir, "generation_config.json"), "w") as f:
         json.dump(generation, f, indent=2)
+    with open(os.path.join(args.dir, "description.txt"), "w") as f:
+        f.write(description)
     prompt = np.random.default_rng(1).integers(0, cfg.vocab, (1, args.prompt)).astype(np.int64)
     np.save(os.path.join(args.dir, "prompt.npy"), prompt)
     # The weights as tp-run reads them: the BF16 values, widened.

@@ -8,8 +8,8 @@ Every ModelConfig field can be overridden (--qkv separate, --norm rmsnorm,
 --no-bias, ...). --generate S_MAX makes a generating model: @prefill over the
 prompt (--seq tokens) and @decode of one token, with KV caches of S_MAX
 positions (docs/generation.md). --hf-config reads a Hugging Face config.json
-(GPT-2, Llama, Qwen2, Qwen3, Mistral, Phi-3) and names the weights as its
-checkpoint does.
+(GPT-2, Llama, Qwen2, Qwen3, Mistral, Phi-3, Gemma, Gemma 2, Gemma 3) and names
+the weights as its checkpoint does.
 --weights/--input also write a random checkpoint and input (safetensors) that
 match the emitted signature, plus the numpy reference output with --expected
 (for a generating model: the prompt's ids, and the --steps greedy new ids).

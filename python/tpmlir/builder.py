@@ -44,6 +44,7 @@ class _Builder:
         # sliding layers have a base of their own has two pairs).
         self.rope_tables: dict[int, tuple[Val, Val]] = {}
         self.caches: dict[str, Val] = {}  # the updated caches, by name
+        self.windows: dict[int, tuple[str, str]] = {}  # @decode's window_bounds, by window
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
         self.args: dict[str, Val] = {}
         for name, shape in specs:
@@ -269,6 +270,11 @@ class _Builder:
             q, k = self.rope(q, i, f"{p}_q_rope"), self.rope(k, i, f"{p}_k_rope")
         if self.function != "forward":
             k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
+        # A sliding layer hides the keys `window` or more positions before
+        # the query; a window no position reaches changes nothing.
+        window = cfg.window_of_layer(i)
+        if window >= (cfg.generate if self.function == "decode" else self.seq):
+            window = 0
         if self.function == "decode":
             # The query reads the cache's positions [0, pos] only (a slice of
             # dynamic length), so a step reads what it attends to, not S_max
@@ -280,9 +286,11 @@ class _Builder:
             q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
             q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
             qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
-            seen = (B, KVH, self.seen, Dh)
             if cfg.decode_attention == "seen":
-                k_all, v_all = (ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen")
+                # A sliding layer reads its window only: [pos + 1 - W, pos].
+                first, length = self.window_bounds(window) if window else (0, self.seen)
+                seen = (B, KVH, length, Dh)
+                k_all, v_all = (ir.extract_slice(t, [0, 0, first, 0], seen, seen, f"{p}_{n}_seen")
                                 for t, n in ((k_all, "k"), (v_all, "v")))
             kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         else:
@@ -296,12 +304,8 @@ class _Builder:
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
         if cfg.attn_softcap:
             scores = self.softcap(scores, cfg.attn_softcap, f"{p}_capped")
-        # A sliding layer hides the keys `window` or more positions before
-        # the query; a window no position reaches needs no mask.
-        window = cfg.window_of_layer(i)
-        if window >= (cfg.generate if self.function == "decode" else self.seq):
-            window = 0
-        # @decode reading positions up to its own only: nothing in the future.
+        # @decode reading positions up to its own (and, sliding, no further
+        # back than its window) only: nothing to mask.
         if cfg.causal and self.function != "decode":
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
@@ -311,18 +315,14 @@ class _Builder:
                     hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi ule, {reach}, {row} : index')} : i1")
                 return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
-        elif self.function == "decode" and (cfg.decode_attention == "masked" or window):
+        elif self.function == "decode" and cfg.decode_attention == "masked":
             def mask_by_pos(b, s, pos, o):
                 col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
-                hidden = []
-                if cfg.decode_attention == "masked":
-                    hidden.append(b(f"arith.cmpi sgt, {col}, {pos} : i64"))
+                hidden = b(f"arith.cmpi sgt, {col}, {pos} : i64")
                 if window:  # pos - col >= window
                     reach = b(f"arith.addi {col}, {b(f'arith.constant {window} : i64')} : i64")
-                    hidden.append(b(f"arith.cmpi sle, {reach}, {pos} : i64"))
-                if len(hidden) == 2:
-                    hidden = [b(f"arith.ori {hidden[0]}, {hidden[1]} : i1")]
-                return b(f"arith.select {hidden[0]}, {b.const(MASK_VALUE)}, {s} : f32")
+                    hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi sle, {reach}, {pos} : i64')} : i1")
+                return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_by_pos)
         probs = self.softmax(scores, f"{p}_probs")
         ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
@@ -334,6 +334,19 @@ class _Builder:
         ctx = ir.expand(ctx, [[0, 1], [2], [3]], (B, H, S, Dh), f"{p}_ctx_heads")
         ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
         return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
+
+    def window_bounds(self, window: int) -> tuple[str, str]:
+        """@decode's first cached position a sliding window of `window` reads,
+        max(0, pos + 1 - window), and how many it reads from there (SSA
+        indices, emitted once per window)."""
+        if window not in self.windows:
+            ir = self.ir
+            width = ir.scalar(f"w{window}", f"arith.constant {window} : index")
+            zero = ir.scalar("c0", "arith.constant 0 : index")
+            back = ir.scalar(f"w{window}_back", f"arith.subi {self.seen}, {width} : index")
+            first = ir.scalar(f"w{window}_first", f"arith.maxsi {back}, {zero} : index")
+            self.windows[window] = first, ir.scalar(f"w{window}_len", f"arith.subi {self.seen}, {first} : index")
+        return self.windows[window]
 
     def update_cache(self, x: Val, i: int, kv: str) -> Val:
         """Writes K or V of this step, [B, S, KVH, Dh], into the layer's cache

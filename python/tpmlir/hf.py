@@ -4,9 +4,9 @@ write such directories with random weights).
 
 Two families: GPT-2 (`GPT2LMHeadModel`: Conv1D weights [in, out], q|k|v fused
 in `c_attn`, learned positions, LM head tied to `wte`) and Llama
-(`LlamaForCausalLM`, and Qwen2, Qwen3, Mistral, Phi-3, Gemma and Gemma 2,
+(`LlamaForCausalLM`, and Qwen2, Qwen3, Mistral, Phi-3 and Gemma 1 to 3,
 which share its names: Linear weights [out, in], separate q/k/v with GQA,
-RoPE, RMSNorm, SwiGLU or Gemma's GeGLU). The graph
+RoPE, RMSNorm, SwiGLU or Gemma's GeGLU, sliding windows). The graph
 takes the checkpoint's own names and layouts (params.checkpoint_name), so a
 directory runs as it is.
 """
