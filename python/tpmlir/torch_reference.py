@@ -148,6 +148,16 @@ class Llama:
         rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
         return x * cos + rotated * sin
 
+    def _cached(self, q, k, v, cos, sin, past, i, present):
+        """q, k, v [B, S, heads, Dh] as [B, heads, *, Dh], RoPE on q and k, and
+        k and v after layer i's cached ones (the new cache appended to `present`)."""
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
+        if past:
+            k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
+        present.append((k, v))
+        return q, k, v
+
     def forward(self, ids: torch.Tensor, past: list | None, logits_to_keep: int = 0):
         b, s = ids.shape
         past_len = past[0][0].shape[2] if past else 0
@@ -171,11 +181,7 @@ class Llama:
             k, v = (t.view(b, s, self.kv_heads, self.dh) for t in (k, v))
             if self.c["model_type"] == "qwen3":
                 q, k = self._rms(q, f"{p}.self_attn.q_norm"), self._rms(k, f"{p}.self_attn.k_norm")
-            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-            q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
-            if past:
-                k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
-            present.append((k, v))
+            q, k, v = self._cached(q, k, v, cos, sin, past, i, present)
             t = k.shape[2]
             k_all = k[:, :, None].expand(b, self.kv_heads, group, t, self.dh).reshape(b, self.heads, t, self.dh)
             v_all = v[:, :, None].expand(b, self.kv_heads, group, t, self.dh).reshape(b, self.heads, t, self.dh)
@@ -256,11 +262,7 @@ class Gemma(Llama):
             k, v = (self._linear(x, f"{p}.self_attn.{n}_proj").view(b, s, self.kv_heads, self.dh) for n in "kv")
             if self.c["model_type"] == "gemma3_text":
                 q, k = self._rms(q, f"{p}.self_attn.q_norm"), self._rms(k, f"{p}.self_attn.k_norm")
-            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-            q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
-            if past:
-                k, v = torch.cat([past[i][0], k], dim=2), torch.cat([past[i][1], v], dim=2)
-            present.append((k, v))
+            q, k, v = self._cached(q, k, v, cos, sin, past, i, present)
             k_all, v_all = (t.repeat_interleave(group, dim=1) for t in (k, v))
             ctx = _attend(q, k_all, v_all, past_len, self.scaling, self.attn_cap, self.windows[i])
             out = self._linear(ctx.transpose(1, 2).reshape(b, s, self.heads * self.dh), f"{p}.self_attn.o_proj")
