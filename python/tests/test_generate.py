@@ -607,6 +607,10 @@ def test_sliding_windows_from_the_configs():
     cfg = hf.config_from_hf(gemma3)
     assert (cfg.sliding_layers, cfg.rope_local_theta) == ((0, 1, 2, 3, 4, 6, 7), 10000.0)
     assert hf.config_from_hf(gemma3, layers=3).sliding_layers == (0, 1, 2)
+    # A global first layer alone: no window, no second RoPE base.
+    gemma3["layer_types"] = ["full_attention"] + ["sliding_attention"] * 7
+    cfg = hf.config_from_hf(gemma3, layers=1)
+    assert (cfg.sliding_window, cfg.sliding_layers, cfg.rope_local_theta) == (0, (), 0.0)
     with pytest.raises(ValueError, match=re.escape("gemma3_text: sliding_window null is not supported")):
         hf.config_from_hf({**gemma3, "sliding_window": None})
 

@@ -94,8 +94,8 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     fields.update(overrides)
     if "sliding_layers" not in overrides:  # those of the layers taken (--layers)
         fields["sliding_layers"] = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
-        if not fields["sliding_layers"]:
-            fields["sliding_window"] = 0
+        if not fields["sliding_layers"]:  # and no second RoPE base for them
+            fields["sliding_window"], fields["rope_local_theta"] = 0, 0.0
     cfg = ModelConfig(**fields)
     positions = max(cfg.seq, cfg.generate)
     if limit and positions > limit:
@@ -103,7 +103,7 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     return cfg
 
 
-def _sliding(hf: dict, model_type: str, layers: int, default_window: int | None, pattern) -> dict:
+def _sliding(hf: dict, layers: int, default_window: int | None, pattern) -> dict:
     """sliding_window and sliding_layers: the config's layer_types when it
     has them ("sliding_attention" or "full_attention" per layer), else the
     layers for which pattern(i) holds; none without a window."""
@@ -189,7 +189,7 @@ def _llama(hf: dict, model_type: str) -> dict:
     layers = _get(hf, "num_hidden_layers", int)
     # Mistral's and Phi-3's every layer attends to its last sliding_window
     # positions (Qwen2's only with use_sliding_window, refused above).
-    sliding = (_sliding(hf, model_type, layers, 4096 if model_type == "mistral" else None, lambda i: True)
+    sliding = (_sliding(hf, layers, 4096 if model_type == "mistral" else None, lambda i: True)
                if model_type in ("mistral", "phi3") else {})
     return dict(**sliding, names="hf_llama", layers=layers, d_model=d, heads=heads,
                 kv_heads=kv_heads, head_dim=_get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None),
@@ -247,7 +247,7 @@ def _gemma(hf: dict, model_type: str) -> dict:
         return dict(fields, rope_theta=_get(hf, "rope_theta", float, 10000.0),
                     attn_softcap=_softcap(hf, "attn_logit_softcapping", 50.0),
                     logit_softcap=_softcap(hf, "final_logit_softcapping", 30.0),
-                    **_sliding(hf, model_type, layers, 4096, lambda i: i % 2 == 0))
+                    **_sliding(hf, layers, 4096, lambda i: i % 2 == 0))
     if "sliding_window" in hf and hf["sliding_window"] is None:  # its sliding layers' RoPE would stay apart
         raise _unsupported(model_type, "sliding_window null")
     pattern = _get(hf, "sliding_window_pattern", int, 6)
@@ -255,7 +255,7 @@ def _gemma(hf: dict, model_type: str) -> dict:
                 rope_local_theta=_get(hf, "rope_local_base_freq", float, 10000.0),
                 attn_softcap=_softcap(hf, "attn_logit_softcapping", 0.0),
                 logit_softcap=_softcap(hf, "final_logit_softcapping", 0.0),
-                **_sliding(hf, model_type, layers, 4096, lambda i: (i + 1) % pattern != 0))
+                **_sliding(hf, layers, 4096, lambda i: (i + 1) % pattern != 0))
 
 
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
