@@ -8,7 +8,7 @@
 # (python/tpmlir/torch_reference.py on one thread).
 #
 #   bench/cpu/hf_model.sh                                   (Qwen3-0.6B, R=3; see Environment)
-#   MODEL=gemma3_1b PROMPT=500 STEPS=32 bench/cpu/hf_model.sh  (Gemma 3 1B, its windows passed)
+#   MODEL=gemma3_1b PROMPT=520 STEPS=24 bench/cpu/hf_model.sh  (Gemma 3 1B, past its windows of 512)
 #
 # Inputs (bench/cpu/hf_model_inputs.py, cached in $WORK by the sha256 of
 # python/tpmlir/*.py and of that script): the directory, a prompt of PROMPT
@@ -58,13 +58,13 @@ command -v mpirun >/dev/null 2>&1 || need "mpirun (openmpi-bin) missing"
 TP_COMPILE="$ROOT/build/bin/tp-compile" TP_RUN="$ROOT/build/bin/tp-run"
 
 mkdir -p "$WORK"
-KEY=$(cat "$ROOT"/python/tpmlir/*.py "$HERE/hf_model_inputs.py" | sha256sum | cut -c1-16)-$PROMPT-$STEPS
-MODEL="$WORK/model-$KEY"
-if [ ! -f "$MODEL/expected.npy" ]; then
+KEY=$(cat "$ROOT"/python/tpmlir/*.py "$HERE/hf_model_inputs.py" | sha256sum | cut -c1-16)-$MODEL_NAME-$PROMPT-$STEPS
+MODEL_DIR="$WORK/model-$KEY"
+if [ ! -f "$MODEL_DIR/expected.npy" ]; then
   rm -rf "$WORK"/model-*
-  "$PYTHON" "$HERE/hf_model_inputs.py" "$MODEL" --model "$MODEL_NAME" --prompt "$PROMPT" --steps "$STEPS" >&2
+  "$PYTHON" "$HERE/hf_model_inputs.py" "$MODEL_DIR" --model "$MODEL_NAME" --prompt "$PROMPT" --steps "$STEPS" >&2
 fi
-"$PYTHON" -m tpmlir.build --hf-config "$MODEL" --generate $((PROMPT + STEPS)) \
+"$PYTHON" -m tpmlir.build --hf-config "$MODEL_DIR" --generate $((PROMPT + STEPS)) \
   --seq "$PROMPT" --batch 1 -o "$WORK/m.mlir"
 for tp in 1 2; do
   t0=$(date +%s.%N)
@@ -77,14 +77,14 @@ run() {  # run NAME ROUND
   local out="$WORK/run-$1-$2.json"
   case $1 in
     tp1|tp2)
-      "${MPIRUN[@]}" -np "${1#tp}" "$TP_RUN" "$WORK/m.${1#tp}.so" --weights "$MODEL" \
-        --prompt "$MODEL/prompt.npy" --generate "$STEPS" --ignore-eos --output "$WORK/ids.npy" \
+      "${MPIRUN[@]}" -np "${1#tp}" "$TP_RUN" "$WORK/m.${1#tp}.so" --weights "$MODEL_DIR" \
+        --prompt "$MODEL_DIR/prompt.npy" --generate "$STEPS" --ignore-eos --output "$WORK/ids.npy" \
         --report-json "$out" --quiet || need "$1, round $2: tp-run failed"
-      "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$MODEL/expected.npy" "$WORK/ids.npy" >&2 \
+      "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$MODEL_DIR/expected.npy" "$WORK/ids.npy" >&2 \
         || need "$1, round $2: the ids differ from numpy's" ;;
     torch)
-      "$PYTHON" "$HERE/torch_generate.py" --model-dir "$MODEL" --prompt "$MODEL/prompt.npy" \
-        --expected "$MODEL/expected.npy" --steps "$STEPS" --warmup 0 --json "$out" >&2 \
+      "$PYTHON" "$HERE/torch_generate.py" --model-dir "$MODEL_DIR" --prompt "$MODEL_DIR/prompt.npy" \
+        --expected "$MODEL_DIR/expected.npy" --steps "$STEPS" --warmup 0 --json "$out" >&2 \
         || need "torch, round $2: failed" ;;
   esac
 }
@@ -95,7 +95,7 @@ for ((r = 1; r <= R; ++r)); do
   done
 done
 
-"$PYTHON" - "$WORK" "$MODEL" "$DOC" "$MODEL_NAME" "$R" "$PROMPT" "$STEPS" <<'PY'
+"$PYTHON" - "$WORK" "$MODEL_DIR" "$DOC" "$MODEL_NAME" "$R" "$PROMPT" "$STEPS" <<'PY'
 import glob, json, os, platform, statistics, subprocess, sys, time
 work, model, doc, model_name, rounds, prompt, steps = sys.argv[1:5] + [int(v) for v in sys.argv[5:]]
 config = json.load(open(os.path.join(model, "config.json")))

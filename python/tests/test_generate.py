@@ -63,6 +63,10 @@ GEN = {
     # Mistral: every layer sees its last 3 positions only.
     "mistral_window": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, sliding_window=3,
                                  sliding_layers=(0, 1)),
+    # A window longer than the prompt (4) that the steps pass: @decode's
+    # window starts at position 0 (max(0, pos + 1 - 6)) until pos 5.
+    "mistral_window6": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, sliding_window=6,
+                                  sliding_layers=(0, 1)),
 }
 
 
@@ -293,8 +297,8 @@ def test_rope_scaling_frequencies():
     frequencies; the scaled model's logits are not the plain one's (the
     tests comparing them with PyTorch would catch a scaling left out)."""
     cfg = GEN["llama3_rope"]
-    plain = reference.rope_inv_freq(cfg.replace(rope_scaling=""))
-    scaled = reference.rope_inv_freq(cfg)
+    plain = reference.rope_inv_freq(cfg.replace(rope_scaling=""), 0)
+    scaled = reference.rope_inv_freq(cfg, 0)
     wavelen = 2 * np.pi / plain
     high, low = wavelen < 20, wavelen > 80
     np.testing.assert_array_equal(scaled[high], plain[high])
@@ -304,7 +308,7 @@ def test_rope_scaling_frequencies():
     assert np.all((scaled[medium] < plain[medium]) & (scaled[medium] > plain[medium] / 8))
     linear = cfg.replace(rope_scaling='{"type": "linear", "factor": 2}')
     assert linear.rope_scaling == '{"factor": 2, "rope_type": "linear"}'
-    np.testing.assert_allclose(reference.rope_inv_freq(linear), plain / 2, rtol=1e-6)
+    np.testing.assert_allclose(reference.rope_inv_freq(linear, 0), plain / 2, rtol=1e-6)
     w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
     _, logits = reference.generate(cfg, w, prompt, STEPS)
     _, plain_logits = reference.generate(cfg.replace(rope_scaling=""), w, prompt, STEPS)
@@ -314,7 +318,8 @@ def test_rope_scaling_frequencies():
 @pytest.mark.parametrize("name, field, plain", [
     ("gemma2", "norm_plus_one", False), ("gemma2", "embed_scale", False), ("gemma2", "query_pre_attn_scalar", 0.0),
     ("gemma2", "attn_softcap", 0.0), ("gemma2", "logit_softcap", 0.0), ("gemma3", "qk_norm", False),
-    ("gemma3", "rope_local_theta", 0.0), ("mistral_window", "sliding_window", 8)])
+    ("gemma2", "activation", "swiglu"), ("gemma3", "rope_local_theta", 0.0),
+    ("mistral_window", "sliding_window", 8)])
 def test_gemma_fields_change_the_logits(name, field, plain):
     """Each of Gemma's changes, and a window shorter than the prompt, moves
     the logits well past the tests' 1e-4, so a graph that dropped one would
@@ -374,7 +379,7 @@ HF_DIRS = {
     "phi3": ("phi3", tiny_llama(vocab=96, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused"), 2),
     "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
                                   rope_theta=1e6), 1),
-    "gemma2": ("gemma2", tiny_llama(vocab=96, names="hf_llama", **GEMMA2), 2),
+    "gemma2": ("gemma2", tiny_llama(vocab=96, names="hf_llama", **GEMMA2, sliding_window=3, sliding_layers=(0,)), 2),
     # Gemma 3 4B and larger: the text model's weights inside
     # Gemma3ForConditionalGeneration's checkpoint, beside a vision tower's.
     "gemma3": ("gemma3", tiny_llama(vocab=96, names="hf_llama", name_prefix="model.language_model.", **GEMMA3), 2),
@@ -389,8 +394,14 @@ def write_hf_dir(tmp_path, name: str) -> tuple[str, ModelConfig]:
         tensors["h.0.attn.bias"] = np.tril(np.ones((1, 1, 32, 32), dtype=np.float32))
     if model_type == "gemma3":
         tensors["vision_tower.vision_model.post_layernorm.weight"] = np.ones(8, dtype=np.float32)
+    config = hf.hf_config(cfg, model_type)
+    # Which layers slide from the family's rule rather than layer_types: the
+    # even ones (Gemma 2), all but every sliding_window_pattern-th (Gemma 3).
+    text = config.get("text_config", config)
+    if text.pop("layer_types", None) and model_type == "gemma3":
+        text["sliding_window_pattern"] = 2
     model_dir = str(tmp_path / name)
-    save_model_dir(model_dir, hf.hf_config(cfg, model_type), tensors, shards)
+    save_model_dir(model_dir, config, tensors, shards)
     return model_dir, cfg
 
 
@@ -478,7 +489,7 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral, phi3, "
-                              "gemma, gemma2"),
+                              "gemma, gemma2, gemma3_text, gemma3"),
     (dict(model_type="phi3"), "phi3: 2 kv heads of 4 in one qkv_proj is not supported"),
     (dict(model_type="phi3", num_key_value_heads=4, partial_rotary_factor=0.75),
      "phi3: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
@@ -533,9 +544,16 @@ def test_gemma_config_defaults():
     gemma = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA)), "hidden_act": "gelu"}
     cfg = hf.config_from_hf(gemma)
     assert (cfg.activation, cfg.post_norms, cfg.attn_scale) == ("geglu", False, pytest.approx(32 ** -0.5))
+    del gemma["num_key_value_heads"], config["num_key_value_heads"]  # GemmaConfig's 16, Gemma2Config's 4
+    assert (hf.config_from_hf({**gemma, "num_attention_heads": 16}).kv_heads, hf.config_from_hf(config).kv_heads) \
+        == (16, 4)
+    with pytest.raises(ValueError, match=re.escape("llama has none of Gemma's attn_softcap")):
+        hf.hf_config(tiny_llama(vocab=96, names="hf_llama", attn_softcap=5.0))
+    with pytest.raises(ValueError, match=re.escape("gemma3_text needs a sliding_window and rope_local_theta")):
+        hf.hf_config(GEN["gemma3"].replace(names="hf_llama", rope_local_theta=0.0))
     with pytest.raises(ValueError, match=re.escape("gemma needs post_norms=False")):
         hf.hf_config(GEN["gemma2"].replace(names="hf_llama"), "gemma")
-    with pytest.raises(ValueError, match=re.escape("llama has Llama's norms, embedding and SwiGLU")):
+    with pytest.raises(ValueError, match=re.escape("llama has none of Gemma's norm_plus_one, embed_scale")):
         hf.hf_config(GEN["gemma"].replace(names="hf_llama"), "llama")
 
 
@@ -607,6 +625,11 @@ def test_sliding_windows_from_the_configs():
     cfg = hf.config_from_hf(gemma3)
     assert (cfg.sliding_layers, cfg.rope_local_theta) == ((0, 1, 2, 3, 4, 6, 7), 10000.0)
     assert hf.config_from_hf(gemma3, layers=3).sliding_layers == (0, 1, 2)
+    # --sliding-window 0: none; a window without sliding layers: refused.
+    cfg = hf.config_from_hf(gemma3, sliding_window=0)
+    assert (cfg.sliding_window, cfg.sliding_layers, cfg.rope_local_theta) == (0, (), 0.0)
+    with pytest.raises(ValueError, match=re.escape("sliding_layers must be layers in [0, 2)")):
+        hf.config_from_hf(hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), sliding_window=3)
     # A global first layer alone: no window, no second RoPE base.
     gemma3["layer_types"] = ["full_attention"] + ["sliding_attention"] * 7
     cfg = hf.config_from_hf(gemma3, layers=1)

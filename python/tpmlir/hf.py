@@ -70,7 +70,8 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
             text = hf.get("text_config")
             if not isinstance(text, dict):
                 raise ValueError(f"gemma3: 'text_config' must be an object, not {text!r}")
-            hf = {**text, "model_type": "gemma3_text", "eos_token_id": hf.get("eos_token_id", text.get("eos_token_id"))}
+            hf = {**text, "model_type": "gemma3_text",
+                  "eos_token_id": hf["eos_token_id"] if "eos_token_id" in hf else text.get("eos_token_id")}
             prefix = _GEMMA3_PREFIXES[0] if prefix is None else prefix
         if model_type == "gpt2":
             fields, limit = _gpt2(hf), _get(hf, "n_positions", int, None)
@@ -92,10 +93,14 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
         raise ValueError(f"{path}: {e}") from None
     fields["name_prefix"] = prefix
     fields.update(overrides)
-    if "sliding_layers" not in overrides:  # those of the layers taken (--layers)
-        fields["sliding_layers"] = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
-        if not fields["sliding_layers"]:  # and no second RoPE base for them
-            fields["sliding_window"], fields["rope_local_theta"] = 0, 0.0
+    if "sliding_layers" not in overrides:
+        # The windows of the layers taken (--layers); --sliding-window 0: none.
+        kept = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
+        fields["sliding_layers"] = kept if fields.get("sliding_window") else ()
+        if not kept and "sliding_window" not in overrides:
+            fields["sliding_window"] = 0
+        if not fields["sliding_layers"] and "rope_local_theta" not in overrides:
+            fields["rope_local_theta"] = 0.0  # no second RoPE base for no sliding layer
     cfg = ModelConfig(**fields)
     positions = max(cfg.seq, cfg.generate)
     if limit and positions > limit:
@@ -217,8 +222,9 @@ def _gemma(hf: dict, model_type: str) -> dict:
     (q_norm, k_norm), slides five layers of six, and gives those a RoPE base
     of their own (rope_local_base_freq). Defaults as transformers'
     GemmaConfig, Gemma2Config and Gemma3TextConfig."""
-    # hidden_activation wins, as in transformers; Gemma 1.0's configs say
-    # "gelu" (the exact one) where the model was trained with the tanh one.
+    # hidden_activation wins, as in transformers up to 4.47 (later ones read
+    # hidden_act for Gemma 1): Gemma 1.0's configs say "gelu" (the exact
+    # one) where the model was trained with the tanh one.
     act = _get(hf, "hidden_activation", str, None) or _get(hf, "hidden_act", str, "gelu_pytorch_tanh")
     if act not in _GELU_TANH:
         raise _unsupported(model_type, f"activation {act!r} (the builder's GeLU is the tanh one: "
@@ -234,7 +240,8 @@ def _gemma(hf: dict, model_type: str) -> dict:
         raise ValueError(f"{model_type}: {e}") from None
     layers = _get(hf, "num_hidden_layers", int)
     fields = dict(names="hf_llama", layers=layers, d_model=_get(hf, "hidden_size", int),
-                  heads=_get(hf, "num_attention_heads", int), kv_heads=_get(hf, "num_key_value_heads", int, None),
+                  heads=_get(hf, "num_attention_heads", int),
+                  kv_heads=_get(hf, "num_key_value_heads", int, 16 if model_type == "gemma" else 4),
                   head_dim=_get(hf, "head_dim", int, 256), ffn=_get(hf, "intermediate_size", int),
                   norm="rmsnorm", norm_plus_one=True, embed_scale=True, activation="geglu", bias=False,
                   qkv="separate", gate_up="separate", weight_layout="out_in", rope=True,
@@ -266,6 +273,9 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     with q|k|v fused, qwen2 when only q/k/v have biases, mistral with a
     sliding window, else llama)."""
     if cfg.names == "hf_gpt2":
+        _check_no_gemma(cfg, "gpt2")
+        if cfg.sliding_window:
+            raise ValueError("gpt2 has no sliding window")
         return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": cfg.d_model,
                 "n_head": cfg.heads, "n_layer": cfg.layers, "n_inner": cfg.ffn,
                 "n_positions": cfg.positions, "vocab_size": cfg.vocab,
@@ -283,8 +293,9 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv == "fused"
                                 else "qwen2" if cfg.qkv_bias and not cfg.bias
                                 else "mistral" if cfg.sliding_window else "llama")
-    if (cfg.norm_plus_one, cfg.embed_scale, cfg.post_norms, cfg.activation) != (False, False, False, "swiglu"):
-        raise ValueError(f"{model_type} has Llama's norms, embedding and SwiGLU")
+    _check_no_gemma(cfg, model_type)
+    if cfg.activation != "swiglu":
+        raise ValueError(f"{model_type} has SwiGLU, not {cfg.activation!r}")
     if cfg.qk_norm != (model_type == "qwen3"):
         raise ValueError(f"{model_type} needs qk_norm={model_type == 'qwen3'}")
     layout = "fused" if model_type == "phi3" else "separate"
@@ -320,6 +331,14 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     return out
 
 
+def _check_no_gemma(cfg: ModelConfig, model_type: str) -> None:
+    """A family's config.json without Gemma's fields, which it could not say."""
+    gemma = [f for f in ("norm_plus_one", "embed_scale", "post_norms", "query_pre_attn_scalar", "attn_softcap",
+                         "logit_softcap", "rope_local_theta") if getattr(cfg, f)]
+    if gemma:
+        raise ValueError(f"{model_type} has none of Gemma's {', '.join(gemma)}")
+
+
 def _layer_types(cfg: ModelConfig) -> list[str]:
     return ["sliding_attention" if i in cfg.sliding_layers else "full_attention" for i in range(cfg.layers)]
 
@@ -333,8 +352,9 @@ def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
     if not third:
         gemma.update(rope_local_theta=0.0)
     wrong = [f"{k}={v!r}" for k, v in gemma.items() if getattr(cfg, k) != v]
-    if third and not cfg.sliding_window:
-        wrong.append("a sliding_window")
+    if third and not (cfg.sliding_window and cfg.rope_local_theta):
+        # (its sliding layers' base, unscaled: rope_local_base_freq)
+        wrong.append("a sliding_window and rope_local_theta")
     if wrong:
         raise ValueError(f"{model_type} needs {', '.join(wrong)}")
     out = {"model_type": model_type,
@@ -354,7 +374,7 @@ def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
                    final_logit_softcapping=cfg.logit_softcap or None,
                    sliding_window=cfg.sliding_window or None, layer_types=_layer_types(cfg))
     if third:
-        out["rope_local_base_freq"] = cfg.rope_local_theta or cfg.rope_theta
+        out["rope_local_base_freq"] = cfg.rope_local_theta
     return out
 
 

@@ -15,7 +15,7 @@ from .params import as_checkpoint, as_graph, cache_specs, input_name, input_shap
 MASK_VALUE = np.float32(-1e9)
 
 
-def rope_inv_freq(cfg: ModelConfig, dtype=np.float32, layer: int = 0) -> np.ndarray:
+def rope_inv_freq(cfg: ModelConfig, layer: int, dtype=np.float32) -> np.ndarray:
     """RoPE's Dh/2 inverse frequencies of a layer, 1 / theta^(2j/Dh), scaled
     as its rope_scaling says (cfg.rope_of_layer), computed in `dtype` in the
     order of Hugging Face's _compute_linear_scaling_rope_parameters /
@@ -41,7 +41,7 @@ def rope_inv_freq(cfg: ModelConfig, dtype=np.float32, layer: int = 0) -> np.ndar
 
 def rope_tables(cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     """rotate_half style cos/sin tables [S, Dh] (each frequency used for both halves)."""
-    inv_freq = rope_inv_freq(cfg, np.float64)
+    inv_freq = rope_inv_freq(cfg, 0, np.float64)  # one pair: no second base (rope_tables_in_graph)
     angles = np.outer(np.arange(cfg.seq, dtype=np.float64), inv_freq)
     angles = np.concatenate([angles, angles], axis=-1)
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
@@ -243,11 +243,11 @@ def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
 
 # -- generation with a KV cache -------------------------------------------------
 
-def rope_at(cfg: ModelConfig, pos: int, length: int, layer: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def rope_at(cfg: ModelConfig, pos: int, length: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
     """Layer `layer`'s cos/sin [length, Dh] at positions pos .. pos+length-1,
     in float32 as a generating model computes them (and Hugging Face's
     rotary embedding)."""
-    angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg, layer=layer)[None, :]
+    angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg, layer)[None, :]
     angles = np.concatenate([angles, angles], axis=-1)
     return np.cos(angles), np.sin(angles)
 

@@ -214,10 +214,11 @@ class Gemma(Llama):
 
     def __init__(self, config: dict, state: dict):
         kind = config["model_type"]
-        defaults = {"gemma": {"head_dim": 256},
-                    "gemma2": {"head_dim": 256, "query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0,
+        defaults = {"gemma": {"head_dim": 256, "num_key_value_heads": 16},
+                    "gemma2": {"head_dim": 256, "num_key_value_heads": 4, "query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0,
                                "final_logit_softcapping": 30.0, "sliding_window": 4096},
-                    "gemma3_text": {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+                    "gemma3_text": {"head_dim": 256, "num_key_value_heads": 4, "query_pre_attn_scalar": 256,
+                                    "sliding_window": 4096,
                                     "rope_theta": 1e6, "rope_local_base_freq": 10000.0,
                                     "sliding_window_pattern": 6}}[kind]
         config = {**defaults, **config}
