@@ -638,6 +638,43 @@ def test_sliding_windows_from_the_configs():
         hf.config_from_hf({**gemma3, "sliding_window": None})
 
 
+def _as_transformers5(config: dict) -> dict:
+    """config.json as transformers 5 writes it: RoPE's fields in
+    rope_parameters, one object per layer type where the layers' bases differ."""
+    config = dict(config)
+    full = {"rope_type": "default", **(config.pop("rope_scaling", None) or {}),
+            "rope_theta": config.pop("rope_theta")}
+    if "rope_local_base_freq" in config:
+        local = {"rope_type": "default", "rope_theta": config.pop("rope_local_base_freq")}
+        config["rope_parameters"] = {"full_attention": full, "sliding_attention": local}
+    else:
+        config["rope_parameters"] = full
+    return config
+
+
+@pytest.mark.parametrize("name", ["llama3_rope", "gemma3"])
+def test_transformers5_rope_parameters(name):
+    """rope_parameters (transformers 5) reads as rope_theta, rope_scaling and
+    rope_local_base_freq did, in tpmlir and in the PyTorch oracle (bases
+    apart from the families' defaults, so that a field left unread shows)."""
+    cfg = GEN[name].replace(names="hf_llama", rope_theta=5e5)
+    if cfg.rope_local_theta:
+        cfg = cfg.replace(rope_local_theta=2e3)
+    config = hf.hf_config(cfg)
+    new = _as_transformers5(config)
+    assert "rope_theta" not in new and "rope_parameters" in new
+    fields = dict(seq=cfg.seq, batch=2, generate=10, keep_logits=True)
+    assert hf.config_from_hf(new, **fields) == hf.config_from_hf(config, **fields)
+    torch_reference = pytest.importorskip("tpmlir.torch_reference")
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    tensors = hf.to_checkpoint(cfg, w)
+    want = torch_reference.greedy_generate(torch_reference.load(config, tensors), prompt, STEPS)[1]
+    got = torch_reference.greedy_generate(torch_reference.load(new, tensors), prompt, STEPS)[1]
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match=re.escape("partial_rotary_factor 0.5 (RoPE over part of a head)")):
+        hf.config_from_hf({**new, "rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}})
+
+
 def test_hf_rope_scaling():
     """Llama 3's rope_scaling goes into the config and back; "default" is none."""
     cfg = GEN["llama3_rope"].replace(names="hf_llama")
@@ -679,7 +716,7 @@ def _cli_error(capsys, config_path: str, *flags: str) -> str:
     ("llama", dict(num_attention_heads=None), "'num_attention_heads' is missing"),
     ("llama", dict(num_hidden_layers="null"), "'num_hidden_layers' is null"),
     ("llama", dict(rms_norm_eps="x"), "'rms_norm_eps' must be a positive number, not 'x'"),
-    ("llama", dict(rope_theta="x"), "'rope_theta' must be a positive number, not 'x'"),
+    ("llama", dict(rope_theta="x"), "llama: 'rope_theta' must be a positive number, not 'x'"),
     ("llama", dict(num_key_value_heads=0), "'num_key_value_heads' must be a positive integer, not 0"),
     ("llama", dict(num_key_value_heads=-2), "'num_key_value_heads' must be a positive integer, not -2"),
     ("llama", dict(hidden_size=64.0), "'hidden_size' must be a positive integer, not 64.0"),

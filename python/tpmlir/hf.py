@@ -164,10 +164,7 @@ def _llama(hf: dict, model_type: str) -> dict:
     act = _get(hf, "hidden_act", str, "silu")
     if act != "silu":
         raise _unsupported(model_type, f"hidden_act {act!r}")
-    try:
-        rope_scaling = rope_scaling_json(hf.get("rope_scaling"))
-    except ValueError as e:
-        raise ValueError(f"{model_type}: {e}") from None
+    rope = _rope(hf, model_type, 10000.0)
     if _get(hf, "use_sliding_window", bool, False):
         raise _unsupported(model_type, "use_sliding_window")
     d, heads = _get(hf, "hidden_size", int), _get(hf, "num_attention_heads", int)
@@ -201,14 +198,50 @@ def _llama(hf: dict, model_type: str) -> dict:
                 qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
                 qkv="fused" if fused else "separate", gate_up="fused" if fused else "separate",
                 norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias,
-                weight_layout="out_in", rope=True, rope_theta=_get(hf, "rope_theta", float, 10000.0),
-                rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
+                weight_layout="out_in", rope=True, **rope, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
                 tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
 
 
 def _softcap(hf: dict, key: str, default: float) -> float:
     """Gemma 2's caps: the default when missing, none (0) when null."""
     return _get(hf, key, float, 0.0) if key in hf else default
+
+
+def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = None) -> dict:
+    """rope_theta and rope_scaling (with local_theta, the default of the
+    sliding layers' base: rope_local_theta too), as transformers 5 writes
+    them (rope_parameters: one object, or one per layer type,
+    full_attention and sliding_attention) or as before (rope_theta,
+    rope_scaling, Gemma 3's rope_local_base_freq); `theta`: the family's
+    default base."""
+    def one(params: dict, default: float) -> tuple[float, str]:
+        rotary = _get(params, "partial_rotary_factor", float, 1.0)
+        if rotary != 1.0:
+            raise ValueError(f"partial_rotary_factor {rotary:g} (RoPE over part of a head) is not supported")
+        scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        return _get(params, "rope_theta", float, default), rope_scaling_json(scaling)
+
+    try:
+        params = hf.get("rope_parameters")
+        if params is None:
+            out = dict(rope_theta=_get(hf, "rope_theta", float, theta),
+                       rope_scaling=rope_scaling_json(hf.get("rope_scaling")))
+            if local_theta is not None:
+                out["rope_local_theta"] = _get(hf, "rope_local_base_freq", float, local_theta)
+            return out
+        if not isinstance(params, dict):
+            raise ValueError(f"rope_parameters must be an object, not {params!r}")
+        by_type = local_theta is not None and ({"full_attention", "sliding_attention"} & set(params))
+        out = dict(zip(("rope_theta", "rope_scaling"), one(params.get("full_attention") or {} if by_type
+                                                               else params, theta)))
+        if local_theta is not None:
+            local, scaled = one(params.get("sliding_attention") or {} if by_type else {}, local_theta)
+            if scaled:
+                raise ValueError("rope_parameters: a scaled RoPE on the sliding layers is not supported")
+            out["rope_local_theta"] = local
+        return out
+    except ValueError as e:
+        raise ValueError(f"{model_type}: {e}") from None
 
 
 def _gemma(hf: dict, model_type: str) -> dict:
@@ -232,12 +265,6 @@ def _gemma(hf: dict, model_type: str) -> dict:
     for flag in ("attention_bias", "use_bidirectional_attention"):
         if _get(hf, flag, bool, False):
             raise _unsupported(model_type, flag)
-    if "rope_parameters" in hf and "rope_theta" not in hf:
-        raise _unsupported(model_type, "rope_parameters without rope_theta (transformers 5's form)")
-    try:
-        rope_scaling = rope_scaling_json(hf.get("rope_scaling"))
-    except ValueError as e:
-        raise ValueError(f"{model_type}: {e}") from None
     layers = _get(hf, "num_hidden_layers", int)
     fields = dict(names="hf_llama", layers=layers, d_model=_get(hf, "hidden_size", int),
                   heads=_get(hf, "num_attention_heads", int),
@@ -245,21 +272,20 @@ def _gemma(hf: dict, model_type: str) -> dict:
                   head_dim=_get(hf, "head_dim", int, 256), ffn=_get(hf, "intermediate_size", int),
                   norm="rmsnorm", norm_plus_one=True, embed_scale=True, activation="geglu", bias=False,
                   qkv="separate", gate_up="separate", weight_layout="out_in", rope=True,
-                  rope_scaling=rope_scaling, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6),
+                  causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6),
                   vocab=_get(hf, "vocab_size", int), tie_embeddings=_get(hf, "tie_word_embeddings", bool, True))
     if model_type == "gemma":
-        return dict(fields, rope_theta=_get(hf, "rope_theta", float, 10000.0))
+        return dict(fields, **_rope(hf, model_type, 10000.0))
     fields.update(post_norms=True, query_pre_attn_scalar=_get(hf, "query_pre_attn_scalar", float, 256.0))
     if model_type == "gemma2":
-        return dict(fields, rope_theta=_get(hf, "rope_theta", float, 10000.0),
+        return dict(fields, **_rope(hf, model_type, 10000.0),
                     attn_softcap=_softcap(hf, "attn_logit_softcapping", 50.0),
                     logit_softcap=_softcap(hf, "final_logit_softcapping", 30.0),
                     **_sliding(hf, layers, 4096, lambda i: i % 2 == 0))
     if "sliding_window" in hf and hf["sliding_window"] is None:  # its sliding layers' RoPE would stay apart
         raise _unsupported(model_type, "sliding_window null")
     pattern = _get(hf, "sliding_window_pattern", int, 6)
-    return dict(fields, qk_norm=True, rope_theta=_get(hf, "rope_theta", float, 1e6),
-                rope_local_theta=_get(hf, "rope_local_base_freq", float, 10000.0),
+    return dict(fields, qk_norm=True, **_rope(hf, model_type, 1e6, 10000.0),
                 attn_softcap=_softcap(hf, "attn_logit_softcapping", 0.0),
                 logit_softcap=_softcap(hf, "final_logit_softcapping", 0.0),
                 **_sliding(hf, layers, 4096, lambda i: (i + 1) % pattern != 0))

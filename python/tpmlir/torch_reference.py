@@ -74,6 +74,15 @@ def _scaled_inv_freq(inv_freq: torch.Tensor, scaling: dict) -> torch.Tensor:
     return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
 
 
+def _rope_parameters(config: dict, layer_type: str) -> dict:
+    """transformers 5's rope_parameters for the layers of `layer_type` ({}
+    when the config has none)."""
+    params = config.get("rope_parameters") or {}
+    if "full_attention" in params or "sliding_attention" in params:
+        return params.get(layer_type) or {}
+    return params if layer_type == "full_attention" else {}
+
+
 class GPT2:
     """GPT2LMHeadModel's forward with `past_key_values`."""
 
@@ -129,12 +138,17 @@ class Llama:
         # transformers' Qwen3Config takes 128 when the config has none.
         self.dh = config.get("head_dim") or (128 if config["model_type"] == "qwen3"
                                              else config["hidden_size"] // self.heads)
-        theta = config.get("rope_theta", 10000.0)
-        inv_freq = 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
-        self.inv_freq = _scaled_inv_freq(inv_freq, config.get("rope_scaling") or {})
+        # transformers 5 writes RoPE's fields in rope_parameters (per layer
+        # type for Gemma 3), older versions as rope_theta and rope_scaling.
+        params = _rope_parameters(config, "full_attention")
+        theta = params.get("rope_theta", config.get("rope_theta", 10000.0))
+        self.inv_freq = _scaled_inv_freq(self._inv_freq(theta), params or config.get("rope_scaling") or {})
         # MistralConfig's default window is 4096; Phi-3's none.
         self.window = (config.get("sliding_window", 4096) if config["model_type"] == "mistral"
                        else config.get("sliding_window") if config["model_type"] == "phi3" else None)
+
+    def _inv_freq(self, theta: float) -> torch.Tensor:
+        return 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
 
     def _rms(self, x, name):
         variance = x.pow(2).mean(-1, keepdim=True)
@@ -237,8 +251,8 @@ class Gemma(Llama):
         self.windows = [config["sliding_window"] if self.later and sliding[i] else None for i in range(layers)]
         self.inv_freqs = [self.inv_freq] * layers
         if kind == "gemma3_text":
-            base = config["rope_local_base_freq"]
-            local = 1.0 / (base ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
+            local = self._inv_freq(_rope_parameters(config, "sliding_attention").get(
+                "rope_theta", config["rope_local_base_freq"]))
             self.inv_freqs = [local if sliding[i] else self.inv_freq for i in range(layers)]
 
     def _rms(self, x, name):
