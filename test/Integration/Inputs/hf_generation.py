@@ -1,7 +1,7 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3,qwen3,phi3,gemma2,gemma3} S_MAX [VOCAB [FLOATS]]
+  hf_generation.py model DIR {gpt2,llama,llama3,mistral,qwen3,phi3,gemma2,gemma3} S_MAX [VOCAB [FLOATS]]
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
       (default 96), the weights stored as FLOATS (F32, or BF16 or F16 as
       Llama's and Qwen's checkpoints ship)
@@ -15,7 +15,9 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       embeddings times sqrt(64), GeGLU, scores scaled by 24 ** -0.5 and
       capped at 20, logits capped at 10, tied head; gemma3: as gemma2
       without caps, q and k normed per head, layer 0 seeing its last 4
-      positions only with a RoPE base of 10^4, layer 1 all with 10^6; gpt2: learned
+      positions only with a RoPE base of 10^4, layer 1 all with 10^6;
+      mistral: the llama model with every layer seeing its last 12
+      positions only; gpt2: learned
       positions for S_MAX, tied head).
   hf_generation.py prompt DIR OUT.npy B P
       random ids [B, P] inside the vocabulary.
@@ -48,6 +50,8 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
         cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused")
     elif family == "qwen3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, qk_norm=True, tie_embeddings=True)
+    elif family == "mistral":
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", sliding_window=12, sliding_layers=(0, 1))
     elif family == "gemma3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, activation="geglu", norm_plus_one=True,
                          embed_scale=True, tie_embeddings=True, post_norms=True, qk_norm=True, rope_theta=1e6,
