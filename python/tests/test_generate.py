@@ -625,11 +625,19 @@ def test_sliding_windows_from_the_configs():
     cfg = hf.config_from_hf(gemma3)
     assert (cfg.sliding_layers, cfg.rope_local_theta) == ((0, 1, 2, 3, 4, 6, 7), 10000.0)
     assert hf.config_from_hf(gemma3, layers=3).sliding_layers == (0, 1, 2)
-    # --sliding-window 0: none; a window without sliding layers: refused.
-    cfg = hf.config_from_hf(gemma3, sliding_window=0)
+    # --sliding-window 0: none (Gemma 3's local base then asked for too); a
+    # window without sliding layers: refused.
+    cfg = hf.config_from_hf(gemma2, sliding_window=0)
+    assert (cfg.sliding_window, cfg.sliding_layers) == (0, ())
+    with pytest.raises(ValueError, match=re.escape("--sliding-window 0 would leave them theirs")):
+        hf.config_from_hf(gemma3, sliding_window=0)
+    cfg = hf.config_from_hf(gemma3, sliding_window=0, rope_local_theta=0.0)
     assert (cfg.sliding_window, cfg.sliding_layers, cfg.rope_local_theta) == (0, (), 0.0)
-    with pytest.raises(ValueError, match=re.escape("sliding_layers must be layers in [0, 2)")):
+    with pytest.raises(ValueError, match=re.escape("--sliding-window needs --sliding-layers")):
         hf.config_from_hf(hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), sliding_window=3)
+    cfg = hf.config_from_hf(hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), sliding_window=3,
+                            sliding_layers=(1,))
+    assert (cfg.sliding_window, cfg.sliding_layers) == (3, (1,))
     # A global first layer alone: no window, no second RoPE base.
     gemma3["layer_types"] = ["full_attention"] + ["sliding_attention"] * 7
     cfg = hf.config_from_hf(gemma3, layers=1)
@@ -652,27 +660,52 @@ def _as_transformers5(config: dict) -> dict:
     return config
 
 
-@pytest.mark.parametrize("name", ["llama3_rope", "gemma3"])
+# Gemma 3 4B's RoPE: the full layers' frequencies divided by 8 (linear).
+GEMMA3_SCALED = json.dumps({"rope_type": "linear", "factor": 8.0})
+
+
+@pytest.mark.parametrize("name", ["llama3_rope", "gemma3", "gemma3_scaled"])
 def test_transformers5_rope_parameters(name):
     """rope_parameters (transformers 5) reads as rope_theta, rope_scaling and
     rope_local_base_freq did, in tpmlir and in the PyTorch oracle (bases
-    apart from the families' defaults, so that a field left unread shows)."""
-    cfg = GEN[name].replace(names="hf_llama", rope_theta=5e5)
+    apart from the families' defaults, so that a field left unread shows);
+    a base rope_parameters leaves out comes from rope_theta."""
+    cfg = GEN[name.replace("_scaled", "")].replace(names="hf_llama", rope_theta=5e5)
     if cfg.rope_local_theta:
-        cfg = cfg.replace(rope_local_theta=2e3)
+        cfg = cfg.replace(rope_local_theta=2e3, rope_scaling=GEMMA3_SCALED if "scaled" in name else "")
     config = hf.hf_config(cfg)
     new = _as_transformers5(config)
     assert "rope_theta" not in new and "rope_parameters" in new
     fields = dict(seq=cfg.seq, batch=2, generate=10, keep_logits=True)
     assert hf.config_from_hf(new, **fields) == hf.config_from_hf(config, **fields)
+    full = new["rope_parameters"].get("full_attention", new["rope_parameters"])
+    partial = {**new, "rope_theta": full.pop("rope_theta")}  # the base from rope_theta
+    assert hf.config_from_hf(partial, **fields) == hf.config_from_hf(config, **fields)
     torch_reference = pytest.importorskip("tpmlir.torch_reference")
     w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
     tensors = hf.to_checkpoint(cfg, w)
     want = torch_reference.greedy_generate(torch_reference.load(config, tensors), prompt, STEPS)[1]
-    got = torch_reference.greedy_generate(torch_reference.load(new, tensors), prompt, STEPS)[1]
-    np.testing.assert_array_equal(got, want)
-    with pytest.raises(ValueError, match=re.escape("partial_rotary_factor 0.5 (RoPE over part of a head)")):
-        hf.config_from_hf({**new, "rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}})
+    for form in (_as_transformers5(config), partial):
+        got = torch_reference.greedy_generate(torch_reference.load(form, tensors), prompt, STEPS)[1]
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name, params, message", [
+    ("llama3_rope", {"rope_theta": 1e4, "partial_rotary_factor": 0.5},
+     "partial_rotary_factor 0.5 (RoPE over part of a head) is not supported"),
+    ("llama3_rope", {"full_attention": {"rope_theta": 1e4}, "sliding_attention": {"rope_theta": 10.0}},
+     "rope_parameters differ by layer type, which this family does not"),
+    ("gemma3", {"rope_theta": 1e4}, "rope_parameters must be keyed by layer type"),
+    ("gemma3", {"full_attention": 5}, "rope_parameters.full_attention must be an object, not 5"),
+    ("gemma3", {"full_attention": {}, "sliding_attention": {"rope_type": "linear", "factor": 2.0}},
+     "a scaled RoPE on the sliding layers is not supported"),
+])
+def test_transformers5_rope_refusals(name, params, message):
+    config = {**_as_transformers5(hf.hf_config(GEN[name].replace(names="hf_llama"))), "rope_parameters": params}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        hf.config_from_hf(config)
+    with pytest.raises(ValueError, match=re.escape("rope_scaling and rope_parameters are both given")):
+        hf.config_from_hf({**config, "rope_scaling": {"rope_type": "linear", "factor": 2.0}})
 
 
 def test_hf_rope_scaling():
@@ -716,7 +749,7 @@ def _cli_error(capsys, config_path: str, *flags: str) -> str:
     ("llama", dict(num_attention_heads=None), "'num_attention_heads' is missing"),
     ("llama", dict(num_hidden_layers="null"), "'num_hidden_layers' is null"),
     ("llama", dict(rms_norm_eps="x"), "'rms_norm_eps' must be a positive number, not 'x'"),
-    ("llama", dict(rope_theta="x"), "llama: 'rope_theta' must be a positive number, not 'x'"),
+    ("llama", dict(rope_theta="x"), "'rope_theta' must be a positive number, not 'x'"),
     ("llama", dict(num_key_value_heads=0), "'num_key_value_heads' must be a positive integer, not 0"),
     ("llama", dict(num_key_value_heads=-2), "'num_key_value_heads' must be a positive integer, not -2"),
     ("llama", dict(hidden_size=64.0), "'hidden_size' must be a positive integer, not 64.0"),

@@ -96,6 +96,13 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     if "sliding_layers" not in overrides:
         # The windows of the layers taken (--layers); --sliding-window 0: none.
         kept = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
+        if overrides.get("sliding_window") and not kept:
+            raise ValueError(f"{path}: --sliding-window needs --sliding-layers: the model slides none "
+                             "of its layers")
+        if overrides.get("sliding_window") == 0 and kept and fields.get("rope_local_theta") \
+                and "rope_local_theta" not in overrides:
+            raise ValueError(f"{path}: {model_type}: its sliding layers have a RoPE base of their own; "
+                             "--sliding-window 0 would leave them theirs, which no layer without a window has")
         fields["sliding_layers"] = kept if fields.get("sliding_window") else ()
         if not kept and "sliding_window" not in overrides:
             fields["sliding_window"] = 0
@@ -179,9 +186,6 @@ def _llama(hf: dict, model_type: str) -> dict:
     elif fused:  # Phi-3: no biases
         if kv_heads != heads:  # the ranks' parts of unequal q, k, v sections: no one cut
             raise _unsupported(model_type, f"{kv_heads} kv heads of {heads} in one qkv_proj")
-        rotary = _get(hf, "partial_rotary_factor", float, 1.0)
-        if rotary != 1.0:
-            raise _unsupported(model_type, f"partial_rotary_factor {rotary:g} (RoPE over part of a head)")
         bias = qkv_bias = False
     else:
         attn, mlp = _get(hf, "attention_bias", bool, False), _get(hf, "mlp_bias", bool, False)
@@ -212,10 +216,15 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
     sliding layers' base: rope_local_theta too), as transformers 5 writes
     them (rope_parameters: one object, or one per layer type,
     full_attention and sliding_attention) or as before (rope_theta,
-    rope_scaling, Gemma 3's rope_local_base_freq); `theta`: the family's
-    default base."""
-    def one(params: dict, default: float) -> tuple[float, str]:
-        rotary = _get(params, "partial_rotary_factor", float, 1.0)
+    rope_scaling, Gemma 3's rope_local_base_freq), which fill what
+    rope_parameters leaves out; `theta`: the family's default base."""
+    legacy_theta = _get(hf, "rope_theta", float, theta)
+    legacy_local = None if local_theta is None else _get(hf, "rope_local_base_freq", float, local_theta)
+
+    def one(params, default: float, where: str) -> tuple[float, str]:
+        if not isinstance(params, dict):
+            raise ValueError(f"{where} must be an object, not {params!r}")
+        rotary = _get(params, "partial_rotary_factor", float, None) or _get(hf, "partial_rotary_factor", float, 1.0)
         if rotary != 1.0:
             raise ValueError(f"partial_rotary_factor {rotary:g} (RoPE over part of a head) is not supported")
         scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")}
@@ -224,21 +233,31 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
     try:
         params = hf.get("rope_parameters")
         if params is None:
-            out = dict(rope_theta=_get(hf, "rope_theta", float, theta),
-                       rope_scaling=rope_scaling_json(hf.get("rope_scaling")))
-            if local_theta is not None:
-                out["rope_local_theta"] = _get(hf, "rope_local_base_freq", float, local_theta)
-            return out
-        if not isinstance(params, dict):
-            raise ValueError(f"rope_parameters must be an object, not {params!r}")
-        by_type = local_theta is not None and ({"full_attention", "sliding_attention"} & set(params))
-        out = dict(zip(("rope_theta", "rope_scaling"), one(params.get("full_attention") or {} if by_type
-                                                               else params, theta)))
+            full, local = one(hf.get("rope_scaling") or {}, legacy_theta, "rope_scaling")[1], None
+            out = dict(rope_theta=legacy_theta, rope_scaling=full)
+        else:
+            if hf.get("rope_scaling") is not None:
+                raise ValueError("rope_scaling and rope_parameters are both given; one says it all")
+            if not isinstance(params, dict):
+                raise ValueError(f"rope_parameters must be an object, not {params!r}")
+            if {"full_attention", "sliding_attention"} & set(params):  # one per layer type
+                full = one(params.get("full_attention", {}), legacy_theta, "rope_parameters.full_attention")
+                local = one(params.get("sliding_attention", {}), legacy_local or legacy_theta,
+                            "rope_parameters.sliding_attention")
+                if local_theta is None and local != full:
+                    raise ValueError("rope_parameters differ by layer type, which this family does not")
+            elif local_theta is not None:  # as transformers 5's Gemma 3, which does not read it either
+                raise ValueError("rope_parameters must be keyed by layer type (full_attention, "
+                                 "sliding_attention)")
+            else:
+                full, local = one(params, legacy_theta, "rope_parameters"), None
+            out = dict(rope_theta=full[0], rope_scaling=full[1])
         if local_theta is not None:
-            local, scaled = one(params.get("sliding_attention") or {} if by_type else {}, local_theta)
-            if scaled:
-                raise ValueError("rope_parameters: a scaled RoPE on the sliding layers is not supported")
-            out["rope_local_theta"] = local
+            if local is None:
+                local = (legacy_local, "")
+            if local[1]:
+                raise ValueError("a scaled RoPE on the sliding layers is not supported")
+            out["rope_local_theta"] = local[0]
         return out
     except ValueError as e:
         raise ValueError(f"{model_type}: {e}") from None
