@@ -272,7 +272,7 @@ class ModelConfig:
             raise ValueError("norm_plus_one is an option of norm='rmsnorm'")
         if self.embed_scale and not self.vocab:
             raise ValueError("embed_scale needs a whole model (vocab > 0)")
-        for field in ("query_pre_attn_scalar", "attn_softcap", "logit_softcap"):
+        for field in ("query_pre_attn_scalar", "attn_softcap", "logit_softcap", "rope_local_theta"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ValueError(f"{field} must be 0 or a positive number, got {value!r}")
@@ -301,9 +301,6 @@ class ModelConfig:
                              f"got {self.sliding_layers!r}")
         if self.sliding_window and not self.causal:
             raise ValueError("sliding_window is an option of a causal model")
-        if isinstance(self.rope_local_theta, bool) or not isinstance(self.rope_local_theta, (int, float)) \
-                or not self.rope_local_theta >= 0:
-            raise ValueError(f"rope_local_theta must be 0 or a positive number, got {self.rope_local_theta!r}")
         if self.rope_local_theta and not (self.rope and self.sliding_layers):
             raise ValueError("rope_local_theta is an option of rope with sliding_layers")
         for field in ("positions", "generate", "pad_vocab"):

@@ -232,9 +232,10 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
 
     try:
         params = hf.get("rope_parameters")
+        local = None  # the sliding layers' (base, scaling), where the object gives them
         if params is None:
-            full, local = one(hf.get("rope_scaling") or {}, legacy_theta, "rope_scaling")[1], None
-            out = dict(rope_theta=legacy_theta, rope_scaling=full)
+            out = dict(rope_theta=legacy_theta,
+                       rope_scaling=one(hf.get("rope_scaling") or {}, legacy_theta, "rope_scaling")[1])
         else:
             if hf.get("rope_scaling") is not None:
                 raise ValueError("rope_scaling and rope_parameters are both given; one says it all")
@@ -250,7 +251,7 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
                 raise ValueError("rope_parameters must be keyed by layer type (full_attention, "
                                  "sliding_attention)")
             else:
-                full, local = one(params, legacy_theta, "rope_parameters"), None
+                full = one(params, legacy_theta, "rope_parameters")
             out = dict(rope_theta=full[0], rope_scaling=full[1])
         if local_theta is not None:
             if local is None:
