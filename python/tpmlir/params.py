@@ -184,7 +184,7 @@ _HF_GEMMA2 = {**_HF_LLAMA, "ln_attn_out": "post_attention_layernorm", "ln_2": "p
 def checkpoint_name(cfg: ModelConfig, name: str) -> str:
     """The name the checkpoint gives weight `name` (tpmlir's own name): the
     same for names='tpmlir'; a Hugging Face GPT2LMHeadModel's or
-    LlamaForCausalLM's (Qwen2, Qwen3, Mistral, Phi-3, Gemma, Gemma 2) otherwise. The layouts
+    LlamaForCausalLM's (Qwen2, Qwen3, Mistral, Phi-3, Gemma 1 to 3) otherwise. The layouts
     already agree: GPT-2's Conv1D weights are [in, out] with q|k|v fused in
     c_attn (weight_layout in_out, qkv fused), Llama's Linear weights [out, in]
     (Phi-3's q|k|v in qkv_proj and gate|up in gate_up_proj)."""
