@@ -13,7 +13,6 @@ tensor.insert_slice at the position (docs/generation.md).
 """
 from __future__ import annotations
 
-import json
 import math
 
 from .config import ModelConfig
@@ -112,17 +111,16 @@ class _Builder:
                             lambda bd, v, r, c, sn, o: bd.add(bd.mul(v, c), bd.mul(r, sn)))
 
     def make_rope_tables(self) -> dict[int, tuple[Val, Val]]:
-        """Each layer's cos/sin tables: one pair for every distinct base and
-        scaling the layers have (cfg.rope_of_layer)."""
-        pairs: dict[tuple, tuple[Val, Val]] = {}
+        """Each layer's cos/sin tables: one pair for the layers of the
+        model's base, another for sliding layers of their own base
+        (cfg.rope_of_layer)."""
+        pairs: dict[bool, tuple[Val, Val]] = {}
         tables = {}
         for i in range(self.cfg.layers):
-            theta, scaling = self.cfg.rope_of_layer(i)
-            key = (theta, json.dumps(scaling, sort_keys=True))
-            if key not in pairs:
-                local = self.cfg.rope_local_theta and i in self.cfg.sliding_layers
-                pairs[key] = self.rope_table_pair(theta, scaling, "_local" if local else "")
-            tables[i] = pairs[key]
+            local = bool(self.cfg.rope_local_theta) and i in self.cfg.sliding_layers
+            if local not in pairs:
+                pairs[local] = self.rope_table_pair(*self.cfg.rope_of_layer(i), "_local" if local else "")
+            tables[i] = pairs[local]
         return tables
 
     def rope_table_pair(self, theta: float, scaling: dict, suffix: str) -> tuple[Val, Val]:

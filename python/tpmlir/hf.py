@@ -52,6 +52,12 @@ def _get(hf: dict, key: str, kind: type, default=_REQUIRED):
     return float(value) if kind is float else value
 
 
+def _unless_null(hf: dict, key: str, kind: type, default):
+    """hf[key] as _get reads it, `default` when missing, but None when null
+    (a config's way to say "none" where the family has a default)."""
+    return _get(hf, key, kind, None) if key in hf else default
+
+
 def _unsupported(model_type: str, what: str) -> ValueError:
     return ValueError(f"{model_type}: {what} is not supported")
 
@@ -94,20 +100,10 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     fields["name_prefix"] = prefix
     fields.update(overrides)
     if "sliding_layers" not in overrides:
-        # The windows of the layers taken (--layers); --sliding-window 0: none.
-        kept = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
-        if overrides.get("sliding_window") and not kept:
-            raise ValueError(f"{path}: --sliding-window needs --sliding-layers: the model slides none "
-                             "of its layers")
-        if overrides.get("sliding_window") == 0 and kept and fields.get("rope_local_theta") \
-                and "rope_local_theta" not in overrides:
-            raise ValueError(f"{path}: {model_type}: its sliding layers have a RoPE base of their own; "
-                             "--sliding-window 0 would leave them theirs, which no layer without a window has")
-        fields["sliding_layers"] = kept if fields.get("sliding_window") else ()
-        if not kept and "sliding_window" not in overrides:
-            fields["sliding_window"] = 0
-        if not fields["sliding_layers"] and "rope_local_theta" not in overrides:
-            fields["rope_local_theta"] = 0.0  # no second RoPE base for no sliding layer
+        try:
+            _keep_windows(fields, overrides)
+        except ValueError as e:
+            raise ValueError(f"{path}: {model_type}: {e}") from None
     cfg = ModelConfig(**fields)
     positions = max(cfg.seq, cfg.generate)
     if limit and positions > limit:
@@ -115,12 +111,30 @@ def config_from_hf(hf: dict, prefix: str | None = None, path: str = "config.json
     return cfg
 
 
+def _keep_windows(fields: dict, overrides: dict) -> None:
+    """The config's sliding layers among those taken (--layers), in
+    `fields`; none under --sliding-window 0, and no second RoPE base without
+    them. A window asked for where none slides, or dropped where the sliding
+    layers have a base of their own, is refused."""
+    kept = tuple(i for i in fields.get("sliding_layers", ()) if i < fields["layers"])
+    if overrides.get("sliding_window") and not kept:
+        raise ValueError("--sliding-window needs --sliding-layers: the model slides none of its layers")
+    if overrides.get("sliding_window") == 0 and kept and fields.get("rope_local_theta") \
+            and "rope_local_theta" not in overrides:
+        raise ValueError("its sliding layers have a RoPE base of their own; --sliding-window 0 would leave "
+                         "them theirs, which no layer without a window has")
+    fields["sliding_layers"] = kept if fields.get("sliding_window") else ()
+    if not kept and "sliding_window" not in overrides:
+        fields["sliding_window"] = 0
+    if not fields["sliding_layers"] and "rope_local_theta" not in overrides:
+        fields["rope_local_theta"] = 0.0
+
+
 def _sliding(hf: dict, layers: int, default_window: int | None, pattern) -> dict:
     """sliding_window and sliding_layers: the config's layer_types when it
     has them ("sliding_attention" or "full_attention" per layer), else the
     layers for which pattern(i) holds; none without a window."""
-    # Missing: the family's default; null: none.
-    window = _get(hf, "sliding_window", int, None) if "sliding_window" in hf else default_window
+    window = _unless_null(hf, "sliding_window", int, default_window)
     if not window:
         return dict(sliding_window=0, sliding_layers=())
     types = hf.get("layer_types")
@@ -206,9 +220,11 @@ def _llama(hf: dict, model_type: str) -> dict:
                 tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
 
 
-def _softcap(hf: dict, key: str, default: float) -> float:
-    """Gemma 2's caps: the default when missing, none (0) when null."""
-    return _get(hf, key, float, 0.0) if key in hf else default
+def _caps(hf: dict, attn: float, final: float) -> dict:
+    """Gemma's caps of the scores and the logits: the family's default when
+    missing, none (0) when null."""
+    return dict(attn_softcap=_unless_null(hf, "attn_logit_softcapping", float, attn) or 0.0,
+                logit_softcap=_unless_null(hf, "final_logit_softcapping", float, final) or 0.0)
 
 
 def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = None) -> dict:
@@ -298,17 +314,13 @@ def _gemma(hf: dict, model_type: str) -> dict:
         return dict(fields, **_rope(hf, model_type, 10000.0))
     fields.update(post_norms=True, query_pre_attn_scalar=_get(hf, "query_pre_attn_scalar", float, 256.0))
     if model_type == "gemma2":
-        return dict(fields, **_rope(hf, model_type, 10000.0),
-                    attn_softcap=_softcap(hf, "attn_logit_softcapping", 50.0),
-                    logit_softcap=_softcap(hf, "final_logit_softcapping", 30.0),
+        return dict(fields, **_rope(hf, model_type, 10000.0), **_caps(hf, 50.0, 30.0),
                     **_sliding(hf, layers, 4096, lambda i: i % 2 == 0))
-    if "sliding_window" in hf and hf["sliding_window"] is None:  # its sliding layers' RoPE would stay apart
-        raise _unsupported(model_type, "sliding_window null")
     pattern = _get(hf, "sliding_window_pattern", int, 6)
-    return dict(fields, qk_norm=True, **_rope(hf, model_type, 1e6, 10000.0),
-                attn_softcap=_softcap(hf, "attn_logit_softcapping", 0.0),
-                logit_softcap=_softcap(hf, "final_logit_softcapping", 0.0),
-                **_sliding(hf, layers, 4096, lambda i: (i + 1) % pattern != 0))
+    sliding = _sliding(hf, layers, 4096, lambda i: (i + 1) % pattern != 0)
+    if not sliding["sliding_window"]:  # its sliding layers' RoPE would stay apart
+        raise _unsupported(model_type, "sliding_window null")
+    return dict(fields, qk_norm=True, **_rope(hf, model_type, 1e6, 10000.0), **_caps(hf, 0.0, 0.0), **sliding)
 
 
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
