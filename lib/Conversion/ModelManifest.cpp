@@ -209,6 +209,9 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
     // checkpoint when one holds its name and takes it as an input otherwise.
     if (!name)
       entry["role"] = anyNamed || i == 0 ? "input" : "weight";
+    if (auto positions = fn.getArgAttrOfType<IntegerAttr>(
+            i, TPDialect::getPositionsAttrName()))
+      entry["positions"] = positions.getInt();
     if (arg == ids) {
       entry["tokens"] = true;
       if (vocab)

@@ -92,6 +92,26 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
                              << argIndex << " of rank " << type.getRank();
     return success();
   }
+  if (attr.getName() == getPositionsAttrName()) {
+    auto positions = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!positions || positions.getInt() < 1)
+      return op->emitError()
+             << "'" << getPositionsAttrName()
+             << "' must be a positive integer, on argument " << argIndex;
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    auto type = fn && regionIndex == 0
+                    ? dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex])
+                    : ShapedType();
+    if (type && type.hasRank() &&
+        (type.getRank() != 4 || type.isDynamicDim(2) ||
+         type.getDimSize(2) > positions.getInt()))
+      return op->emitError()
+             << "'" << getPositionsAttrName() << "' " << positions.getInt()
+             << " is on argument " << argIndex << " of type " << type
+             << ", not a cache [B, kv_heads, W, head_dim] of W <= "
+             << positions.getInt() << " rows";
+    return success();
+  }
   if (attr.getName() != getShardAttrName())
     return op->emitError() << "unknown tp argument attribute '"
                            << attr.getName().getValue() << "'";

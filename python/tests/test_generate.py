@@ -60,11 +60,16 @@ GEN = {
     # enough that tanh bends them).
     "gemma2": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA2),
     "gemma3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA3),
-    # Mistral: every layer sees its last 3 positions only.
+    # Mistral: every layer sees its last 3 positions only, its caches a ring
+    # of 3 rows: the prompt's (4) last 3 wrap (positions 1, 2 at rows 1, 2,
+    # 3 at row 0), and so do the steps.
     "mistral_window": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, sliding_window=3,
                                  sliding_layers=(0, 1)),
-    # A window longer than the prompt (4) that the steps pass: @decode's
-    # window starts at position 0 (max(0, pos + 1 - 6)) until pos 5.
+    # A ring the prompt fills exactly twice: its last 2 positions in one slice.
+    "mistral_window2": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, sliding_window=2,
+                                  sliding_layers=(0, 1)),
+    # A window longer than the prompt (4) that the steps pass: @decode reads
+    # rows [0, pos] of its ring until pos 5, then all 6 (pos 6 at row 0).
     "mistral_window6": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, sliding_window=6,
                                   sliding_layers=(0, 1)),
 }
@@ -138,30 +143,41 @@ def test_two_functions_verify(mlir_opt, name):
         assert re.search(r"linalg.generic .*outs\(.*: tensor<2x1xf32>, tensor<2x1xi64>\)", text)
         assert "arith.cmpf ogt" in text
         assert "rope.cos" not in text
-    b, kvh, smax, dh = cache_specs(cfg)[0][1]
-    # prefill writes the prompt's rows at 0, decode one row at the dynamic pos.
-    assert (f"[0, 0, 0, 0] [{b}, {kvh}, {cfg.seq}, {dh}] [1, 1, 1, 1] : tensor<{b}x{kvh}x{cfg.seq}x{dh}xf32> "
-            f"into tensor<{b}x{kvh}x{smax}x{dh}xf32>") in _function(printed, "prefill")
+    b, kvh, smax, dh = cfg.batch, cfg.kv_heads, cfg.generate, cfg.head_dim
+    # A sliding layer's caches are a ring of its window W < S_max: row p mod W.
+    rings = [cfg.cache_length(i) for i in range(cfg.layers) if cfg.cache_length(i) < smax]
+    full = cfg.layers - len(rings)
+    # prefill writes the prompt's rows at 0 (a ring: its last W, in two
+    # slices, never one of all W rows), decode one row at pos (pos mod W).
+    prefill = _function(printed, "prefill")
+    assert prefill.count(f"[0, 0, 0, 0] [{b}, {kvh}, {cfg.seq}, {dh}] [1, 1, 1, 1] : "
+                         f"tensor<{b}x{kvh}x{cfg.seq}x{dh}xf32> into tensor<{b}x{kvh}x{smax}x{dh}xf32>") == 2 * full
+    for w in set(rings):
+        into = f"into tensor<{b}x{kvh}x{w}x{dh}xf32>"
+        assert prefill.count(into) == 2 * rings.count(w) * (2 if cfg.seq >= w else 1), w
     decode = _function(printed, "decode")
     assert len(re.findall(rf"tensor.insert_slice %\S+ into %\S+\[0, 0, %\S+, 0\] \[2, \d+, 1, {dh}\]", decode)) \
         == 2 * cfg.layers
-    assert f"tensor<{b}x{kvh}x1x{dh}xf32> into tensor<{b}x{kvh}x{smax}x{dh}xf32>" in decode
+    assert decode.count(f"tensor<{b}x{kvh}x1x{dh}xf32> into tensor<{b}x{kvh}x{smax}x{dh}xf32>") == 2 * full
     # Decode attention batches over kv heads, a group's query heads as rows:
     # the cache is read as it lies, never repeated per query head.
     assert "linalg.broadcast" not in decode
     # It reads the cache's positions [0, pos] only: a slice of each updated
     # cache, pos + 1 long, and scores and probabilities that long; no mask.
+    # A ring reads its first min(pos + 1, W) rows: all of them once full.
     pos = re.search(r"(%\S+) = tensor.extract %arg1\[\] : tensor<i64>", decode).group(1)
     pos = re.search(rf"(%\S+) = arith.index_cast {pos} : i64 to index", decode).group(1)
     seen = re.search(rf"%(\S+) = arith.addi {pos}, %c1\S* : index", decode).group(1)
     slices = re.findall(rf"tensor.extract_slice %\S+\[0, 0, 0, 0\] \[{b}, {kvh}, %{seen}, {dh}\] \[1, 1, 1, 1\] "
                         rf": tensor<{b}x{kvh}x{smax}x{dh}xf32> to tensor<{b}x{kvh}x\?x{dh}xf32>", decode)
-    # A sliding layer's slice starts where its window does: max(0, pos + 1 - W).
-    windowed = [i for i in range(cfg.layers) if 0 < cfg.window_of_layer(i) < smax]
-    assert len(slices) == 2 * (cfg.layers - len(windowed))
-    assert len(re.findall(rf"tensor.extract_slice %\S+\[0, 0, %\S+, 0\] \[{b}, {kvh}, %\S+, {dh}\]",
-                          decode)) == 2 * len(windowed)
-    assert decode.count("arith.maxsi") == len({cfg.window_of_layer(i) for i in windowed})
+    assert len(slices) == 2 * full
+    for w in set(rings):
+        assert len(re.findall(rf"tensor.extract_slice %\S+\[0, 0, 0, 0\] \[{b}, {kvh}, %\S+, {dh}\] \[1, 1, 1, 1\] "
+                              rf": tensor<{b}x{kvh}x{w}x{dh}xf32> to tensor<{b}x{kvh}x\?x{dh}xf32>", decode)) \
+            == 2 * rings.count(w)
+    assert decode.count("arith.minui") == len(set(rings))
+    for w in set(rings):
+        assert re.search(rf"arith.remui {pos}, %c{w}(_\d+)? : index", decode), w
     g = cfg.heads // kvh
     assert len(re.findall(rf"linalg.batch_matmul ins\(%\S+, %\S+ : tensor<{b * kvh}x{g}x{dh}xf32>, "
                           rf"tensor<{b * kvh}x{dh}x\?xf32>\) outs\(%\S+ : tensor<{b * kvh}x{g}x\?xf32>\)",
@@ -179,7 +195,7 @@ def test_masked_decode_has_static_shapes(mlir_opt):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     decode = _function(proc.stdout, "decode")
-    b, kvh, smax, dh = cache_specs(cfg)[0][1]
+    b, kvh, smax, dh = cache_specs(cfg)[0][1]  # llama_gqa: no sliding layer
     assert "?" not in decode and f"tensor<{b}x{kvh}x{smax}x{dh}xf32> to" not in decode
     g = cfg.heads // kvh
     masks = re.findall(rf"ins\(%\S+, %arg1 : tensor<{b * kvh}x{g}x{smax}xf32>, tensor<i64>\)", decode)
@@ -638,6 +654,8 @@ def test_sliding_windows_from_the_configs():
     cfg = hf.config_from_hf(hf.hf_config(tiny_llama(vocab=96, names="hf_llama")), sliding_window=3,
                             sliding_layers=(1,))
     assert (cfg.sliding_window, cfg.sliding_layers) == (3, (1,))
+    with pytest.raises(ValueError, match="sliding_window 1 attends to each position alone"):
+        hf.config_from_hf({**config, "sliding_window": 1})
     # A global first layer alone: no window, no second RoPE base.
     gemma3["layer_types"] = ["full_attention"] + ["sliding_attention"] * 7
     cfg = hf.config_from_hf(gemma3, layers=1)

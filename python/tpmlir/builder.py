@@ -43,7 +43,7 @@ class _Builder:
         # sliding layers have a base of their own has two pairs).
         self.rope_tables: dict[int, tuple[Val, Val]] = {}
         self.caches: dict[str, Val] = {}  # the updated caches, by name
-        self.windows: dict[int, tuple[str, str]] = {}  # @decode's window_bounds, by window
+        self.rings: dict[int, tuple[str, str]] = {}  # @decode's ring_bounds, by ring length
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
         self.args: dict[str, Val] = {}
         for name, shape in specs:
@@ -269,9 +269,11 @@ class _Builder:
         if self.function != "forward":
             k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
         # A sliding layer hides the keys `window` or more positions before
-        # the query; a window no position reaches changes nothing.
-        window = cfg.window_of_layer(i)
-        if window >= (cfg.generate if self.function == "decode" else self.seq):
+        # the query; a window no position reaches changes nothing. @decode's
+        # sliding layers keep their window alone, a ring (update_cache):
+        # every key there is one to attend to.
+        window = cfg.window_of_layer(i) if self.function != "decode" else 0
+        if window >= self.seq:
             window = 0
         if self.function == "decode":
             # The query reads the cache's positions [0, pos] only (a slice of
@@ -284,11 +286,12 @@ class _Builder:
             q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
             q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
             qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
+            ring = cfg.cache_length(i)
             if cfg.decode_attention == "seen":
-                # A sliding layer reads its window only: [pos + 1 - W, pos].
-                first, length = self.window_bounds(window) if window else (0, self.seen)
+                # A ring of W rows holds min(pos + 1, W) keys.
+                length = self.ring_bounds(ring)[1] if ring < cfg.generate else self.seen
                 seen = (B, KVH, length, Dh)
-                k_all, v_all = (ir.extract_slice(t, [0, 0, first, 0], seen, seen, f"{p}_{n}_seen")
+                k_all, v_all = (ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen")
                                 for t, n in ((k_all, "k"), (v_all, "v")))
             kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         else:
@@ -302,8 +305,7 @@ class _Builder:
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
         if cfg.attn_softcap:
             scores = self.softcap(scores, cfg.attn_softcap, f"{p}_capped")
-        # @decode reading positions up to its own (and, sliding, no further
-        # back than its window) only: nothing to mask.
+        # @decode reading the keys written so far only: nothing to mask.
         if cfg.causal and self.function != "decode":
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
@@ -314,12 +316,9 @@ class _Builder:
                 return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
         elif self.function == "decode" and cfg.decode_attention == "masked":
-            def mask_by_pos(b, s, pos, o):
+            def mask_by_pos(b, s, pos, o):  # rows not written yet (a ring's too)
                 col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
                 hidden = b(f"arith.cmpi sgt, {col}, {pos} : i64")
-                if window:  # pos - col >= window
-                    reach = b(f"arith.addi {col}, {b(f'arith.constant {window} : i64')} : i64")
-                    hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi sle, {reach}, {pos} : i64')} : i1")
                 return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_by_pos)
         probs = self.softmax(scores, f"{p}_probs")
@@ -333,28 +332,47 @@ class _Builder:
         ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
         return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
 
-    def window_bounds(self, window: int) -> tuple[str, str]:
-        """@decode's first cached position a sliding window of `window` reads,
-        max(0, pos + 1 - window), and how many it reads from there (SSA
-        indices, emitted once per window)."""
-        if window not in self.windows:
+    def ring_bounds(self, ring: int) -> tuple[str, str]:
+        """@decode's row of position pos in a ring of `ring` rows, pos mod
+        ring, and the rows written once it is, min(pos + 1, ring) (SSA
+        indices, emitted once per ring length)."""
+        if ring not in self.rings:
             ir = self.ir
-            width = ir.scalar(f"w{window}", f"arith.constant {window} : index")
-            zero = ir.scalar("c0", "arith.constant 0 : index")
-            back = ir.scalar(f"w{window}_back", f"arith.subi {self.seen}, {width} : index")
-            first = ir.scalar(f"w{window}_first", f"arith.maxsi {back}, {zero} : index")
-            self.windows[window] = first, ir.scalar(f"w{window}_len", f"arith.subi {self.seen}, {first} : index")
-        return self.windows[window]
+            rows = ir.scalar(f"w{ring}", f"arith.constant {ring} : index")
+            length = min(self.seen, ring) if isinstance(self.seen, int) else \
+                ir.scalar(f"w{ring}_len", f"arith.minui {self.seen}, {rows} : index")
+            self.rings[ring] = ir.scalar(f"w{ring}_row", f"arith.remui {self.pos}, {rows} : index"), length
+        return self.rings[ring]
 
     def update_cache(self, x: Val, i: int, kv: str) -> Val:
         """Writes K or V of this step, [B, S, KVH, Dh], into the layer's cache
         [B, KVH, S_max, Dh] at positions pos .. pos+S-1: one insert_slice (a
-        dynamic offset in @decode), so the cache can be updated in place."""
-        name = f"cache.{i}.{kv}"
-        rows = self.ir.transpose(x, [0, 2, 1, 3], f"l{i}_{kv}_new")
-        self.caches[name] = self.ir.insert_slice(rows, self.args[name], [0, 0, self.pos, 0],
-                                                 f"cache_{i}_{kv}_next")
-        return self.caches[name]
+        dynamic offset in @decode), so the cache can be updated in place. A
+        ring of W rows (a sliding layer, cfg.cache_length) takes position p
+        at row p mod W: @prefill writes the prompt's last W positions, in two
+        slices when they wrap."""
+        ir, name, ring = self.ir, f"cache.{i}.{kv}", self.cfg.cache_length(i)
+        rows = ir.transpose(x, [0, 2, 1, 3], f"l{i}_{kv}_new")
+        cache, hint = self.args[name], f"cache_{i}_{kv}_next"
+        if ring == self.cfg.generate or (self.function == "prefill" and self.seq < ring):
+            cache = ir.insert_slice(rows, cache, [0, 0, self.pos, 0], hint)
+        elif self.function == "decode":
+            cache = ir.insert_slice(rows, cache, [0, 0, self.ring_bounds(ring)[0], 0], hint)
+        else:
+            # Positions [S - W, S): the first W - r at rows [r, W), the last
+            # r at [0, r). Never one slice of all W rows, which folds into
+            # a new tensor instead of the cache's buffer (r = 0: split at
+            # the last row).
+            B, KVH, S, Dh = rows.shape
+            r = S % ring
+            parts = ((S - ring, ring - r, r), (S - r, r, 0)) if r else \
+                ((S - ring, ring - 1, 0), (S - 1, 1, ring - 1))
+            for first, count, row in parts:
+                part = (B, KVH, count, Dh)
+                part = ir.extract_slice(rows, [0, 0, first, 0], part, part, f"l{i}_{kv}_ring")
+                cache = ir.insert_slice(part, cache, [0, 0, row, 0], hint)
+        self.caches[name] = cache
+        return cache
 
     def mlp(self, x: Val, i: int) -> Val:
         cfg, ir = self.cfg, self.ir
@@ -446,6 +464,8 @@ class _Builder:
             attrs = f"tp.name = \"{checkpoint_name(self.cfg, n) if n in self.weights() else n}\""
             if n in padded:
                 attrs += f", tp.checkpoint_shape = array<i64: {', '.join(map(str, padded[n]))}>"
+            if n.startswith("cache.") and self.args[n].shape[2] < self.cfg.generate:  # a ring
+                attrs += f", tp.positions = {self.cfg.generate} : i64"
             return f"    {self.args[n].name}: {self.args[n].type} {{{attrs}}}"
         sig = ",\n".join(arg(n) for n in self.args if n not in inline)
         types = [r.type + (f" {{tp.name = \"{n}\"}}" if n else "") for r, n in zip(results, names)]

@@ -218,6 +218,13 @@ class ModelConfig:
         """The sliding window of layer i; 0 where it attends to every position."""
         return self.sliding_window if i in self.sliding_layers else 0
 
+    def cache_length(self, i: int) -> int:
+        """The positions layer i's cache holds: S_max, or a sliding layer's
+        window when shorter, as a ring (position p in row p mod W): no
+        query reads a key older than its window."""
+        window = self.window_of_layer(i)
+        return window if 0 < window < self.generate else self.generate
+
     def rope_of_layer(self, i: int) -> tuple[float, dict]:
         """Layer i's RoPE base and scaling (rope_scaling_params' form)."""
         if self.rope_local_theta and i in self.sliding_layers:
@@ -292,6 +299,8 @@ class ModelConfig:
         if not _positive(self.sliding_window) and (self.sliding_window or self.sliding_layers):
             raise ValueError(f"sliding_window must be a positive integer with sliding_layers, "
                              f"got {self.sliding_window!r}")
+        if self.sliding_window == 1:
+            raise ValueError("sliding_window 1 attends to each position alone; a window has at least 2")
         if self.sliding_window and not (
                 isinstance(self.sliding_layers, tuple) and self.sliding_layers
                 and all(isinstance(i, int) and not isinstance(i, bool) for i in self.sliding_layers)

@@ -134,14 +134,15 @@ def arg_specs(cfg: ModelConfig) -> list[Spec]:
 
 # -- generation: @prefill and @decode ------------------------------------------
 
-def cache_shape(cfg: ModelConfig) -> tuple[int, int, int, int]:
-    """One layer's K (or V) cache: [B, kv_heads, S_max, head_dim]."""
-    return (cfg.batch, cfg.kv_heads, cfg.generate, cfg.head_dim)
+def cache_shape(cfg: ModelConfig, layer: int) -> tuple[int, int, int, int]:
+    """Layer `layer`'s K (or V) cache: [B, kv_heads, S_max, head_dim], or
+    [B, kv_heads, W, head_dim] for a sliding window W < S_max (a ring)."""
+    return (cfg.batch, cfg.kv_heads, cfg.cache_length(layer), cfg.head_dim)
 
 
 def cache_specs(cfg: ModelConfig) -> list[Spec]:
     """The caches, K then V per layer, in argument (and result) order."""
-    return [(f"cache.{i}.{kv}", cache_shape(cfg)) for i in range(cfg.layers) for kv in "kv"]
+    return [(f"cache.{i}.{kv}", cache_shape(cfg, i)) for i in range(cfg.layers) for kv in "kv"]
 
 
 def function_arg_specs(cfg: ModelConfig, function: str) -> list[Spec]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import ModelConfig
-from .params import as_checkpoint, as_graph, cache_specs, input_name, input_shape, param_specs
+from .params import as_checkpoint, as_graph, input_name, input_shape, param_specs
 
 MASK_VALUE = np.float32(-1e9)
 
@@ -253,8 +253,11 @@ def rope_at(cfg: ModelConfig, pos: int, length: int, layer: int) -> tuple[np.nda
 
 
 def empty_caches(cfg: ModelConfig) -> list[np.ndarray]:
-    """Zeroed caches in argument order: K then V per layer, [B, KVH, S_max, Dh]."""
-    return [np.zeros(shape, dtype=np.float32) for _, shape in cache_specs(cfg)]
+    """Zeroed caches, K then V per layer, [B, KVH, S_max, Dh]: every layer's
+    holds every position (the graph's sliding layers keep a ring of their
+    window; this oracle keeps its own simpler layout)."""
+    shape = (cfg.batch, cfg.kv_heads, cfg.generate, cfg.head_dim)
+    return [np.zeros(shape, dtype=np.float32) for _ in range(2 * cfg.layers)]
 
 
 def _cached_attention(cfg: ModelConfig, w: dict, i: int, x: np.ndarray, pos: int,

@@ -156,8 +156,9 @@ Expected<GenerationSignature> generationSignature(
                          " is not [B, kv_heads, S_max, head_dim]");
         continue;
       }
-      s.cacheLength = s.cacheLength ? std::min(s.cacheLength, cache.shape[2])
-                                    : cache.shape[2];
+      s.cacheLength = s.cacheLength
+                          ? std::min(s.cacheLength, cachePositions(cache))
+                          : cachePositions(cache);
       s.cacheBytes += size_t(numElements(cache.localShape)) *
                       npyElementSize(cache.dtype).value_or(4);
     }

@@ -574,10 +574,10 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
       continue;
     const ManifestArg &cache = function.args[*result.inPlace];
     if (cache.shape.size() == 4 &&
-        (values[0] < 0 || values[0] > cache.shape[2] - tokens))
+        (values[0] < 0 || values[0] > cachePositions(cache) - tokens))
       return " is " + std::to_string(values[0]) + "; the cache '" + cache.name +
              "' " + formatShape(cache.shape) + " holds positions [0, " +
-             std::to_string(cache.shape[2]) + ")" +
+             std::to_string(cachePositions(cache)) + ")" +
              (tokens > 1 ? " and the step writes " + std::to_string(tokens)
                          : std::string());
   }

@@ -134,6 +134,17 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
       return vocab.status();
     arg.vocab = *vocab;
   }
+  if (entry.contains("positions")) {
+    Expected<int64_t> positions = getInt(entry, "positions", named);
+    if (!positions)
+      return positions.status();
+    if (arg.shape.size() != 4 || *positions < arg.shape[2])
+      return manifestError(named, "'positions' " + std::to_string(*positions) +
+                                      " is not served by a cache " +
+                                      formatShape(arg.shape) +
+                                      " (a ring of at most that many rows)");
+    arg.positions = *positions;
+  }
   if (entry.contains("layout")) {
     Expected<std::string> layout = getString(entry, "layout", named);
     if (!layout)

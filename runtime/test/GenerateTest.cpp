@@ -72,6 +72,30 @@ TEST(Generate, FindsTheRolesOfAGeneratingModel) {
   EXPECT_FALSE(s->decode.logits);
 }
 
+TEST(Generate, TakesTheLeastPositionsOfItsCaches) {
+  // A second cache, a ring of 4 rows serving positions [0, 12): the model
+  // serves 12 positions, and its caches take 16 + 4 rows.
+  tprt::ManifestFunction prefill = function("prefill");
+  tprt::ManifestFunction decode = function("decode");
+  for (tprt::ManifestFunction *f : {&prefill, &decode}) {
+    tprt::ManifestArg ring = f->args[f == &decode ? 2 : 1];
+    ring.name = "cache.1.k";
+    ring.shape[2] = ring.localShape[2] = 4;
+    ring.positions = 12;
+    f->args.insert(f->args.end() - 1, ring);
+    tprt::ManifestResult result{"cache.1.k", "f32", ring.shape,
+                                ring.localShape};
+    result.shard = ring.shard;
+    result.inPlace = f->args.size() - 2;
+    f->results.push_back(result);
+  }
+  auto s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                     inputs(decode));
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->cacheLength, 12);
+  EXPECT_EQ(s->cacheBytes, 2u * 1 * (16 + 4) * 8 * 4);
+}
+
 TEST(Generate, RefusesWhatBreaksTheContract) {
   tprt::ManifestFunction prefill = function("prefill");
   tprt::ManifestFunction decode = function("decode");

@@ -107,6 +107,29 @@ TEST(Manifest, ParsesCutResultsUpdatedInPlace) {
   EXPECT_EQ(decode.results[1].shard->dim, 1);
 }
 
+TEST(Manifest, ParsesRingCaches) {
+  // A sliding layer's cache: a ring of 4 rows serving positions [0, 32).
+  std::string ring = R"([{
+    "name": "decode", "symbol": "tp_model_decode",
+    "args": [ { "name": "cache.0.k", "dtype": "f32", "shape": [1, 4, 4, 2],
+                "local_shape": [1, 4, 4, 2], "shard": null,
+                "positions": 32 } ],
+    "results": [] }])";
+  auto manifest = tprt::parseManifest(manifestWith(ring));
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  const tprt::ManifestArg &cache = manifest->functions[0].args[0];
+  EXPECT_EQ(cache.positions, 32);
+  EXPECT_EQ(tprt::cachePositions(cache), 32);
+  // Fewer positions than rows: no ring.
+  ring.replace(ring.find("\"positions\": 32"), 15, "\"positions\": 3");
+  auto refused = tprt::parseManifest(manifestWith(ring));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find(
+                "'positions' 3 is not served by a cache [1, 4, 4, 2]"),
+            std::string::npos)
+      << refused.status().message();
+}
+
 TEST(Manifest, ParsesCheckpointShapes) {
   // A vocabulary of 97 padded to 104 rows: the checkpoint holds 97.
   auto manifest = tprt::parseManifest(manifestWith(R"([{

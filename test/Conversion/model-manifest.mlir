@@ -51,6 +51,15 @@ func.func @dynamic(%x: tensor<2xf32>) -> tensor<?xf32> {
 
 // -----
 
+// A sliding layer's cache, a ring of 4 rows serving positions [0, 32).
+// CHECK-LABEL: module attributes {tp.manifest =
+// CHECK-SAME: \22name\22:\22cache.0.k\22,\22named\22:true,\22positions\22:32,\22shape\22:[1,2,4,8]
+func.func @decode(%c: tensor<1x2x4x8xf32> {tp.name = "cache.0.k", tp.positions = 32 : i64}) -> tensor<1x2x4x8xf32> {
+  return %c : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // A checkpoint shape larger than the argument's: nothing to pad.
 // expected-error @+1 {{argument 0 is held in the checkpoint as [9, 8], which [8, 8] does not pad}}
 func.func @bad_padding(%w: tensor<8x8xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 9, 8>}) -> tensor<8x8xf32> {

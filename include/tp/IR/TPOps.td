@@ -40,6 +40,12 @@ def TP_Dialect : Dialect {
     static constexpr llvm::StringLiteral getCheckpointShapeAttrName() {
       return "tp.checkpoint_shape";
     }
+    /// Argument attribute of a KV cache [B, kv_heads, W, head_dim] that
+    /// serves positions [0, N) as a ring of W rows (position p at row p mod
+    /// W: a sliding-window layer keeps its window alone), `N : i64`.
+    static constexpr llvm::StringLiteral getPositionsAttrName() {
+      return "tp.positions";
+    }
     /// Module attribute: the number of ranks the module is written for.
     static constexpr llvm::StringLiteral getSizeAttrName() { return "tp.size"; }
     /// Module attribute: a generating model's end ids (its config's

@@ -39,8 +39,9 @@ struct GenerationCall {
 
 struct GenerationSignature {
   GenerationCall prefill, decode;
-  /// B, the tokens @prefill takes per sequence, the positions a cache
-  /// holds (its dimension 2, [B, kv_heads, S_max, head_dim]).
+  /// B, the tokens @prefill takes per sequence, the positions the caches
+  /// serve (the least cachePositions: a cache [B, kv_heads, S_max,
+  /// head_dim]'s S_max, a ring's "positions").
   int64_t batch = 0, prefillLength = 0, cacheLength = 0;
   /// Rows of the vocabulary table, when the manifest says.
   std::optional<int64_t> vocab;

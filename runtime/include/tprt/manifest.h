@@ -44,7 +44,16 @@ struct ManifestArg {
   /// padded with zeros after it in each dimension ("checkpoint_shape": a
   /// vocabulary padded so that the ranks divide it).
   std::optional<std::vector<int64_t>> checkpointShape = std::nullopt;
+  /// A KV cache [B, kv_heads, W, head_dim] that serves positions [0, N) as
+  /// a ring of W rows ("positions": N; tp.positions in the IR).
+  std::optional<int64_t> positions = std::nullopt;
 };
+
+/// The positions a KV cache [B, kv_heads, S, head_dim] serves: S, or a
+/// ring's "positions".
+inline int64_t cachePositions(const ManifestArg &cache) {
+  return cache.positions.value_or(cache.shape[2]);
+}
 
 struct ManifestResult {
   std::string name;

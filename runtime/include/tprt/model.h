@@ -57,6 +57,9 @@
  * "tokens": true marks the input of token ids the model's vocabulary
  * lookup reads (its largest embedding table), which a launcher counts
  * tokens from; absent on every other argument.
+ * "positions": N marks a KV cache [B, kv_heads, W, head_dim] that serves
+ * positions [0, N) as a ring of W <= N rows (tp.positions in the IR: a
+ * sliding-window layer's cache holds its window alone).
  * A result has a `tp.name` when the IR gave it one ("result<j>" otherwise)
  * and may stay cut ("shard" as for an argument: the KV caches a generating
  * model returns, each rank its heads). A result with "in_place": I is

@@ -122,6 +122,27 @@ func.func @checkpoint_shape_not_array(%x: tensor<8xf32> {tp.checkpoint_shape = 7
 
 // -----
 
+// expected-error @below {{'tp.positions' must be a positive integer, on argument 0}}
+func.func @positions_not_positive(%c: tensor<1x2x4x8xf32> {tp.positions = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.positions' 3 is on argument 0 of type 'tensor<1x2x4x8xf32>', not a cache [B, kv_heads, W, head_dim] of W <= 3 rows}}
+func.func @positions_fewer_than_rows(%c: tensor<1x2x4x8xf32> {tp.positions = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.positions' 32 is on argument 0 of type 'tensor<4x8xf32>', not a cache [B, kv_heads, W, head_dim] of W <= 32 rows}}
+func.func @positions_not_a_cache(%c: tensor<4x8xf32> {tp.positions = 32 : i64}) {
+  return
+}
+
+// -----
+
 // expected-error @below {{unknown tp argument attribute 'tp.bogus'}}
 func.func @unknown_arg_attr(%x: tensor<8xf32> {tp.bogus = 1 : i64}) {
   return
