@@ -316,6 +316,13 @@ def load(config: dict, state: dict):
 
 
 @torch.no_grad()
+def forced_logits(model, ids: np.ndarray) -> np.ndarray:
+    """The logits [B, S, vocab] (float32) of every position of ids [B, S],
+    in one pass without a cache."""
+    return model.forward(torch.as_tensor(np.asarray(ids, dtype=np.int64)), None)[0].numpy()
+
+
+@torch.no_grad()
 def greedy_generate(model, prompt: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """The prompt [B, S] through the model once, then one token at a time with
     the cache; returns the new ids [B, steps] and the logits each came from

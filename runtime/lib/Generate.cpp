@@ -1,6 +1,7 @@
-//===- Generate.cpp - greedy generation with a compiled model -------------===//
+//===- Generate.cpp - generation with a compiled model --------------------===//
 
 #include "tprt/generate.h"
+#include "tprt/sampler.h"
 
 #include <algorithm>
 #include <chrono>
@@ -268,10 +269,15 @@ Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
          int64_t newTokens, const std::vector<int64_t> &eos,
-         const std::function<void()> &onFirstIds, bool replayDecode) {
+         const std::function<void()> &onFirstIds, bool replayDecode,
+         const std::optional<Sampling> &sampling) {
   const ManifestFunction &prefill = model.function(0);
   const ManifestFunction &decode = model.function(1);
   const int64_t batch = signature.batch;
+  if (sampling && !(signature.prefill.logits && signature.decode.logits))
+    return Status(TPRT_ERR_INVALID_ARGUMENT,
+                  "sampling needs the model's logits (tpmlir.build "
+                  "--keep-logits)");
   GenerationResult out;
   std::vector<std::vector<int64_t>> generated(static_cast<size_t>(batch));
   // The end id each sequence gave, once it has.
@@ -392,10 +398,24 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   // Each new id is fed back at the next position.
   if (onFirstIds)
     onFirstIds();
+  std::optional<TokenSampler> sampler;
+  if (sampling)
+    sampler.emplace(*sampling);
   int64_t position = prompt.length;
   while (true) {
     bool all = true;
     for (int64_t b = 0; b < batch; ++b) {
+      // One draw per sequence and new id, an ended sequence's too: the
+      // stream stays where a replay of it expects.
+      if (sampler) {
+        next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab);
+        if (next[size_t(b)] < 0)
+          return Status(TPRT_ERR_INVALID_ARGUMENT,
+                        "sequence " + std::to_string(b) + " at position " +
+                            std::to_string(position - 1) +
+                            ": no finite logits to sample from (NaN logits? "
+                            "check the weights)");
+      }
       std::optional<int64_t> &end = ended[size_t(b)];
       int64_t id = end ? *end : next[size_t(b)];
       generated[size_t(b)].push_back(id);

@@ -206,6 +206,12 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"prompt_tokens", r.promptTokens},
       {"new_tokens", r.newTokens},
       {"eos_token_ids", r.eosTokenIds},
+      {"sampling",
+       r.sampling ? nlohmann::json{{"temperature", r.sampling->temperature},
+                                   {"top_k", r.sampling->topK},
+                                   {"top_p", r.sampling->topP},
+                                   {"seed", r.sampling->seed}}
+                  : nlohmann::json()},
       {"warmup", r.warmup},
       {"iterations", r.iterations},
       {"load_validate_s", r.loadSeconds},
@@ -250,6 +256,9 @@ std::string reportText(const GenerationReport &report) {
      << r["new_tokens"] << " new";
   for (size_t i = 0; i < report.eosTokenIds.size(); ++i)
     os << (i ? ", " : "; ends at ids ") << report.eosTokenIds[i];
+  if (const std::optional<Sampling> &s = report.sampling)
+    os << "; sampled at temperature " << s->temperature << ", top-k " << s->topK
+       << ", top-p " << s->topP << ", seed " << s->seed;
   os << "\n";
   std::snprintf(line, sizeof(line),
                 "  load+validate  %.3f ms\n  slice          %.3f ms\n",

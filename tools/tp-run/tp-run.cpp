@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -38,7 +39,8 @@ const char *kUsage =
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
     "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
-    "              [--ignore-eos] [--output Y.npy]\n"
+    "              [--ignore-eos] [--temperature T [--top-k K] [--top-p P]\n"
+    "              [--seed S]] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
     "  --weights DIR (or DIR/model.safetensors.index.json): a Hugging Face\n"
@@ -50,6 +52,10 @@ const char *kUsage =
     "  --eos: the end ids (default: the model's, its config's eos_token_id):\n"
     "  a sequence ends at the first it gives, the run when every sequence\n"
     "  has; --ignore-eos: K ids each;\n"
+    "  --temperature T: each id drawn from the softmax of the logits / T\n"
+    "  (a model built with --keep-logits), of its K most likely ids and of\n"
+    "  those the P most likely of them (default all), from a stream seeded\n"
+    "  with S (default 0): the same ids on every rank and every run;\n"
     "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
     "  (cuda backend; a model built with --decode-attention masked)\n";
 
@@ -64,6 +70,8 @@ struct Options {
   bool ignoreEos = false;
   std::string prompt;
   bool cudaGraph = false;
+  /// --temperature (with --top-k, --top-p, --seed): ids drawn, not argmax.
+  std::optional<tprt::Sampling> sampling;
 };
 
 /// Prints "tp-run[rank R]: <line>" for every line of `message`.
@@ -106,12 +114,30 @@ Expected<int64_t> parseCount(const std::string &arg, const std::string &text,
   return int64_t(n);
 }
 
+/// The finite number `text` of option `arg`, > 0 (and <= 1 if `atMostOne`).
+Expected<double> parsePositive(const std::string &arg, const std::string &text,
+                               bool atMostOne) {
+  char *end = nullptr;
+  errno = 0;
+  double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno || !std::isfinite(x) || x <= 0 ||
+      (atMostOne && x > 1))
+    return bad(arg + " takes a number > 0" + (atMostOne ? " and <= 1" : "") +
+               ", not '" + text + "'");
+  return x;
+}
+
 Expected<Options> parseOptions(int argc, char **argv) {
   Options o;
   tprt::LaunchFiles &f = o.files;
   bool warmupGiven = false, itersGiven = false;
+  // --temperature and the options that shape its draws.
+  tprt::Sampling drawn;
+  bool temperatureGiven = false, samplingGiven = false;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], count, input, function, eos;
+    std::string arg = argv[i], count, input, function, eos, sampling;
+    bool isSampling = arg == "--temperature" || arg == "--top-k" ||
+                      arg == "--top-p" || arg == "--seed";
     bool isCount = arg == "--warmup" || arg == "--iters" || arg == "--generate";
     std::string *value = arg == "--weights"       ? &f.weights.emplace_back()
                          : arg == "--input"       ? &input
@@ -121,6 +147,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
                          : arg == "--function"    ? &function
                          : arg == "--eos"         ? &eos
                          : isCount                ? &count
+                         : isSampling             ? &sampling
                                                   : nullptr;
     if (value && i + 1 >= argc)
       return bad(arg + " needs a value");
@@ -128,6 +155,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
       *value = argv[++i];
     if (value && value->empty())
       return bad(arg + " needs a value, not ''");
+    samplingGiven = samplingGiven || value == &sampling;
     if (value == &count) {
       int64_t minimum = arg == "--iters" || arg == "--generate" ? 1 : 0;
       Expected<int64_t> n = parseCount(arg, count, minimum, 1000000);
@@ -149,6 +177,23 @@ Expected<Options> parseOptions(int argc, char **argv) {
         if (!n)
           return n.status();
         o.eos.push_back(*n);
+      }
+    } else if (value == &sampling) {
+      temperatureGiven = temperatureGiven || arg == "--temperature";
+      if (arg == "--temperature" || arg == "--top-p") {
+        Expected<double> x = parsePositive(arg, sampling, arg == "--top-p");
+        if (!x)
+          return x.status();
+        (arg == "--top-p" ? drawn.topP : drawn.temperature) = *x;
+      } else {
+        Expected<int64_t> n =
+            parseCount(arg, sampling, arg == "--top-k" ? 1 : 0, INT64_MAX);
+        if (!n)
+          return n.status();
+        if (arg == "--top-k")
+          drawn.topK = *n;
+        else
+          drawn.seed = uint64_t(*n);
       }
     } else if (value == &input) {
       f.inputs.push_back(parseInput(input));
@@ -188,6 +233,13 @@ Expected<Options> parseOptions(int argc, char **argv) {
   if (o.ignoreEos && (!generating || !o.eos.empty()))
     return bad(generating ? "--ignore-eos and --eos exclude each other"
                           : "--ignore-eos needs --generate K");
+  if (samplingGiven && !temperatureGiven)
+    return bad("--top-k, --top-p and --seed shape the draws of --temperature "
+               "T; give it too");
+  if (temperatureGiven && !generating)
+    return bad("--temperature needs --generate K");
+  if (temperatureGiven)
+    o.sampling = drawn;
   if (o.cudaGraph && !generating)
     return bad("--cuda-graph needs --generate K (it replays @decode)");
   if (generating && (!f.inputs.empty() || !f.functions.empty()))
@@ -307,6 +359,7 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   r.batch = signature.batch;
   r.promptTokens = prompt.length;
   r.eosTokenIds = options.eos;
+  r.sampling = options.sampling;
   r.warmup = options.warmup;
   r.iterations = options.iters;
   double sliceSeconds = 0;
@@ -315,9 +368,9 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   tprt::GenerationResult last;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
-    Expected<tprt::GenerationResult> generated =
-        tprt::generate(loaded, args, signature, prompt, options.generate,
-                       options.eos, tprt_reset_counters, options.cudaGraph);
+    Expected<tprt::GenerationResult> generated = tprt::generate(
+        loaded, args, signature, prompt, options.generate, options.eos,
+        tprt_reset_counters, options.cudaGraph, options.sampling);
     if (!generated)
       orAbort(generated.status());
     if (i < options.warmup)
@@ -403,9 +456,14 @@ int launch(int argc, char **argv) {
                            std::to_string(*signature->vocab) + ") of '" +
                            options->files.model + "'" +
                            (model ? " (give --eos ID or --ignore-eos)" : ""));
+      bool logits = signature->prefill.logits || signature->decode.logits;
+      if (options->sampling &&
+          !(signature->prefill.logits && signature->decode.logits))
+        errors.push_back("--temperature: '" + options->files.model +
+                         "' returns no logits to draw from (build it with "
+                         "tpmlir.build --keep-logits)");
       // Rank 0 writes the ids, and the logits when the model returns them.
       if (tprt_rank() == 0) {
-        bool logits = signature->prefill.logits || signature->decode.logits;
         std::vector<std::string> found =
             tprt::checkOutputs(options->files, logits ? 2 : 1);
         errors.insert(errors.end(), found.begin(), found.end());

@@ -15,6 +15,7 @@
 #define TPRT_GENERATE_H
 
 #include "tprt/launch.h"
+#include "tprt/sampler.h"
 
 #include <cstdint>
 #include <functional>
@@ -103,7 +104,7 @@ struct GenerationResult {
   std::string graphWhyNot;
 };
 
-/// Greedy generation of `newTokens` ids after `prompt`: @prefill over its
+/// Generation of `newTokens` ids after `prompt`: @prefill over its
 /// first prefillLength tokens (a shorter prompt goes through @decode
 /// alone), @decode over the rest of the prompt and then once per new id;
 /// stops early when every sequence has given one of the ids `eos` (each
@@ -113,13 +114,17 @@ struct GenerationResult {
 /// (tp-run resets its collective counters there). `replayDecode`: after
 /// one plain call (which loads the kernels and the constants' device
 /// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
-/// before when its graph cannot be made or launched.
+/// before when its graph cannot be made or launched. `sampling`: each new
+/// id drawn from the logits (TokenSampler, one stream for the call, one
+/// draw per sequence and new id in order) instead of the graph's argmax;
+/// the model must return its logits.
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
          int64_t newTokens, const std::vector<int64_t> &eos,
          const std::function<void()> &onFirstIds = {},
-         bool replayDecode = false);
+         bool replayDecode = false,
+         const std::optional<Sampling> &sampling = std::nullopt);
 
 } // namespace tprt
 

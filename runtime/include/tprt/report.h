@@ -11,6 +11,7 @@
 #define TPRT_REPORT_H
 
 #include "tprt/manifest.h"
+#include "tprt/sampler.h"
 #include "tprt/tprt.h"
 
 #include <cstdint>
@@ -59,6 +60,8 @@ struct GenerationReport {
   int64_t batch = 0, promptTokens = 0, newTokens = 0;
   /// The end ids the run stopped sequences at (none: K ids each).
   std::vector<int64_t> eosTokenIds;
+  /// How the ids were drawn (none: greedily).
+  std::optional<Sampling> sampling;
   int warmup = 0, iterations = 0;
   double loadSeconds = 0, sliceSeconds = 0;
   /// Per timed generation (the slowest rank's): time to the first new ids,

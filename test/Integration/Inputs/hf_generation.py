@@ -26,6 +26,10 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       reference and of tpmlir.torch_reference (a PyTorch model with a KV
       cache, written from Hugging Face's), which must agree; and
       PREFIX.torch.logits.npy, the logits [B, K, V] each id came from.
+  hf_generation.py forced DIR PROMPT.npy IDS.npy OUT.npy
+      OUT.npy: the logits [B, K, V] PyTorch gives the prompt's last position
+      and each of the new ids IDS [B, K] but the last, fed in (not its own
+      greedy ids: tp-run's sampled ones).
 """
 import json
 import os
@@ -97,6 +101,14 @@ def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
     np.save(prefix + ".torch.logits.npy", torch_logits)
 
 
+def forced(model_dir: str, prompt_path: str, ids_path: str, out: str):
+    prompt, ids = np.load(prompt_path), np.load(ids_path)
+    with open(os.path.join(model_dir, "config.json")) as f:
+        torch_model = torch_reference.load(json.load(f), load_model_dir(model_dir))
+    logits = torch_reference.forced_logits(torch_model, np.concatenate([prompt, ids[:, :-1]], axis=1))
+    np.save(out, logits[:, prompt.shape[1] - 1:])
+
+
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "model":
@@ -106,5 +118,7 @@ if __name__ == "__main__":
         prompt(args[0], args[1], int(args[2]), int(args[3]))
     elif command == "reference":
         references(args[0], args[1], int(args[2]), args[3])
+    elif command == "forced":
+        forced(*args)
     else:
         sys.exit(__doc__)
