@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -52,6 +53,27 @@ TEST(Sampler, CutsToTopKAndTopP) {
   tprt::Sampling one;
   one.topK = 1;
   EXPECT_EQ(counts(one, 100), (std::map<int64_t, int>{{3, 100}}));
+}
+
+TEST(Sampler, TopPPastTheFirstPrefix) {
+  // 1000 equal logits: top-p 0.5 keeps the 500 lowest ids (ties: the lower
+  // id is likelier), past the first sorted prefix of 64 and the second of
+  // 512's cut; top-k 700 first keeps 350 of them.
+  std::vector<float> flat(1000, 0.5f);
+  for (auto [topK, last] : {std::pair<int64_t, int64_t>{0, 499}, {700, 349}}) {
+    tprt::Sampling half;
+    half.topP = 0.5;
+    half.topK = topK;
+    tprt::TokenSampler sampler(half);
+    int64_t lowest = 1000, highest = -1;
+    for (int i = 0; i < 5000; ++i) {
+      int64_t id = sampler.draw(flat.data(), 1000);
+      lowest = std::min(lowest, id);
+      highest = std::max(highest, id);
+    }
+    EXPECT_EQ(lowest, 0) << topK;
+    EXPECT_EQ(highest, last) << topK;
+  }
 }
 
 TEST(Sampler, TemperatureSharpens) {

@@ -38,12 +38,15 @@ public:
       : sampling(sampling), state(sampling.seed) {}
 
   /// An id of `logits` [vocab] (fp32, -inf: never drawn), in doubles:
-  ///   p_i = exp((l_i - max_j l_j) / T), the ids ordered by p descending
-  ///   (a tie: the lower id first); the first k kept; of those, the
-  ///   shortest prefix whose running sum reaches top-p times their sum;
-  ///   u = uniform() times the kept ids' sum (summed in that order); the
-  ///   first id whose running sum exceeds u.
-  /// -1 when no logit is finite or one is NaN.
+  ///   p_i = exp((l_i - max_j l_j) / T) for the ids kept, at first those
+  ///   of p_i > 0; "likelier": a larger p, or an equal p and a lower id;
+  ///   top-k: the k likeliest kept; top-p: of those, the likeliest in
+  ///   order until their running sum (in that order) reaches top-p times
+  ///   their sum (in id order), all of them if it never does;
+  ///   u = uniform() times the kept ids' sum, then the first kept id, in
+  ///   id order, whose running sum exceeds u (the last if none does).
+  /// -1 when no logit is finite or one is NaN. Neither cut sorts the
+  /// vocabulary: a draw without them is one pass over it.
   int64_t draw(const float *logits, int64_t vocab);
 
   /// The next double in [0, 1): the top 53 bits of splitmix64's next value

@@ -29,24 +29,34 @@ class Stream:
         return ((z ^ (z >> 31)) >> 11) * 2.0 ** -53
 
 
+def _sum(p, ids) -> float:  # left to right, as the C++ loop adds
+    total = 0.0
+    for i in ids:
+        total += p[i]
+    return total
+
+
 def draw(logits: np.ndarray, temperature: float, top_k: int, top_p: float, stream: Stream) -> int:
     values = [float(v) for v in logits]  # float32 to double, exactly
     largest = max(values)
     p = [math.exp((v - largest) / temperature) for v in values]
-    order = sorted((i for i in range(len(p)) if p[i] > 0), key=lambda i: (-p[i], i))
-    kept = min(len(order), top_k) if top_k else len(order)
-
-    def running_sums(n):  # left to right, as the C++ loop adds
-        total = 0.0
-        for j in range(n):
-            total += p[order[j]]
-            yield total
-
+    kept = [i for i in range(len(p)) if p[i] > 0]
+    likeliest = lambda ids: sorted(ids, key=lambda i: (-p[i], i))
+    if top_k and top_k < len(kept):
+        kept = sorted(likeliest(kept)[:top_k])
     if top_p < 1:
-        total = list(running_sums(kept))[-1]
-        kept = next(j + 1 for j, s in enumerate(running_sums(kept)) if s >= top_p * total)
-    u = stream.uniform() * list(running_sums(kept))[-1]
-    return next((order[j] for j, s in enumerate(running_sums(kept)) if u < s), order[kept - 1])
+        bound, running = top_p * _sum(p, kept), 0.0
+        for j, i in enumerate(likeliest(kept)):
+            running += p[i]
+            if running >= bound:
+                kept = sorted(likeliest(kept)[:j + 1])
+                break
+    u, running = stream.uniform() * _sum(p, kept), 0.0
+    for i in kept:
+        running += p[i]
+        if u < running:
+            return i
+    return kept[-1]
 
 
 def main(ids_path, logits_path, temperature, top_k, top_p, seed):
