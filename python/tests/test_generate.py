@@ -655,7 +655,8 @@ def test_sliding_windows_from_the_configs():
                             sliding_layers=(1,))
     assert (cfg.sliding_window, cfg.sliding_layers) == (3, (1,))
     with pytest.raises(ValueError, match="sliding_window 1 attends to each position alone"):
-        hf.config_from_hf({**config, "sliding_window": 1})
+        hf.config_from_hf({**config, "sliding_window": 1}, generate=16)
+    assert hf.config_from_hf({**config, "sliding_window": 1}).sliding_window == 1
     # A global first layer alone: no window, no second RoPE base.
     gemma3["layer_types"] = ["full_attention"] + ["sliding_attention"] * 7
     cfg = hf.config_from_hf(gemma3, layers=1)

@@ -134,7 +134,8 @@ class ModelConfig:
     # > 0: the cache length S_max of a generating model, emitted as
     # @prefill(ids [B, seq], caches) and @decode(ids [B, 1], pos, caches),
     # each returning the greedy next ids [B, 1] and the caches
-    # [B, kv_heads, generate, head_dim] (docs/generation.md).
+    # [B, kv_heads, generate, head_dim] (a sliding layer's: a ring of its
+    # window, cache_length) (docs/generation.md).
     generate: int = 0
     # Generation also returns the logits [B, 1, vocab] of the last position.
     keep_logits: bool = False
@@ -299,8 +300,9 @@ class ModelConfig:
         if not _positive(self.sliding_window) and (self.sliding_window or self.sliding_layers):
             raise ValueError(f"sliding_window must be a positive integer with sliding_layers, "
                              f"got {self.sliding_window!r}")
-        if self.sliding_window == 1:
-            raise ValueError("sliding_window 1 attends to each position alone; a window has at least 2")
+        if self.sliding_window == 1 and self.generate:  # its ring of 1 row: never written in place
+            raise ValueError("sliding_window 1 attends to each position alone; a generating model's "
+                             "window has at least 2")
         if self.sliding_window and not (
                 isinstance(self.sliding_layers, tuple) and self.sliding_layers
                 and all(isinstance(i, int) and not isinstance(i, bool) for i in self.sliding_layers)

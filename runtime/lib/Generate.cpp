@@ -154,7 +154,8 @@ Expected<GenerationSignature> generationSignature(
       if (cache.shape.size() != 4 || cache.shape[0] != s.batch) {
         errors.push_back("@decode: cache '" + cache.name + "' " +
                          formatShape(cache.shape) +
-                         " is not [B, kv_heads, S_max, head_dim]");
+                         " is not [B, kv_heads, S_max or a ring's rows, "
+                         "head_dim]");
         continue;
       }
       s.cacheLength = s.cacheLength
@@ -270,11 +271,11 @@ generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
          int64_t newTokens, const std::vector<int64_t> &eos,
          const std::function<void()> &onFirstIds, bool replayDecode,
-         const std::optional<Sampling> &sampling) {
+         const std::optional<DrawnIds> &drawn) {
   const ManifestFunction &prefill = model.function(0);
   const ManifestFunction &decode = model.function(1);
   const int64_t batch = signature.batch;
-  if (sampling && !(signature.prefill.logits && signature.decode.logits))
+  if (drawn && !signature.returnsLogits())
     return Status(TPRT_ERR_INVALID_ARGUMENT,
                   "sampling needs the model's logits (tpmlir.build "
                   "--keep-logits)");
@@ -399,23 +400,30 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   if (onFirstIds)
     onFirstIds();
   std::optional<TokenSampler> sampler;
-  if (sampling)
-    sampler.emplace(*sampling);
+  if (drawn)
+    sampler.emplace(drawn->sampling);
   int64_t position = prompt.length;
   while (true) {
-    bool all = true;
-    for (int64_t b = 0; b < batch; ++b) {
-      // One draw per sequence and new id, an ended sequence's too: the
-      // stream stays where a replay of it expects.
-      if (sampler) {
+    // One draw per sequence and new id, an ended sequence's too: the stream
+    // stays where a replay of it expects. Its time is the step's.
+    if (sampler) {
+      double drawStart = now();
+      for (int64_t b = 0; b < batch; ++b)
         next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab);
-        if (next[size_t(b)] < 0)
+      if (drawn->fromRankZero)
+        drawn->fromRankZero(next);
+      for (int64_t b = 0; b < batch; ++b)
+        if (next[size_t(b)] < 0 && !ended[size_t(b)])
           return Status(TPRT_ERR_INVALID_ARGUMENT,
                         "sequence " + std::to_string(b) + " at position " +
                             std::to_string(position - 1) +
-                            ": no finite logits to sample from (NaN logits? "
+                            ": no finite logits to draw from (NaN logits? "
                             "check the weights)");
-      }
+      (out.steps ? out.stepSeconds.back() : out.firstTokenSeconds) +=
+          now() - drawStart;
+    }
+    bool all = true;
+    for (int64_t b = 0; b < batch; ++b) {
       std::optional<int64_t> &end = ended[size_t(b)];
       int64_t id = end ? *end : next[size_t(b)];
       generated[size_t(b)].push_back(id);

@@ -82,6 +82,8 @@ int64_t TokenSampler::draw(const float *logits, int64_t vocab) {
         break;
     }
   }
+  if (kept.empty()) // a temperature that is not > 0
+    return -1;
   double u = uniform() * sum(p, kept), running = 0;
   for (int64_t id : kept)
     if (u < (running += p[size_t(id)]))

@@ -104,6 +104,11 @@ TEST(Sampler, NoFiniteLogits) {
   tprt::TokenSampler sampler(tprt::Sampling{});
   EXPECT_EQ(sampler.draw(masked.data(), 2), -1);
   EXPECT_EQ(sampler.draw(nan.data(), 2), -1);
+  // A library caller's temperature of 0 (tp-run refuses it): nothing kept.
+  tprt::Sampling frozen;
+  frozen.temperature = 0;
+  tprt::TokenSampler zero(frozen);
+  EXPECT_EQ(zero.draw(kLogits.data(), 4), -1);
 }
 
 } // namespace

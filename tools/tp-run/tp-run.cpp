@@ -365,12 +365,18 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   double sliceSeconds = 0;
   tprt::ModelArguments args = sliceAndPlace(loaded, backend, sliceSeconds);
 
+  std::optional<tprt::DrawnIds> drawn;
+  if (options.sampling)
+    drawn = tprt::DrawnIds{*options.sampling, [](std::vector<int64_t> &ids) {
+                             MPI_Bcast(ids.data(), int(ids.size()), MPI_INT64_T,
+                                       0, MPI_COMM_WORLD);
+                           }};
   tprt::GenerationResult last;
   for (int i = 0; i < options.warmup + options.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     Expected<tprt::GenerationResult> generated = tprt::generate(
         loaded, args, signature, prompt, options.generate, options.eos,
-        tprt_reset_counters, options.cudaGraph, options.sampling);
+        tprt_reset_counters, options.cudaGraph, drawn);
     if (!generated)
       orAbort(generated.status());
     if (i < options.warmup)
@@ -457,8 +463,7 @@ int launch(int argc, char **argv) {
                            options->files.model + "'" +
                            (model ? " (give --eos ID or --ignore-eos)" : ""));
       bool logits = signature->prefill.logits || signature->decode.logits;
-      if (options->sampling &&
-          !(signature->prefill.logits && signature->decode.logits))
+      if (options->sampling && !signature->returnsLogits())
         errors.push_back("--temperature: '" + options->files.model +
                          "' returns no logits to draw from (build it with "
                          "tpmlir.build --keep-logits)");

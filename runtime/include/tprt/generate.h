@@ -48,6 +48,9 @@ struct GenerationSignature {
   std::optional<int64_t> vocab;
   /// This rank's bytes of all caches.
   size_t cacheBytes = 0;
+
+  /// Whether both functions return their logits (what a draw needs).
+  bool returnsLogits() const { return prefill.logits && decode.logits; }
 };
 
 /// "id X at [i, j] is outside the vocabulary [0, V)" for the first of `ids`
@@ -84,6 +87,16 @@ std::optional<Prompt> readPrompt(const std::string &path,
                                  int64_t newTokens,
                                  std::vector<std::string> &errors);
 
+/// Ids drawn from the logits (tp-run --temperature): a TokenSampler, one
+/// stream per generation, one draw per sequence and new id, in order.
+struct DrawnIds {
+  Sampling sampling;
+  /// Makes a step's B drawn ids rank 0's on every rank (tp-run: MPI_Bcast).
+  /// Ranks hold the same logits, but one a reduction left a last bit apart
+  /// could draw another id and feed it, and the ranks would diverge.
+  std::function<void(std::vector<int64_t> &)> fromRankZero;
+};
+
 struct GenerationResult {
   /// [B, T]: T <= the new tokens asked for; fewer when every sequence has
   /// given the end id, after which a sequence repeats it.
@@ -114,17 +127,16 @@ struct GenerationResult {
 /// (tp-run resets its collective counters there). `replayDecode`: after
 /// one plain call (which loads the kernels and the constants' device
 /// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
-/// before when its graph cannot be made or launched. `sampling`: each new
-/// id drawn from the logits (TokenSampler, one stream for the call, one
-/// draw per sequence and new id in order) instead of the graph's argmax;
-/// the model must return its logits.
+/// before when its graph cannot be made or launched. `drawn`: each new id
+/// drawn from the logits instead of the graph's argmax (the model must
+/// return them).
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
          int64_t newTokens, const std::vector<int64_t> &eos,
          const std::function<void()> &onFirstIds = {},
          bool replayDecode = false,
-         const std::optional<Sampling> &sampling = std::nullopt);
+         const std::optional<DrawnIds> &drawn = std::nullopt);
 
 } // namespace tprt
 
