@@ -36,49 +36,58 @@ int64_t TokenSampler::draw(const float *logits, int64_t vocab) {
   }
   if (!std::isfinite(largest))
     return -1;
-  std::vector<double> p(static_cast<size_t>(vocab));
-  std::vector<int64_t> kept; // ascending ids
+  std::vector<double> &p = probabilities;
+  std::vector<int64_t> &kept = candidates; // ascending ids
+  p.resize(size_t(vocab));
+  kept.clear();
   for (int64_t i = 0; i < vocab; ++i) {
     p[size_t(i)] =
         std::exp((double(logits[i]) - largest) / sampling.temperature);
     if (p[size_t(i)] > 0)
       kept.push_back(i);
   }
-  auto likelier = [&](int64_t a, int64_t b) {
-    return p[size_t(a)] > p[size_t(b)] ||
-           (p[size_t(a)] == p[size_t(b)] && a < b);
+  // (-p, id): in ascending order the likelier first (a tie: the lower id),
+  // compared without reading p through the ids.
+  auto rank = [&](std::vector<int64_t> &ids) {
+    likeliest.clear();
+    for (int64_t id : ids)
+      likeliest.emplace_back(-p[size_t(id)], id);
+  };
+  auto keep = [&](size_t n) {
+    kept.clear();
+    for (size_t j = 0; j < n; ++j)
+      kept.push_back(likeliest[j].second);
+    std::sort(kept.begin(), kept.end());
   };
   // The k likeliest, found without sorting the vocabulary.
   if (sampling.topK > 0 && size_t(sampling.topK) < kept.size()) {
-    std::nth_element(kept.begin(), kept.begin() + sampling.topK, kept.end(),
-                     likelier);
-    kept.resize(size_t(sampling.topK));
-    std::sort(kept.begin(), kept.end());
+    rank(kept);
+    std::nth_element(likeliest.begin(), likeliest.begin() + sampling.topK,
+                     likeliest.end());
+    keep(size_t(sampling.topK));
   }
   // The likeliest ids in order until their running sum reaches top-p of
   // the total: sorted in prefixes growing 8-fold (a peaked distribution
   // reaches it within the first), each the same ids as a full sort's.
   if (sampling.topP < 1) {
     double bound = sampling.topP * sum(p, kept);
-    std::vector<int64_t> order = kept;
-    for (size_t n = std::min<size_t>(64, order.size());;
-         n = std::min(order.size(), 8 * n)) {
-      if (n < order.size())
-        std::nth_element(order.begin(), order.begin() + std::ptrdiff_t(n),
-                         order.end(), likelier);
-      std::sort(order.begin(), order.begin() + std::ptrdiff_t(n), likelier);
+    rank(kept);
+    for (size_t n = std::min<size_t>(64, likeliest.size());;
+         n = std::min(likeliest.size(), 8 * n)) {
+      auto end = likeliest.begin() + std::ptrdiff_t(n);
+      if (n < likeliest.size())
+        std::nth_element(likeliest.begin(), end, likeliest.end());
+      std::sort(likeliest.begin(), end);
       double running = 0;
       size_t cut = 0;
       for (size_t j = 0; j < n && !cut; ++j)
-        if ((running += p[size_t(order[j])]) >= bound)
+        if ((running -= likeliest[j].first) >= bound)
           cut = j + 1;
       if (cut) {
-        order.resize(cut);
-        std::sort(order.begin(), order.end());
-        kept = std::move(order);
+        keep(cut);
         break;
       }
-      if (n == order.size()) // rounding: all of them
+      if (n == likeliest.size()) // rounding: all of them
         break;
     }
   }

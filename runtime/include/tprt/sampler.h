@@ -17,6 +17,8 @@
 #define TPRT_SAMPLER_H
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace tprt {
 
@@ -56,6 +58,10 @@ public:
 private:
   Sampling sampling;
   uint64_t state;
+  /// A draw's work, kept between draws (a vocabulary of 262144: 4 MB).
+  std::vector<double> probabilities;
+  std::vector<int64_t> candidates;
+  std::vector<std::pair<double, int64_t>> likeliest;
 };
 
 } // namespace tprt
