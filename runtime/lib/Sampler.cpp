@@ -48,7 +48,7 @@ int64_t TokenSampler::draw(const float *logits, int64_t vocab) {
   }
   // (-p, id): in ascending order the likelier first (a tie: the lower id),
   // compared without reading p through the ids.
-  auto rank = [&](std::vector<int64_t> &ids) {
+  auto rank = [&](const std::vector<int64_t> &ids) {
     likeliest.clear();
     for (int64_t id : ids)
       likeliest.emplace_back(-p[size_t(id)], id);
