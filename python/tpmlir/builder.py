@@ -349,8 +349,8 @@ class _Builder:
         [B, KVH, S_max, Dh] at positions pos .. pos+S-1: one insert_slice (a
         dynamic offset in @decode), so the cache can be updated in place. A
         ring of W rows (a sliding layer, cfg.cache_length) takes position p
-        at row p mod W: @prefill writes the prompt's last W positions, in two
-        slices when they wrap."""
+        at row p mod W: @prefill writes a prompt shorter than W at rows
+        [0, S), a longer one's last W positions in two slices."""
         ir, name, ring = self.ir, f"cache.{i}.{kv}", self.cfg.cache_length(i)
         rows = ir.transpose(x, [0, 2, 1, 3], f"l{i}_{kv}_new")
         cache, hint = self.args[name], f"cache_{i}_{kv}_next"

@@ -52,10 +52,11 @@ const char *kUsage =
     "  --eos: the end ids (default: the model's, its config's eos_token_id):\n"
     "  a sequence ends at the first it gives, the run when every sequence\n"
     "  has; --ignore-eos: K ids each;\n"
-    "  --temperature T: each id drawn from the softmax of the logits / T\n"
-    "  (a model built with --keep-logits), of its K most likely ids and of\n"
-    "  those the P most likely of them (default all), from a stream seeded\n"
-    "  with S (default 0): the same ids on every rank and every run;\n"
+    "  --temperature T: each id drawn from softmax(logits / T) (a model\n"
+    "  built with --keep-logits), cut to its K likeliest ids (--top-k) and\n"
+    "  to the likeliest of those that hold P of their probability (--top-p;\n"
+    "  default: no cut), on a stream seeded with S (--seed, default 0): the\n"
+    "  same ids on every rank and every run;\n"
     "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
     "  (cuda backend; a model built with --decode-attention masked)\n";
 
