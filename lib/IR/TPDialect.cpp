@@ -64,6 +64,18 @@ ShardAttr::getLocalShape(ArrayRef<int64_t> shape, int64_t numRanks) const {
 // Attribute verification on functions and modules
 //===----------------------------------------------------------------------===//
 
+/// The type of argument `argIndex` of function `op` while it is still a
+/// ranked shaped type (after lowering it may be a memref descriptor); null
+/// otherwise, where the attribute checks that need it do not apply.
+static ShapedType rankedArgumentType(Operation *op, unsigned regionIndex,
+                                     unsigned argIndex) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  auto type = fn && regionIndex == 0
+                  ? dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex])
+                  : ShapedType();
+  return type && type.hasRank() ? type : ShapedType();
+}
+
 LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
@@ -82,11 +94,8 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
              << "'" << getCheckpointShapeAttrName()
              << "' must be an array<i64> of positive sizes, on argument "
              << argIndex;
-    auto fn = dyn_cast<FunctionOpInterface>(op);
-    auto type = fn && regionIndex == 0
-                    ? dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex])
-                    : ShapedType();
-    if (type && type.hasRank() && type.getRank() != int64_t(shape.size()))
+    ShapedType type = rankedArgumentType(op, regionIndex, argIndex);
+    if (type && type.getRank() != int64_t(shape.size()))
       return op->emitError() << "'" << getCheckpointShapeAttrName() << "' has "
                              << shape.size() << " sizes for argument "
                              << argIndex << " of rank " << type.getRank();
@@ -98,13 +107,9 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitError()
              << "'" << getPositionsAttrName()
              << "' must be a positive integer, on argument " << argIndex;
-    auto fn = dyn_cast<FunctionOpInterface>(op);
-    auto type = fn && regionIndex == 0
-                    ? dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex])
-                    : ShapedType();
-    if (type && type.hasRank() &&
-        (type.getRank() != 4 || type.isDynamicDim(2) ||
-         type.getDimSize(2) > positions.getInt()))
+    ShapedType type = rankedArgumentType(op, regionIndex, argIndex);
+    if (type && (type.getRank() != 4 || type.isDynamicDim(2) ||
+                 type.getDimSize(2) > positions.getInt()))
       return op->emitError()
              << "'" << getPositionsAttrName() << "' " << positions.getInt()
              << " is on argument " << argIndex << " of type " << type
@@ -119,13 +124,8 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
   if (!shard)
     return op->emitError() << "'" << getShardAttrName()
                            << "' must be a #tp.shard, on argument " << argIndex;
-  auto fn = dyn_cast<FunctionOpInterface>(op);
-  if (!fn || regionIndex != 0)
-    return success();
-  // After lowering the argument may be a memref or an LLVM descriptor; the
-  // checks apply while it is still shaped.
-  auto type = dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex]);
-  if (!type || !type.hasRank())
+  ShapedType type = rankedArgumentType(op, regionIndex, argIndex);
+  if (!type)
     return success();
   if (shard.getDim() >= type.getRank())
     return op->emitError() << "argument " << argIndex << " has no dimension "
