@@ -400,8 +400,14 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   if (onFirstIds)
     onFirstIds();
   std::optional<TokenSampler> sampler;
-  if (drawn)
+  // Each sequence's ids so far (prompt and new), for a repetition penalty.
+  std::vector<std::vector<int64_t>> seen(static_cast<size_t>(batch));
+  if (drawn) {
     sampler.emplace(drawn->sampling);
+    for (int64_t b = 0; b < batch; ++b)
+      seen[size_t(b)].assign(prompt.ids.begin() + b * prompt.length,
+                             prompt.ids.begin() + (b + 1) * prompt.length);
+  }
   int64_t position = prompt.length;
   while (true) {
     // One draw per sequence and new id, an ended sequence's too: the stream
@@ -409,7 +415,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     if (sampler) {
       double drawStart = now();
       for (int64_t b = 0; b < batch; ++b)
-        next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab);
+        next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab,
+                                        seen[size_t(b)]);
       if (drawn->fromRankZero)
         drawn->fromRankZero(next);
       for (int64_t b = 0; b < batch; ++b)
@@ -427,6 +434,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
       std::optional<int64_t> &end = ended[size_t(b)];
       int64_t id = end ? *end : next[size_t(b)];
       generated[size_t(b)].push_back(id);
+      if (sampler)
+        seen[size_t(b)].push_back(id);
       size_t row = size_t(b * width);
       logitsOfIds[size_t(b)].insert(
           logitsOfIds[size_t(b)].end(),

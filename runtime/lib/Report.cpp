@@ -210,6 +210,9 @@ static nlohmann::json toJson(const GenerationReport &r) {
        r.sampling ? nlohmann::json{{"temperature", r.sampling->temperature},
                                    {"top_k", r.sampling->topK},
                                    {"top_p", r.sampling->topP},
+                                   {"min_p", r.sampling->minP},
+                                   {"repetition_penalty",
+                                    r.sampling->repetitionPenalty},
                                    {"seed", r.sampling->seed}}
                   : nlohmann::json()},
       {"warmup", r.warmup},
@@ -256,9 +259,18 @@ std::string reportText(const GenerationReport &report) {
      << r["new_tokens"] << " new";
   for (size_t i = 0; i < report.eosTokenIds.size(); ++i)
     os << (i ? ", " : "; ends at ids ") << report.eosTokenIds[i];
-  if (const std::optional<Sampling> &s = report.sampling)
+  if (const std::optional<Sampling> &s = report.sampling; s && s->draws()) {
     os << "; sampled at temperature " << s->temperature << ", top-k " << s->topK
-       << ", top-p " << s->topP << ", seed " << s->seed;
+       << ", top-p " << s->topP;
+    if (s->minP > 0)
+      os << ", min-p " << s->minP;
+    os << ", seed " << s->seed;
+  }
+  if (const std::optional<Sampling> &s = report.sampling;
+      s && s->repetitionPenalty != 1)
+    os << (s->draws() ? ", repetition penalty "
+                      : "; greedy, repetition penalty ")
+       << s->repetitionPenalty;
   os << "\n";
   std::snprintf(line, sizeof(line),
                 "  load+validate  %.3f ms\n  slice          %.3f ms\n",

@@ -2,10 +2,14 @@
 
 #include "tprt/sampler.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <fstream>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace tprt {
@@ -27,22 +31,32 @@ static double sum(const std::vector<double> &p,
   return total;
 }
 
-int64_t TokenSampler::draw(const float *logits, int64_t vocab) {
-  double largest = -std::numeric_limits<double>::infinity();
+int64_t TokenSampler::draw(const float *logits, int64_t vocab,
+                           const std::vector<int64_t> &seen) {
+  std::vector<double> &p = probabilities; // the logits, then their p
+  p.resize(size_t(vocab));
   for (int64_t i = 0; i < vocab; ++i) {
     if (std::isnan(logits[i]))
       return -1;
-    largest = std::max(largest, double(logits[i]));
+    p[size_t(i)] = logits[i];
   }
-  if (!std::isfinite(largest))
+  // Read from `logits`, so an id seen twice is penalized once.
+  if (double penalty = sampling.repetitionPenalty; penalty != 1)
+    for (int64_t id : seen)
+      if (id >= 0 && id < vocab) {
+        double l = logits[id];
+        p[size_t(id)] = l > 0 ? l / penalty : l * penalty;
+      }
+  auto largest = std::max_element(p.begin(), p.end());
+  if (largest == p.end() || !std::isfinite(*largest))
     return -1;
-  std::vector<double> &p = probabilities;
+  if (!sampling.draws())
+    return largest - p.begin();
+  double top = *largest;
   std::vector<int64_t> &kept = candidates; // ascending ids
-  p.resize(size_t(vocab));
   kept.clear();
   for (int64_t i = 0; i < vocab; ++i) {
-    p[size_t(i)] =
-        std::exp((double(logits[i]) - largest) / sampling.temperature);
+    p[size_t(i)] = std::exp((p[size_t(i)] - top) / sampling.temperature);
     if (p[size_t(i)] > 0)
       kept.push_back(i);
   }
@@ -91,13 +105,64 @@ int64_t TokenSampler::draw(const float *logits, int64_t vocab) {
         break;
     }
   }
-  if (kept.empty()) // a temperature that is not > 0
-    return -1;
+  // The likeliest's p is exp(0) = 1 and every cut keeps it.
+  if (sampling.minP > 0)
+    kept.erase(std::remove_if(
+                   kept.begin(), kept.end(),
+                   [&](int64_t id) { return p[size_t(id)] < sampling.minP; }),
+               kept.end());
   double u = uniform() * sum(p, kept), running = 0;
   for (int64_t id : kept)
     if (u < (running += p[size_t(id)]))
       return id;
   return kept.back();
+}
+
+Expected<Sampling> readGenerationConfig(const std::string &path) {
+  auto bad = [&](const std::string &what) {
+    return Status(TPRT_ERR_INVALID_ARGUMENT, path + ": " + what);
+  };
+  std::ifstream in(path);
+  if (!in)
+    return Status(TPRT_ERR_IO, "cannot read '" + path + "'");
+  nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+  if (!config.is_object())
+    return bad("not a JSON object");
+  // GenerationConfig's defaults; null turns a cut off.
+  Sampling s;
+  double topK = 50;
+  std::string error;
+  // `into` from field `name` when it is there: a number in (0, highest],
+  // or [0, highest] if `zeroOk`; `off` if null.
+  auto read = [&](const char *name, double &into, double off, bool zeroOk,
+                  double highest) {
+    auto it = config.find(name);
+    if (it == config.end() || !error.empty())
+      return;
+    if (it->is_null()) {
+      into = off;
+      return;
+    }
+    bool integer = name == std::string("top_k");
+    double x = it->is_number() ? it->get<double>() : -1;
+    if (x < 0 || (x == 0 && !zeroOk) || !(x <= highest) ||
+        (integer && x != std::floor(x)))
+      error = std::string("'") + name + "' is " + it->dump() + ", not " +
+              (integer ? "an integer" : "a number") +
+              (zeroOk ? " >= 0" : " > 0") + (highest == 1 ? " and <= 1" : "");
+    else
+      into = x;
+  };
+  double unbounded = std::numeric_limits<double>::max();
+  read("temperature", s.temperature, 1, false, unbounded);
+  read("top_k", topK, 0, true, 1e15);
+  read("top_p", s.topP, 1, false, 1);
+  read("min_p", s.minP, 0, true, 1);
+  read("repetition_penalty", s.repetitionPenalty, 1, false, unbounded);
+  if (!error.empty())
+    return bad(error);
+  s.topK = int64_t(topK);
+  return s;
 }
 
 } // namespace tprt

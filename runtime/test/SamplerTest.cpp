@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -104,11 +107,115 @@ TEST(Sampler, NoFiniteLogits) {
   tprt::TokenSampler sampler(tprt::Sampling{});
   EXPECT_EQ(sampler.draw(masked.data(), 2), -1);
   EXPECT_EQ(sampler.draw(nan.data(), 2), -1);
-  // A library caller's temperature of 0 (tp-run refuses it): nothing kept.
-  tprt::Sampling frozen;
-  frozen.temperature = 0;
-  tprt::TokenSampler zero(frozen);
-  EXPECT_EQ(zero.draw(kLogits.data(), 4), -1);
+  tprt::Sampling greedy;
+  greedy.temperature = 0;
+  tprt::TokenSampler argmax(greedy);
+  EXPECT_EQ(argmax.draw(masked.data(), 2), -1);
+  EXPECT_EQ(argmax.draw(nan.data(), 2), -1);
+}
+
+TEST(Sampler, TemperatureZeroIsTheArgmax) {
+  tprt::Sampling greedy;
+  greedy.temperature = 0;
+  greedy.topK = 2; // no draw: the cuts do not matter
+  tprt::TokenSampler sampler(greedy);
+  EXPECT_EQ(sampler.draw(kLogits.data(), 4), 3);
+  std::vector<float> tie = {0.0f, 1.0f, 1.0f};
+  EXPECT_EQ(sampler.draw(tie.data(), 3), 1);
+  // No draw took a value of the stream.
+  EXPECT_EQ(sampler.uniform(), tprt::TokenSampler({}).uniform());
+}
+
+TEST(Sampler, RepetitionPenaltyOncePerId) {
+  // kLogits are negative: a seen id's logit is multiplied. log(0.4) * 1.2
+  // stays above log(0.3); twice it would fall below.
+  tprt::Sampling greedy;
+  greedy.temperature = 0;
+  greedy.repetitionPenalty = 1.2;
+  tprt::TokenSampler sampler(greedy);
+  EXPECT_EQ(sampler.draw(kLogits.data(), 4, {3, 3, 3}), 3);
+  greedy.repetitionPenalty = 2;
+  tprt::TokenSampler stronger(greedy);
+  EXPECT_EQ(stronger.draw(kLogits.data(), 4, {3}), 2);
+  EXPECT_EQ(stronger.draw(kLogits.data(), 4, {3, 2}), 1);
+  // A positive logit is divided: 2 / 4 falls below 1.
+  std::vector<float> positive = {1.0f, 2.0f};
+  tprt::Sampling divided = greedy;
+  divided.repetitionPenalty = 4;
+  tprt::TokenSampler four(divided);
+  EXPECT_EQ(four.draw(positive.data(), 2, {1}), 0);
+  EXPECT_EQ(four.draw(positive.data(), 2, {7, -1}), 1); // outside: no id
+  // Drawn: id 3 at 0.4^2 = 0.16 against 0.1, 0.2, 0.3.
+  tprt::Sampling drawn;
+  drawn.repetitionPenalty = 2;
+  tprt::TokenSampler sampled(drawn);
+  std::map<int64_t, int> seen;
+  for (int i = 0; i < 20000; ++i)
+    ++seen[sampled.draw(kLogits.data(), 4, {3})];
+  EXPECT_NEAR(seen[3] / 20000.0, 0.16 / 0.76, 0.015);
+}
+
+TEST(Sampler, MinPKeepsTheLikelyEnough) {
+  // Relative to the likeliest: 0.25, 0.5, 0.75, 1. Min-p 0.6 keeps ids 2
+  // and 3 (3/7 and 4/7); 0.76 keeps 3 alone.
+  tprt::Sampling minP;
+  minP.minP = 0.6;
+  std::map<int64_t, int> seen = counts(minP, 5000);
+  EXPECT_EQ(seen.count(0) + seen.count(1), 0u);
+  EXPECT_NEAR(seen[3] / 5000.0, 4.0 / 7.0, 0.03);
+  minP.minP = 0.76;
+  EXPECT_EQ(counts(minP, 100), (std::map<int64_t, int>{{3, 100}}));
+  // After top-k 1 nothing is left to cut.
+  minP.topK = 1;
+  EXPECT_EQ(counts(minP, 100), (std::map<int64_t, int>{{3, 100}}));
+}
+
+/// readGenerationConfig of `text` written to a file.
+tprt::Expected<tprt::Sampling> config(const std::string &text) {
+  std::string path = ::testing::TempDir() + "generation_config.json";
+  std::ofstream(path) << text;
+  return tprt::readGenerationConfig(path);
+}
+
+TEST(Sampler, ReadsGenerationConfig) {
+  tprt::Expected<tprt::Sampling> s =
+      config(R"({"do_sample": true, "temperature": 0.6, "top_p": 0.9,
+                 "min_p": 0.05, "repetition_penalty": 1.1, "eos_token_id": 2})");
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->temperature, 0.6);
+  EXPECT_EQ(s->topK, 50); // GenerationConfig's default
+  EXPECT_EQ(s->topP, 0.9);
+  EXPECT_EQ(s->minP, 0.05);
+  EXPECT_EQ(s->repetitionPenalty, 1.1);
+  s = config(R"({"top_k": null, "temperature": null, "top_p": 1})");
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->topK, 0);
+  EXPECT_EQ(s->temperature, 1);
+  s = config(R"({"top_k": 20})");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->topK, 20);
+}
+
+TEST(Sampler, RefusesABadGenerationConfig) {
+  for (auto [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"temperature": 0.0})",
+            "'temperature' is 0.0, not a number > 0"},
+           {R"({"top_k": 2.5})", "'top_k' is 2.5, not an integer >= 0"},
+           {R"({"top_p": 1.5})", "'top_p' is 1.5, not a number > 0 and <= 1"},
+           {R"({"min_p": "0.1"})",
+            "'min_p' is \"0.1\", not a number >= 0 and <= 1"},
+           {R"({"repetition_penalty": -1})",
+            "'repetition_penalty' is -1, not a number > 0"},
+           {"[1, 2]", "not a JSON object"},
+           {"{", "not a JSON object"}}) {
+    tprt::Expected<tprt::Sampling> s = config(text);
+    ASSERT_FALSE(s) << text;
+    EXPECT_NE(s.status().message().find("generation_config.json: " + why),
+              std::string::npos)
+        << s.status().message();
+  }
+  EXPECT_FALSE(
+      tprt::readGenerationConfig("/nonexistent/generation_config.json"));
 }
 
 } // namespace

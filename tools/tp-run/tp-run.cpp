@@ -23,8 +23,10 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -39,8 +41,10 @@ const char *kUsage =
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
     "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
-    "              [--ignore-eos] [--temperature T [--top-k K] [--top-p P]\n"
-    "              [--seed S]] [--output Y.npy]\n"
+    "              [--ignore-eos] [--temperature T | --sample] [--top-k K]\n"
+    "              [--top-p P] [--min-p M] [--seed S] [--repetition-penalty "
+    "R]\n"
+    "              [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
     "  --weights DIR (or DIR/model.safetensors.index.json): a Hugging Face\n"
@@ -55,8 +59,14 @@ const char *kUsage =
     "  --temperature T: each id drawn from softmax(logits / T) (a model\n"
     "  built with --keep-logits), cut to its K likeliest ids (--top-k) and\n"
     "  to the likeliest of those that hold P of their probability (--top-p;\n"
-    "  default: no cut), on a stream seeded with S (--seed, default 0): the\n"
-    "  same ids on every rank and every run;\n"
+    "  default: no cut), then to those at least M times as likely as the\n"
+    "  likeliest (--min-p), on a stream seeded with S (--seed, default 0):\n"
+    "  the same ids on every rank and every run;\n"
+    "  --sample: as --temperature, with the settings of the\n"
+    "  generation_config.json beside the weights (the options given win);\n"
+    "  --repetition-penalty R: each id the sequence holds made R times less\n"
+    "  likely (its logit divided by R, or times R if negative), greedy\n"
+    "  without --temperature or --sample;\n"
     "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
     "  (cuda backend; a model built with --decode-attention masked)\n";
 
@@ -71,8 +81,11 @@ struct Options {
   bool ignoreEos = false;
   std::string prompt;
   bool cudaGraph = false;
-  /// --temperature (with --top-k, --top-p, --seed): ids drawn, not argmax.
+  /// --temperature or --sample (with --top-k, --top-p, --min-p, --seed),
+  /// --repetition-penalty: ids drawn, or the penalized logits' argmax, not
+  /// the graph's argmax; `samplingOption` is the first of them given.
   std::optional<tprt::Sampling> sampling;
+  std::string samplingOption;
 };
 
 /// Prints "tp-run[rank R]: <line>" for every line of `message`.
@@ -128,17 +141,37 @@ Expected<double> parsePositive(const std::string &arg, const std::string &text,
   return x;
 }
 
+/// The sampling settings of the generation_config.json beside the first
+/// --weights (in that directory, or in the directory of that file).
+Expected<tprt::Sampling>
+generationConfig(const std::vector<std::string> &weights) {
+  namespace fs = std::filesystem;
+  if (weights.empty())
+    return bad("--sample reads the generation_config.json beside the "
+               "weights; give --weights DIR");
+  fs::path first(weights.front()),
+      dir = fs::is_directory(first) ? first : first.parent_path();
+  fs::path config = dir / "generation_config.json";
+  if (!fs::exists(config))
+    return bad("--sample: no generation_config.json in '" + dir.string() +
+               "' (give --temperature T instead)");
+  return tprt::readGenerationConfig(config.string());
+}
+
 Expected<Options> parseOptions(int argc, char **argv) {
   Options o;
   tprt::LaunchFiles &f = o.files;
   bool warmupGiven = false, itersGiven = false;
-  // --temperature and the options that shape its draws.
-  tprt::Sampling drawn;
-  bool temperatureGiven = false, samplingGiven = false;
+  // The sampling options as given (generation_config.json fills the rest
+  // for --sample).
+  std::optional<double> temperature, topP, minP, penalty;
+  std::optional<int64_t> topK, seed;
+  bool sample = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], count, input, function, eos, sampling;
     bool isSampling = arg == "--temperature" || arg == "--top-k" ||
-                      arg == "--top-p" || arg == "--seed";
+                      arg == "--top-p" || arg == "--min-p" || arg == "--seed" ||
+                      arg == "--repetition-penalty";
     bool isCount = arg == "--warmup" || arg == "--iters" || arg == "--generate";
     std::string *value = arg == "--weights"       ? &f.weights.emplace_back()
                          : arg == "--input"       ? &input
@@ -156,7 +189,10 @@ Expected<Options> parseOptions(int argc, char **argv) {
       *value = argv[++i];
     if (value && value->empty())
       return bad(arg + " needs a value, not ''");
-    samplingGiven = samplingGiven || value == &sampling;
+    bool asksSampling = arg == "--temperature" || arg == "--sample" ||
+                        arg == "--repetition-penalty";
+    if (asksSampling && o.samplingOption.empty())
+      o.samplingOption = arg;
     if (value == &count) {
       int64_t minimum = arg == "--iters" || arg == "--generate" ? 1 : 0;
       Expected<int64_t> n = parseCount(arg, count, minimum, 1000000);
@@ -180,21 +216,21 @@ Expected<Options> parseOptions(int argc, char **argv) {
         o.eos.push_back(*n);
       }
     } else if (value == &sampling) {
-      temperatureGiven = temperatureGiven || arg == "--temperature";
-      if (arg == "--temperature" || arg == "--top-p") {
-        Expected<double> x = parsePositive(arg, sampling, arg == "--top-p");
-        if (!x)
-          return x.status();
-        (arg == "--top-p" ? drawn.topP : drawn.temperature) = *x;
-      } else {
+      if (arg == "--top-k" || arg == "--seed") {
         Expected<int64_t> n =
             parseCount(arg, sampling, arg == "--top-k" ? 1 : 0, INT64_MAX);
         if (!n)
           return n.status();
-        if (arg == "--top-k")
-          drawn.topK = *n;
-        else
-          drawn.seed = uint64_t(*n);
+        (arg == "--top-k" ? topK : seed) = *n;
+      } else {
+        bool fraction = arg == "--top-p" || arg == "--min-p";
+        Expected<double> x = parsePositive(arg, sampling, fraction);
+        if (!x)
+          return x.status();
+        (arg == "--temperature" ? temperature
+         : arg == "--top-p"     ? topP
+         : arg == "--min-p"     ? minP
+                                : penalty) = *x;
       }
     } else if (value == &input) {
       f.inputs.push_back(parseInput(input));
@@ -210,6 +246,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
       o.cudaGraph = true;
     } else if (arg == "--ignore-eos") {
       o.ignoreEos = true;
+    } else if (arg == "--sample") {
+      sample = true;
     } else if (!arg.empty() && arg[0] == '-') {
       return bad("unknown option '" + arg + "'");
     } else if (!f.model.empty()) {
@@ -234,13 +272,28 @@ Expected<Options> parseOptions(int argc, char **argv) {
   if (o.ignoreEos && (!generating || !o.eos.empty()))
     return bad(generating ? "--ignore-eos and --eos exclude each other"
                           : "--ignore-eos needs --generate K");
-  if (samplingGiven && !temperatureGiven)
-    return bad("--top-k, --top-p and --seed shape the draws of --temperature "
-               "T; give it too");
-  if (temperatureGiven && !generating)
-    return bad("--temperature needs --generate K");
-  if (temperatureGiven)
-    o.sampling = drawn;
+  if ((topK || topP || minP || seed) && !temperature && !sample)
+    return bad("--top-k, --top-p, --min-p and --seed shape the draws of "
+               "--temperature T or --sample; give one");
+  if (!o.samplingOption.empty() && !generating)
+    return bad(o.samplingOption + " needs --generate K");
+  if (!o.samplingOption.empty()) {
+    tprt::Sampling &s = o.sampling.emplace();
+    if (sample) {
+      Expected<tprt::Sampling> config = generationConfig(f.weights);
+      if (!config)
+        return config.status();
+      s = *config;
+    } else if (!temperature) {
+      s.temperature = 0; // a repetition penalty alone: greedy
+    }
+    s.temperature = temperature.value_or(s.temperature);
+    s.topK = topK.value_or(s.topK);
+    s.topP = topP.value_or(s.topP);
+    s.minP = minP.value_or(s.minP);
+    s.repetitionPenalty = penalty.value_or(s.repetitionPenalty);
+    s.seed = uint64_t(seed.value_or(int64_t(s.seed)));
+  }
   if (o.cudaGraph && !generating)
     return bad("--cuda-graph needs --generate K (it replays @decode)");
   if (generating && (!f.inputs.empty() || !f.functions.empty()))
@@ -465,7 +518,8 @@ int launch(int argc, char **argv) {
                            (model ? " (give --eos ID or --ignore-eos)" : ""));
       bool logits = signature->prefill.logits || signature->decode.logits;
       if (options->sampling && !signature->returnsLogits())
-        errors.push_back("--temperature: '" + options->files.model +
+        errors.push_back(options->samplingOption + ": '" +
+                         options->files.model +
                          "' returns no logits to draw from (build it with "
                          "tpmlir.build --keep-logits)");
       // Rank 0 writes the ids, and the logits when the model returns them.

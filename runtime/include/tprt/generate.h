@@ -87,8 +87,9 @@ std::optional<Prompt> readPrompt(const std::string &path,
                                  int64_t newTokens,
                                  std::vector<std::string> &errors);
 
-/// Ids drawn from the logits (tp-run --temperature): a TokenSampler, one
-/// stream per generation, one draw per sequence and new id, in order.
+/// Ids drawn from the logits (tp-run --temperature, --sample), or their
+/// argmax after a repetition penalty: a TokenSampler, one stream per
+/// generation, one draw per sequence and new id, in order.
 struct DrawnIds {
   Sampling sampling;
   /// Makes a step's B drawn ids rank 0's on every rank (tp-run: MPI_Bcast).

@@ -60,7 +60,7 @@ struct GenerationReport {
   int64_t batch = 0, promptTokens = 0, newTokens = 0;
   /// The end ids the run stopped sequences at (none: K ids each).
   std::vector<int64_t> eosTokenIds;
-  /// How the ids were drawn (none: greedily).
+  /// How the ids were drawn or penalized (none: the graph's argmax).
   std::optional<Sampling> sampling;
   int warmup = 0, iterations = 0;
   double loadSeconds = 0, sliceSeconds = 0;

@@ -4,9 +4,13 @@ with the ids: each id must be the one its logits and the seeded stream give,
 drawn per step for each sequence in order; and some must differ from their
 logits' argmax (the draws were taken, not the greedy ids).
 
-  sampled_ids.py IDS.npy LOGITS.npy T K P SEED  ->  "sampled ids: [B, T], N not the argmax"
+  sampled_ids.py IDS.npy LOGITS.npy T K P SEED [--min-p M]
+                 [--repetition-penalty R --prompt PROMPT.npy]
+    ->  "sampled ids: [B, T], N not the argmax"
 
-K 0: no top-k; P 1: no top-p. Exit 1 at the first id that differs."""
+K 0: no top-k; P 1: no top-p; T 0: no draw, the argmax of the penalized
+logits (a repetition penalty alone). Exit 1 at the first id that differs."""
+import argparse
 import math
 import sys
 
@@ -36,10 +40,15 @@ def _sum(p, ids) -> float:  # left to right, as the C++ loop adds
     return total
 
 
-def draw(logits: np.ndarray, temperature: float, top_k: int, top_p: float, stream: Stream) -> int:
+def draw(logits: np.ndarray, seen, a, stream: Stream) -> int:
     values = [float(v) for v in logits]  # float32 to double, exactly
+    for i in set(seen):
+        values[i] = values[i] / a.penalty if values[i] > 0 else values[i] * a.penalty
     largest = max(values)
-    p = [math.exp((v - largest) / temperature) for v in values]
+    if a.temperature == 0:
+        return values.index(largest)
+    p = [math.exp((v - largest) / a.temperature) for v in values]
+    top_k, top_p = a.top_k, a.top_p
     kept = [i for i in range(len(p)) if p[i] > 0]
     likeliest = lambda ids: sorted(ids, key=lambda i: (-p[i], i))
     if top_k and top_k < len(kept):
@@ -51,6 +60,7 @@ def draw(logits: np.ndarray, temperature: float, top_k: int, top_p: float, strea
             if running >= bound:
                 kept = sorted(likeliest(kept)[:j + 1])
                 break
+    kept = [i for i in kept if p[i] >= a.min_p]
     u, running = stream.uniform() * _sum(p, kept), 0.0
     for i in kept:
         running += p[i]
@@ -59,24 +69,37 @@ def draw(logits: np.ndarray, temperature: float, top_k: int, top_p: float, strea
     return kept[-1]
 
 
-def main(ids_path, logits_path, temperature, top_k, top_p, seed):
-    ids, logits = np.load(ids_path), np.load(logits_path)
+def main():
+    parser = argparse.ArgumentParser(usage=__doc__)
+    parser.add_argument("ids_path")
+    parser.add_argument("logits_path")
+    parser.add_argument("temperature", type=float)
+    parser.add_argument("top_k", type=int)
+    parser.add_argument("top_p", type=float)
+    parser.add_argument("seed", type=int)
+    parser.add_argument("--min-p", dest="min_p", type=float, default=0.0)
+    parser.add_argument("--repetition-penalty", dest="penalty", type=float, default=1.0)
+    parser.add_argument("--prompt")
+    a = parser.parse_args()
+    ids, logits = np.load(a.ids_path), np.load(a.logits_path)
     batch, steps = ids.shape
     if logits.shape[:2] != (batch, steps):
-        sys.exit(f"{logits_path}: logits {list(logits.shape)} are not [{batch}, {steps}, V]")
-    stream, greedy = Stream(int(seed)), 0
+        sys.exit(f"{a.logits_path}: logits {list(logits.shape)} are not [{batch}, {steps}, V]")
+    if (a.penalty != 1) != bool(a.prompt):
+        sys.exit("--repetition-penalty and --prompt go together")
+    seen = [list(row) for row in np.load(a.prompt)] if a.prompt else [[] for _ in range(batch)]
+    stream, greedy = Stream(a.seed), 0
     for t in range(steps):
         for b in range(batch):
-            want = draw(logits[b, t], float(temperature), int(top_k), float(top_p), stream)
+            want = draw(logits[b, t], seen[b], a, stream)
             if ids[b, t] != want:
-                sys.exit(f"{ids_path}: sequence {b}, new id {t}: {ids[b, t]}, the draw gives {want}")
+                sys.exit(f"{a.ids_path}: sequence {b}, new id {t}: {ids[b, t]}, the draw gives {want}")
+            seen[b].append(want)
             greedy += int(want == int(np.argmax(logits[b, t])))
     if greedy == batch * steps:
-        sys.exit(f"{ids_path}: every id is its logits' argmax: the draws are not tested")
+        sys.exit(f"{a.ids_path}: every id is its logits' argmax: the draws are not tested")
     print(f"sampled ids: [{batch}, {steps}], {batch * steps - greedy} not the argmax")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 7:
-        sys.exit(__doc__)
-    main(*sys.argv[1:])
+    main()
