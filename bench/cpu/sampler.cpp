@@ -22,12 +22,12 @@ int main(int argc, char **argv) {
     int64_t topK;
     double topP, minP = 0, penalty = 1;
   };
-  const Cut cuts[] = {{"temperature 1 alone", 0, 1.0},
-                      {"top-k 64", 64, 1.0},
-                      {"top-p 0.95", 0, 0.95},
-                      {"top-k 64, top-p 0.95", 64, 0.95},
-                      {"top-k 20, top-p 0.8, min-p 0.05, penalty 1.05", 20,
-                       0.8, 0.05, 1.05}};
+  const Cut cuts[] = {
+      {"temperature 1 alone", 0, 1.0},
+      {"top-k 64", 64, 1.0},
+      {"top-p 0.95", 0, 0.95},
+      {"top-k 64, top-p 0.95", 64, 0.95},
+      {"top-k 20, top-p 0.8, min-p 0.05, penalty 1.05", 20, 0.8, 0.05, 1.05}};
   for (int64_t vocab : {50257, 151936, 262144})
     for (bool peaked : {false, true}) {
       std::vector<float> logits(static_cast<size_t>(vocab));
