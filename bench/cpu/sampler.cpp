@@ -2,8 +2,8 @@
 // the vocabularies of GPT-2 (50257), Qwen (151936) and Gemma 3 (262144),
 // over logits drawn from N(0, 2) ("flat", as a random model's) and the same
 // with 8 ids raised by 15 ("peaked", as a trained model's), for each cut
-// (the last as Qwen2.5's generation_config.json asks, over a sequence of
-// 2048 ids seen): the median of `draws` draws, in ms, as markdown rows.
+// (the last with every cut and a repetition penalty over a sequence of 2048
+// ids): the median of `draws` draws, in ms, as markdown rows.
 //
 //   sampler DRAWS
 #include "tprt/sampler.h"

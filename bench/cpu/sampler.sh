@@ -33,12 +33,12 @@ One draw of \`tp-run --generate --temperature T [--top-k K] [--top-p P] [--min-p
 [--repetition-penalty R]\` per sequence and new id, on the host (\`runtime/lib/Sampler.cpp\`, docs/runtime.md "Sampling"): ms, the median
 of $DRAWS draws, one core. "flat": logits from N(0, 2), as a random model's; "peaked": the
 same with 8 ids raised by 15, as a trained model's next token usually is. Every draw passes
-over the vocabulary three times (the logits in doubles, the largest after the penalty, then
-p = exp((l - max) / T)); top-k
-adds an \`nth_element\`; top-p sorts the likeliest ids in prefixes growing 8-fold from 64 until
+over the vocabulary twice (the logits in doubles and their largest, then p = exp((l - max) /
+T)), three times with a repetition penalty (the largest again after it); top-k adds an \`nth_element\`; top-p sorts the likeliest ids in prefixes growing 8-fold from 64 until
 their sum reaches P of the total, so a flat distribution sorts most of the vocabulary and a
-peaked one a prefix of 64. The last column is what Qwen2.5's \`generation_config.json\` asks
-(\`--sample\`), the penalty over a sequence of 2048 ids so far.
+peaked one a prefix of 64. The last column has every cut and a repetition penalty (near what
+Qwen2.5-Instruct's \`generation_config.json\` asks, with a min-p), the penalty over a
+sequence of 2048 ids so far.
 
 | vocabulary | logits | temperature 1 alone | top-k 64 | top-p 0.95 | top-k 64, top-p 0.95 | top-k 20, top-p 0.8, min-p 0.05, penalty 1.05 |
 |---:|---|---:|---:|---:|---:|---:|

@@ -280,7 +280,12 @@ generate(const LoadedModel &model, ModelArguments &arguments,
                   "sampling needs the model's logits (tpmlir.build "
                   "--keep-logits)");
   GenerationResult out;
-  std::vector<std::vector<int64_t>> generated(static_cast<size_t>(batch));
+  // Each sequence's ids: its prompt's, then the new ones (a repetition
+  // penalty reads them all).
+  std::vector<std::vector<int64_t>> sequences(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b)
+    sequences[size_t(b)].assign(prompt.ids.begin() + b * prompt.length,
+                                prompt.ids.begin() + (b + 1) * prompt.length);
   // The end id each sequence gave, once it has.
   std::vector<std::optional<int64_t>> ended(static_cast<size_t>(batch));
   double start = now();
@@ -400,14 +405,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   if (onFirstIds)
     onFirstIds();
   std::optional<TokenSampler> sampler;
-  // Each sequence's ids so far (prompt and new), for a repetition penalty.
-  std::vector<std::vector<int64_t>> seen(static_cast<size_t>(batch));
-  if (drawn) {
+  if (drawn)
     sampler.emplace(drawn->sampling);
-    for (int64_t b = 0; b < batch; ++b)
-      seen[size_t(b)].assign(prompt.ids.begin() + b * prompt.length,
-                             prompt.ids.begin() + (b + 1) * prompt.length);
-  }
   int64_t position = prompt.length;
   while (true) {
     // One draw per sequence and new id, an ended sequence's too: the stream
@@ -416,7 +415,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
       double drawStart = now();
       for (int64_t b = 0; b < batch; ++b)
         next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab,
-                                        seen[size_t(b)]);
+                                        sequences[size_t(b)]);
       if (drawn->fromRankZero)
         drawn->fromRankZero(next);
       for (int64_t b = 0; b < batch; ++b)
@@ -433,9 +432,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     for (int64_t b = 0; b < batch; ++b) {
       std::optional<int64_t> &end = ended[size_t(b)];
       int64_t id = end ? *end : next[size_t(b)];
-      generated[size_t(b)].push_back(id);
-      if (sampler)
-        seen[size_t(b)].push_back(id);
+      sequences[size_t(b)].push_back(id);
       size_t row = size_t(b * width);
       logitsOfIds[size_t(b)].insert(
           logitsOfIds[size_t(b)].end(),
@@ -451,7 +448,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     double stepStart = now();
     std::vector<int64_t> fed;
     for (int64_t b = 0; b < batch; ++b)
-      fed.push_back(generated[size_t(b)].back());
+      fed.push_back(sequences[size_t(b)].back());
     Expected<std::vector<int64_t>> step = decodeStep(fed, position++);
     if (!step)
       return step.status();
@@ -459,8 +456,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     out.stepSeconds.push_back(now() - stepStart);
   }
   for (int64_t b = 0; b < batch; ++b) {
-    out.ids.insert(out.ids.end(), generated[size_t(b)].begin(),
-                   generated[size_t(b)].end());
+    out.ids.insert(out.ids.end(), sequences[size_t(b)].begin() + prompt.length,
+                   sequences[size_t(b)].end());
     out.logits.insert(out.logits.end(), logitsOfIds[size_t(b)].begin(),
                       logitsOfIds[size_t(b)].end());
   }

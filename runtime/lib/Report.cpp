@@ -259,18 +259,18 @@ std::string reportText(const GenerationReport &report) {
      << r["new_tokens"] << " new";
   for (size_t i = 0; i < report.eosTokenIds.size(); ++i)
     os << (i ? ", " : "; ends at ids ") << report.eosTokenIds[i];
-  if (const std::optional<Sampling> &s = report.sampling; s && s->draws()) {
-    os << "; sampled at temperature " << s->temperature << ", top-k " << s->topK
-       << ", top-p " << s->topP;
-    if (s->minP > 0)
-      os << ", min-p " << s->minP;
-    os << ", seed " << s->seed;
+  if (const std::optional<Sampling> &s = report.sampling) {
+    if (s->draws()) {
+      os << "; sampled at temperature " << s->temperature << ", top-k "
+         << s->topK << ", top-p " << s->topP;
+      if (s->minP > 0)
+        os << ", min-p " << s->minP;
+      os << ", seed " << s->seed;
+    }
+    if (s->repetitionPenalty != 1)
+      os << (s->draws() ? ", " : "; greedy, ") << "repetition penalty "
+         << s->repetitionPenalty;
   }
-  if (const std::optional<Sampling> &s = report.sampling;
-      s && s->repetitionPenalty != 1)
-    os << (s->draws() ? ", repetition penalty "
-                      : "; greedy, repetition penalty ")
-       << s->repetitionPenalty;
   os << "\n";
   std::snprintf(line, sizeof(line),
                 "  load+validate  %.3f ms\n  slice          %.3f ms\n",

@@ -33,26 +33,33 @@ static double sum(const std::vector<double> &p,
 
 int64_t TokenSampler::draw(const float *logits, int64_t vocab,
                            const std::vector<int64_t> &seen) {
+  if (vocab <= 0)
+    return -1;
   std::vector<double> &p = probabilities; // the logits, then their p
   p.resize(size_t(vocab));
+  size_t best = 0; // the first id of the largest
   for (int64_t i = 0; i < vocab; ++i) {
     if (std::isnan(logits[i]))
       return -1;
     p[size_t(i)] = logits[i];
+    if (p[size_t(i)] > p[best])
+      best = size_t(i);
   }
   // Read from `logits`, so an id seen twice is penalized once.
-  if (double penalty = sampling.repetitionPenalty; penalty != 1)
+  if (double penalty = sampling.repetitionPenalty;
+      penalty != 1 && !seen.empty()) {
     for (int64_t id : seen)
       if (id >= 0 && id < vocab) {
         double l = logits[id];
         p[size_t(id)] = l > 0 ? l / penalty : l * penalty;
       }
-  auto largest = std::max_element(p.begin(), p.end());
-  if (largest == p.end() || !std::isfinite(*largest))
+    best = size_t(std::max_element(p.begin(), p.end()) - p.begin());
+  }
+  if (!std::isfinite(p[best]))
     return -1;
   if (!sampling.draws())
-    return largest - p.begin();
-  double top = *largest;
+    return int64_t(best);
+  double top = p[best];
   std::vector<int64_t> &kept = candidates; // ascending ids
   kept.clear();
   for (int64_t i = 0; i < vocab; ++i) {
@@ -126,6 +133,8 @@ Expected<Sampling> readGenerationConfig(const std::string &path) {
   if (!in)
     return Status(TPRT_ERR_IO, "cannot read '" + path + "'");
   nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+  if (config.is_discarded())
+    return bad("not valid JSON");
   if (!config.is_object())
     return bad("not a JSON object");
   // GenerationConfig's defaults; null turns a cut off.
@@ -133,7 +142,8 @@ Expected<Sampling> readGenerationConfig(const std::string &path) {
   double topK = 50;
   std::string error;
   // `into` from field `name` when it is there: a number in (0, highest],
-  // or [0, highest] if `zeroOk`; `off` if null.
+  // or [0, highest] if `zeroOk`; `off` if null. A temperature of 0 is
+  // read (an option may replace it); tp-run refuses to draw with it.
   auto read = [&](const char *name, double &into, double off, bool zeroOk,
                   double highest) {
     auto it = config.find(name);
@@ -149,14 +159,17 @@ Expected<Sampling> readGenerationConfig(const std::string &path) {
         (integer && x != std::floor(x)))
       error = std::string("'") + name + "' is " + it->dump() + ", not " +
               (integer ? "an integer" : "a number") +
-              (zeroOk ? " >= 0" : " > 0") + (highest == 1 ? " and <= 1" : "");
+              (zeroOk ? " >= 0" : " > 0") +
+              (highest == 1 ? " and <= 1"
+               : integer    ? " and <= 10^15"
+                            : "");
     else
       into = x;
   };
   double unbounded = std::numeric_limits<double>::max();
-  read("temperature", s.temperature, 1, false, unbounded);
+  read("temperature", s.temperature, 1, true, unbounded);
   read("top_k", topK, 0, true, 1e15);
-  read("top_p", s.topP, 1, false, 1);
+  read("top_p", s.topP, 1, true, 1);
   read("min_p", s.minP, 0, true, 1);
   read("repetition_penalty", s.repetitionPenalty, 1, false, unbounded);
   if (!error.empty())

@@ -165,9 +165,15 @@ TEST(Sampler, MinPKeepsTheLikelyEnough) {
   EXPECT_NEAR(seen[3] / 5000.0, 4.0 / 7.0, 0.03);
   minP.minP = 0.76;
   EXPECT_EQ(counts(minP, 100), (std::map<int64_t, int>{{3, 100}}));
-  // After top-k 1 nothing is left to cut.
-  minP.topK = 1;
-  EXPECT_EQ(counts(minP, 100), (std::map<int64_t, int>{{3, 100}}));
+  // After top-p (Hugging Face's order): top-p 0.5 keeps ids 3 and 2 (0.4
+  // + 0.3 reach 0.5), whose p relative to the likeliest, 1 and 0.75, min-p
+  // 0.6 keeps both; min-p first would keep 2 and 3 as well, top-p then 3
+  // alone (0.4 of 0.7 reaches 0.5 of it), so id 2 tells the order.
+  minP.minP = 0.6;
+  minP.topP = 0.5;
+  seen = counts(minP, 5000);
+  EXPECT_EQ(seen.count(0) + seen.count(1), 0u);
+  EXPECT_NEAR(seen[2] / 5000.0, 3.0 / 7.0, 0.03);
 }
 
 /// readGenerationConfig of `text` written to a file.
@@ -198,16 +204,16 @@ TEST(Sampler, ReadsGenerationConfig) {
 
 TEST(Sampler, RefusesABadGenerationConfig) {
   for (auto [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"temperature": 0.0})",
-            "'temperature' is 0.0, not a number > 0"},
-           {R"({"top_k": 2.5})", "'top_k' is 2.5, not an integer >= 0"},
-           {R"({"top_p": 1.5})", "'top_p' is 1.5, not a number > 0 and <= 1"},
+           {R"({"temperature": -1})", "'temperature' is -1, not a number >= 0"},
+           {R"({"top_k": 2.5})",
+            "'top_k' is 2.5, not an integer >= 0 and <= 10^15"},
+           {R"({"top_p": 1.5})", "'top_p' is 1.5, not a number >= 0 and <= 1"},
            {R"({"min_p": "0.1"})",
             "'min_p' is \"0.1\", not a number >= 0 and <= 1"},
            {R"({"repetition_penalty": -1})",
             "'repetition_penalty' is -1, not a number > 0"},
            {"[1, 2]", "not a JSON object"},
-           {"{", "not a JSON object"}}) {
+           {"{", "not valid JSON"}}) {
     tprt::Expected<tprt::Sampling> s = config(text);
     ASSERT_FALSE(s) << text;
     EXPECT_NE(s.status().message().find("generation_config.json: " + why),

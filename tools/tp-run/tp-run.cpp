@@ -41,10 +41,9 @@ const char *kUsage =
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
     "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
-    "              [--ignore-eos] [--temperature T | --sample] [--top-k K]\n"
-    "              [--top-p P] [--min-p M] [--seed S] [--repetition-penalty "
-    "R]\n"
-    "              [--output Y.npy]\n"
+    "              [--ignore-eos] [--temperature T] [--sample] [--top-k K]\n"
+    "              [--top-p P] [--min-p M] [--seed S]\n"
+    "              [--repetition-penalty R] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
     "  --weights DIR (or DIR/model.safetensors.index.json): a Hugging Face\n"
@@ -59,14 +58,14 @@ const char *kUsage =
     "  --temperature T: each id drawn from softmax(logits / T) (a model\n"
     "  built with --keep-logits), cut to its K likeliest ids (--top-k) and\n"
     "  to the likeliest of those that hold P of their probability (--top-p;\n"
-    "  default: no cut), then to those at least M times as likely as the\n"
-    "  likeliest (--min-p), on a stream seeded with S (--seed, default 0):\n"
-    "  the same ids on every rank and every run;\n"
-    "  --sample: as --temperature, with the settings of the\n"
-    "  generation_config.json beside the weights (the options given win);\n"
-    "  --repetition-penalty R: each id the sequence holds made R times less\n"
-    "  likely (its logit divided by R, or times R if negative), greedy\n"
-    "  without --temperature or --sample;\n"
+    "  default, or 0: no cut), then to those at least M times as likely as\n"
+    "  the likeliest (--min-p), on a stream seeded with S (--seed, default\n"
+    "  0): the same ids on every rank and every run;\n"
+    "  --sample: draws with the settings of the generation_config.json\n"
+    "  beside the weights (the options given win);\n"
+    "  --repetition-penalty R: the logit of each id the sequence holds\n"
+    "  divided by R where positive, times R where not; greedy without\n"
+    "  --temperature or --sample;\n"
     "  --cuda-graph: @decode captured once as a CUDA graph and replayed\n"
     "  (cuda backend; a model built with --decode-attention masked)\n";
 
@@ -83,7 +82,8 @@ struct Options {
   bool cudaGraph = false;
   /// --temperature or --sample (with --top-k, --top-p, --min-p, --seed),
   /// --repetition-penalty: ids drawn, or the penalized logits' argmax, not
-  /// the graph's argmax; `samplingOption` is the first of them given.
+  /// the graph's argmax; `samplingOption` is the one that asks, for
+  /// messages.
   std::optional<tprt::Sampling> sampling;
   std::string samplingOption;
 };
@@ -128,16 +128,17 @@ Expected<int64_t> parseCount(const std::string &arg, const std::string &text,
   return int64_t(n);
 }
 
-/// The finite number `text` of option `arg`, > 0 (and <= 1 if `atMostOne`).
-Expected<double> parsePositive(const std::string &arg, const std::string &text,
-                               bool atMostOne) {
+/// The finite number `text` of option `arg`, > 0 (>= 0 if `zeroOk`; and
+/// <= 1 if `atMostOne`).
+Expected<double> parseNumber(const std::string &arg, const std::string &text,
+                             bool zeroOk, bool atMostOne) {
   char *end = nullptr;
   errno = 0;
   double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno || !std::isfinite(x) || x <= 0 ||
-      (atMostOne && x > 1))
-    return bad(arg + " takes a number > 0" + (atMostOne ? " and <= 1" : "") +
-               ", not '" + text + "'");
+  if (text.empty() || *end != '\0' || errno || !std::isfinite(x) || x < 0 ||
+      (x == 0 && !zeroOk) || (atMostOne && x > 1))
+    return bad(arg + " takes a number " + (zeroOk ? ">= 0" : "> 0") +
+               (atMostOne ? " and <= 1" : "") + ", not '" + text + "'");
   return x;
 }
 
@@ -151,6 +152,8 @@ generationConfig(const std::vector<std::string> &weights) {
                "weights; give --weights DIR");
   fs::path first(weights.front()),
       dir = fs::is_directory(first) ? first : first.parent_path();
+  if (dir.empty())
+    dir = ".";
   fs::path config = dir / "generation_config.json";
   if (!fs::exists(config))
     return bad("--sample: no generation_config.json in '" + dir.string() +
@@ -189,10 +192,6 @@ Expected<Options> parseOptions(int argc, char **argv) {
       *value = argv[++i];
     if (value && value->empty())
       return bad(arg + " needs a value, not ''");
-    bool asksSampling = arg == "--temperature" || arg == "--sample" ||
-                        arg == "--repetition-penalty";
-    if (asksSampling && o.samplingOption.empty())
-      o.samplingOption = arg;
     if (value == &count) {
       int64_t minimum = arg == "--iters" || arg == "--generate" ? 1 : 0;
       Expected<int64_t> n = parseCount(arg, count, minimum, 1000000);
@@ -217,14 +216,14 @@ Expected<Options> parseOptions(int argc, char **argv) {
       }
     } else if (value == &sampling) {
       if (arg == "--top-k" || arg == "--seed") {
-        Expected<int64_t> n =
-            parseCount(arg, sampling, arg == "--top-k" ? 1 : 0, INT64_MAX);
+        Expected<int64_t> n = parseCount(arg, sampling, 0, INT64_MAX);
         if (!n)
           return n.status();
         (arg == "--top-k" ? topK : seed) = *n;
       } else {
         bool fraction = arg == "--top-p" || arg == "--min-p";
-        Expected<double> x = parsePositive(arg, sampling, fraction);
+        Expected<double> x =
+            parseNumber(arg, sampling, arg == "--min-p", fraction);
         if (!x)
           return x.status();
         (arg == "--temperature" ? temperature
@@ -275,6 +274,11 @@ Expected<Options> parseOptions(int argc, char **argv) {
   if ((topK || topP || minP || seed) && !temperature && !sample)
     return bad("--top-k, --top-p, --min-p and --seed shape the draws of "
                "--temperature T or --sample; give one");
+  // A penalty of 1 penalizes nothing.
+  o.samplingOption = temperature                ? "--temperature"
+                     : sample                   ? "--sample"
+                     : penalty && *penalty != 1 ? "--repetition-penalty"
+                                                : "";
   if (!o.samplingOption.empty() && !generating)
     return bad(o.samplingOption + " needs --generate K");
   if (!o.samplingOption.empty()) {
@@ -293,6 +297,9 @@ Expected<Options> parseOptions(int argc, char **argv) {
     s.minP = minP.value_or(s.minP);
     s.repetitionPenalty = penalty.value_or(s.repetitionPenalty);
     s.seed = uint64_t(seed.value_or(int64_t(s.seed)));
+    if (sample && !s.draws())
+      return bad("--sample: the generation_config.json's temperature is 0 "
+                 "(nothing to draw with); give --temperature T");
   }
   if (o.cudaGraph && !generating)
     return bad("--cuda-graph needs --generate K (it replays @decode)");

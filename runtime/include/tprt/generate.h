@@ -129,8 +129,8 @@ struct GenerationResult {
 /// one plain call (which loads the kernels and the constants' device
 /// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
 /// before when its graph cannot be made or launched. `drawn`: each new id
-/// drawn from the logits instead of the graph's argmax (the model must
-/// return them).
+/// drawn from the logits, or their argmax after a repetition penalty,
+/// instead of the graph's argmax (the model must return them).
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,

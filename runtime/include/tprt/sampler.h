@@ -54,8 +54,9 @@ struct Sampling {
 /// `model.generate(do_sample=True)` uses): `temperature`, `top_k`, `top_p`,
 /// `min_p`, `repetition_penalty`, each as GenerationConfig defaults it when
 /// absent (1, 50, 1, none, 1) or null (none); `do_sample` is not read. A
-/// field of the wrong type or out of range is an error naming the file and
-/// the field; so is a temperature that is not > 0 (nothing to draw with).
+/// field of the wrong type or out of range (as GenerationConfig takes them:
+/// a temperature >= 0, top-p and min-p in [0, 1]) is an error naming the
+/// file and the field.
 Expected<Sampling> readGenerationConfig(const std::string &path);
 
 /// One draw per call, from a splitmix64 stream started at the seed.
@@ -77,8 +78,9 @@ public:
   ///   min-p: of those, the ids of p_i >= min-p (the likeliest's p is 1);
   ///   u = uniform() times the kept ids' sum, then the first kept id, in
   ///   id order, whose running sum exceeds u (the last if none does).
-  /// -1 when no logit is finite or one is NaN. Neither cut sorts the
-  /// vocabulary: a draw without them is one pass over it.
+  /// -1 when no logit is finite or one is NaN. No cut sorts the
+  /// vocabulary: a draw without them is two passes over it (three with a
+  /// repetition penalty).
   int64_t draw(const float *logits, int64_t vocab,
                const std::vector<int64_t> &seen = {});
 
