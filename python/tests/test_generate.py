@@ -3,6 +3,7 @@ graph. The built graphs, run by upstream MLIR (the oracle), must give the same
 ids as the numpy reference and as an independent PyTorch implementation, and
 logits within 1e-4 relative; Hugging Face directories map onto the graphs."""
 import json
+import math
 import os
 import re
 import subprocess
@@ -15,7 +16,7 @@ from tpmlir.build import main
 from tpmlir.builder import build_mlir
 from tpmlir.checkpoint import load_model_dir, read_safetensors_names, save_model_dir
 from tpmlir.compare import padded_difference
-from tpmlir.config import ModelConfig, tiny_gpt2, tiny_llama
+from tpmlir.config import ModelConfig, rope_attention_factor, tiny_gpt2, tiny_llama
 from tpmlir.execute import run_generate
 from tpmlir.params import cache_specs, checkpoint_names, function_arg_specs, result_specs
 
@@ -26,6 +27,12 @@ STEPS = 4
 # divides 5 by the factor: every branch of the rule is taken.
 LLAMA3_SCALING = json.dumps({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                              "high_freq_factor": 4.0, "original_max_position_embeddings": 80})
+# Phi-3.5's longrope at a tiny scale: 8 factors for a head of 16, the
+# original 16 positions stretched 32-fold (attention factor
+# sqrt(1 + ln 32 / ln 16) = 1.5); the model serves 10, so the short ones.
+LONGROPE = json.dumps({"rope_type": "longrope", "short_factor": [1.0, 1.1, 1.3, 1.7, 2.2, 3.0, 4.5, 6.0],
+                       "long_factor": [1.0, 2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0],
+                       "factor": 32.0, "original_max_position_embeddings": 16})
 
 GEMMA = dict(kv_heads=1, head_dim=32, activation="geglu", norm_plus_one=True, embed_scale=True,
              tie_embeddings=True)
@@ -52,6 +59,10 @@ GEN = {
     # Phi-3: q|k|v in one weight, gate|up in one weight (Linear [out, in]).
     "phi3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, kv_heads=4, qkv="fused",
                        gate_up="fused"),
+    # Phi-3.5 (and the 128k Phi-3s): longrope's short factors and its
+    # attention factor on cos and sin.
+    "phi3_longrope": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, kv_heads=4, qkv="fused",
+                                gate_up="fused", rope_scaling=LONGROPE),
     # Gemma: norms scaling by 1 + weight, embeddings times sqrt(d), GeGLU,
     # MQA with heads wider than d / heads, a tied head.
     "gemma": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, **GEMMA),
@@ -511,7 +522,18 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
      "phi3: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
     (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
     (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
-     "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3)"),
+     "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3, longrope)"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8}),
+     "llama: rope_scaling 'factor' must be a positive number, not None"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "factor": 2.0}),
+     "llama: rope_scaling 'long_factor' must be a list of positive numbers, not None"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0] * 4, "factor": 2.0}),
+     "rope_scaling longrope has 4 factors for a head_dim of 16; it needs 8"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [0.0] * 8, "factor": 2.0}),
+     "'long_factor' must be a list of positive numbers"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8},
+          original_max_position_embeddings=12, max_position_embeddings=48),
+     "rope_scaling longrope: 16 positions pass original_max_position_embeddings 12, past which"),
     (dict(rope_scaling={"rope_type": "llama3", "factor": 8.0}),
      "llama: rope_scaling 'low_freq_factor' must be a positive number, not None"),
     (dict(rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4, "high_freq_factor": 1,
@@ -541,6 +563,31 @@ def test_gemma_config_refusals(change, message):
     config = {**hf.hf_config(tiny_llama(vocab=96, names="hf_llama", **GEMMA2)), **change}
     with pytest.raises(ValueError, match=re.escape(message)):
         hf.config_from_hf(config, generate=16)
+
+
+def test_phi3_longrope_config():
+    """Phi-3.5-mini's rope_scaling: the type and both factor lists, with
+    original_max_position_embeddings and max_position_embeddings beside
+    it (their ratio the factor); read back as written."""
+    config = {**hf.hf_config(GEN["phi3"].replace(names="hf_llama")),
+              "rope_scaling": {"type": "longrope", "short_factor": [1.5] * 8, "long_factor": [2.0] * 8},
+              "original_max_position_embeddings": 4096, "max_position_embeddings": 131072}
+    cfg = hf.config_from_hf(config, generate=4096)
+    assert cfg.rope_scaling_params == {"rope_type": "longrope", "short_factor": [1.5] * 8,
+                                       "long_factor": [2.0] * 8, "factor": 32.0,
+                                       "original_max_position_embeddings": 4096}
+    assert rope_attention_factor(cfg.rope_scaling_params) == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+    written = hf.hf_config(cfg)
+    assert written["rope_scaling"] == config["rope_scaling"]
+    assert (written["original_max_position_embeddings"], written["max_position_embeddings"]) == (4096, 131072)
+    assert hf.config_from_hf(written, generate=4096) == cfg
+    # Without a config's own original positions: the object's factor, over
+    # max_position_embeddings; an attention factor given wins.
+    del config["original_max_position_embeddings"]
+    config["rope_scaling"] = {**config["rope_scaling"], "factor": 4.0, "attention_factor": 1.25}
+    cfg = hf.config_from_hf(config, generate=64)
+    assert cfg.rope_scaling_params["original_max_position_embeddings"] == 131072
+    assert rope_attention_factor(cfg.rope_scaling_params) == 1.25
 
 
 def test_gemma_config_defaults():

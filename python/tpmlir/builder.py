@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .config import ModelConfig
+from .config import ModelConfig, rope_attention_factor
 from .ir import Emitter, Val
 from .params import (arg_specs, checkpoint_name, checkpoint_shapes, function_arg_specs, input_name,
                      result_specs)
@@ -126,10 +126,14 @@ class _Builder:
     def rope_table_pair(self, theta: float, scaling: dict, suffix: str) -> tuple[Val, Val]:
         """cos/sin [S, Dh] at positions pos .. pos+S-1, computed as Hugging Face
         does in fp32: inv_freq_j = 1 / theta^(2j/Dh), angle = position * inv_freq,
-        each frequency used for both halves (rotate_half)."""
+        each frequency used for both halves (rotate_half). longrope: 1 /
+        (short_factor_j * theta^(2j/Dh)), cos and sin times its attention
+        factor."""
         cfg, ir = self.cfg, self.ir
         dh = cfg.head_dim
         ins = [(self.args["pos"], ())] if self.function == "decode" else []
+        factors = scaling.get("short_factor") if scaling.get("rope_type") == "longrope" else None
+        attention = rope_attention_factor(scaling)
 
         def table(fn):
             def body(b, *args):
@@ -142,10 +146,24 @@ class _Builder:
                 j = b(f"arith.remui {b('linalg.index 1 : index')}, {half} : index")
                 two_j = b(f"arith.index_cast {b(f'arith.muli {j}, {two} : index')} : index to i64")
                 exponent = b.div(b(f"arith.sitofp {two_j} : i64 to f32"), b.const(float(dh)))
-                inv_freq = b.div(b.const(1.0), b(f"math.powf {b.const(theta)}, {exponent} : f32"))
-                return b.math(fn, b.mul(position, self.scale_inv_freq(b, inv_freq, scaling)))
+                power = b(f"math.powf {b.const(theta)}, {exponent} : f32")
+                if factors:
+                    power = b.mul(self.pick(b, j, factors), power)
+                inv_freq = b.div(b.const(1.0), power)
+                value = b.math(fn, b.mul(position, self.scale_inv_freq(b, inv_freq, scaling)))
+                return b.mul(value, b.const(attention)) if attention != 1.0 else value
             return ir.generic(f"rope_{fn}{suffix}", ins, 2, (self.seq, dh), range(2), (), body)
         return table("cos"), table("sin")
+
+    @staticmethod
+    def pick(b, j: str, values: list) -> str:
+        """values[j] for an index j, as selects over constants: a table of
+        constants would be a weight to tp-shard and the runtime."""
+        out = b.const(values[-1])
+        for k in range(len(values) - 2, -1, -1):
+            at = b(f"arith.cmpi eq, {j}, {b(f'arith.constant {k} : index')} : index")
+            out = b(f"arith.select {at}, {b.const(values[k])}, {out} : f32")
+        return out
 
     @staticmethod
     def scale_inv_freq(b, inv: str, scaling: dict) -> str:

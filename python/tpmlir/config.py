@@ -27,7 +27,29 @@ _CHOICES = {
 _ROPE_SCALING_FIELDS = {
     "linear": ("factor",),
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    # Phi-3's: per-frequency factors, cos and sin scaled by an attention factor.
+    "longrope": ("factor", "original_max_position_embeddings"),
 }
+
+
+def _positive_numbers(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0 for v in value)
+
+
+def rope_attention_factor(scaling: dict) -> float:
+    """What longrope multiplies cos and sin by (1 for the other scalings):
+    its attention_factor, or as transformers' _compute_longrope_parameters
+    derives it from the factor, sqrt(1 + ln(factor) / ln(original max
+    positions)) when the factor is above 1."""
+    if scaling.get("rope_type") != "longrope":
+        return 1.0
+    if "attention_factor" in scaling:
+        return float(scaling["attention_factor"])
+    factor = scaling["factor"]
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1 + math.log(factor) / math.log(scaling["original_max_position_embeddings"]))
 
 
 def rope_scaling_json(scaling) -> str:
@@ -35,7 +57,9 @@ def rope_scaling_json(scaling) -> str:
     ModelConfig.rope_scaling: JSON of the kind ("rope_type", or "type" as
     older configs say) and the fields that kind reads; "" for none (null, {}
     or "default"). A kind that changes more than the frequencies (yarn,
-    dynamic, longrope) is refused."""
+    dynamic) is refused. longrope's factor is the one its attention factor
+    comes from (Phi-3: max_position_embeddings over the original, which
+    hf.py puts in the object)."""
     if not scaling:
         return ""
     if not isinstance(scaling, dict):
@@ -52,6 +76,20 @@ def rope_scaling_json(scaling) -> str:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"rope_scaling {field!r} must be a positive number, not {value!r}")
         out[field] = value
+    if kind == "longrope":
+        for field in ("short_factor", "long_factor"):
+            if not _positive_numbers(scaling.get(field)):
+                raise ValueError(f"rope_scaling {field!r} must be a list of positive numbers, "
+                                 f"not {scaling.get(field)!r}")
+            out[field] = scaling[field]
+        if len(out["short_factor"]) != len(out["long_factor"]):
+            raise ValueError("rope_scaling short_factor and long_factor must be as long")
+        attention = scaling.get("attention_factor")
+        if attention is not None:
+            if isinstance(attention, bool) or not isinstance(attention, (int, float)) or not attention > 0:
+                raise ValueError(f"rope_scaling 'attention_factor' must be a positive number, "
+                                 f"not {attention!r}")
+            out["attention_factor"] = attention
     if kind == "llama3" and not out["high_freq_factor"] > out["low_freq_factor"]:
         raise ValueError(f"rope_scaling high_freq_factor ({out['high_freq_factor']}) must be "
                          f"more than low_freq_factor ({out['low_freq_factor']})")
@@ -297,6 +335,16 @@ class ModelConfig:
         if self.rope_scaling and not self.rope:
             raise ValueError("rope_scaling is an option of rope")
         rope_scaling_json(self.rope_scaling_params)
+        scaling = self.rope_scaling_params
+        if scaling.get("rope_type") == "longrope":
+            if len(scaling["short_factor"]) != self.head_dim // 2:
+                raise ValueError(f"rope_scaling longrope has {len(scaling['short_factor'])} factors "
+                                 f"for a head_dim of {self.head_dim}; it needs {self.head_dim // 2}")
+            positions, original = max(self.generate, self.seq), scaling["original_max_position_embeddings"]
+            if positions > original:  # transformers then turns to long_factor for every position
+                raise ValueError(f"rope_scaling longrope: {positions} positions pass "
+                                 f"original_max_position_embeddings {original}, past which the "
+                                 f"long factors apply to the whole sequence; serve {original} at most")
         if not _positive(self.sliding_window) and (self.sliding_window or self.sliding_layers):
             raise ValueError(f"sliding_window must be a positive integer with sliding_layers, "
                              f"got {self.sliding_window!r}")

@@ -227,6 +227,22 @@ def _caps(hf: dict, attn: float, final: float) -> dict:
                 logit_softcap=_unless_null(hf, "final_logit_softcapping", float, final) or 0.0)
 
 
+def _longrope(hf: dict, scaling: dict) -> dict:
+    """longrope's original positions and factor as transformers'
+    _compute_longrope_parameters takes them: a config's own
+    original_max_position_embeddings (Phi-3's) wins, the factor then its
+    max_position_embeddings over that; else the object's factor, its
+    positions max_position_embeddings."""
+    out = dict(scaling)
+    original = _get(hf, "original_max_position_embeddings", int, None)
+    if original is not None:
+        out["original_max_position_embeddings"] = original
+        out["factor"] = _get(hf, "max_position_embeddings", int, original) / original
+    elif "original_max_position_embeddings" not in out:
+        out["original_max_position_embeddings"] = _get(hf, "max_position_embeddings", int)
+    return out
+
+
 def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = None) -> dict:
     """rope_theta and rope_scaling (with local_theta, the default of the
     sliding layers' base: rope_local_theta too), as transformers 5 writes
@@ -244,6 +260,8 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
         if rotary != 1.0:
             raise ValueError(f"partial_rotary_factor {rotary:g} (RoPE over part of a head) is not supported")
         scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")}
+        if scaling.get("rope_type", scaling.get("type")) == "longrope":
+            scaling = _longrope(hf, scaling)
         return _get(params, "rope_theta", float, default), rope_scaling_json(scaling)
 
     try:
@@ -323,6 +341,23 @@ def _gemma(hf: dict, model_type: str) -> dict:
     return dict(fields, qk_norm=True, **_rope(hf, model_type, 1e6, 10000.0), **_caps(hf, 0.0, 0.0), **sliding)
 
 
+def _rope_scaling_fields(cfg: ModelConfig) -> dict:
+    """rope_scaling as a config.json holds it; longrope as Phi-3's do: the
+    type and the two factor lists in the object, the original positions
+    and those the factor stretches them to beside it."""
+    scaling = cfg.rope_scaling_params
+    if scaling.get("rope_type") != "longrope":
+        return {"rope_scaling": scaling}
+    original = scaling["original_max_position_embeddings"]
+    out = {"rope_scaling": {"type": "longrope", "short_factor": scaling["short_factor"],
+                            "long_factor": scaling["long_factor"]},
+           "original_max_position_embeddings": original,
+           "max_position_embeddings": round(scaling["factor"] * original)}
+    if "attention_factor" in scaling:
+        out["rope_scaling"]["attention_factor"] = scaling["attention_factor"]
+    return out
+
+
 def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     """The config.json of `cfg` (names hf_gpt2 or hf_llama); model_type picks
     llama, qwen2, qwen3, mistral, phi3, gemma, gemma2 or gemma3_text for the
@@ -369,7 +404,7 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
            "rope_theta": cfg.rope_theta, "max_position_embeddings": max(cfg.generate, cfg.seq, 2048),
            "hidden_act": "silu", "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.rope_scaling:
-        out["rope_scaling"] = cfg.rope_scaling_params
+        out.update(_rope_scaling_fields(cfg))
     if model_type in ("mistral", "phi3"):  # a window on every layer, or none
         if cfg.sliding_layers not in ((), tuple(range(cfg.layers))) or cfg.rope_local_theta:
             raise ValueError(f"{model_type} slides every layer or none, with one RoPE base")
@@ -425,7 +460,7 @@ def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
            "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": cfg.tie_embeddings,
            "attention_bias": False}
     if cfg.rope_scaling:
-        out["rope_scaling"] = cfg.rope_scaling_params
+        out.update(_rope_scaling_fields(cfg))
     if not first:
         out.update(query_pre_attn_scalar=cfg.query_pre_attn_scalar or cfg.head_dim,
                    attn_logit_softcapping=cfg.attn_softcap or None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import ModelConfig
+from .config import ModelConfig, rope_attention_factor
 from .params import as_checkpoint, as_graph, input_name, input_shape, param_specs
 
 MASK_VALUE = np.float32(-1e9)
@@ -19,11 +19,15 @@ def rope_inv_freq(cfg: ModelConfig, layer: int, dtype=np.float32) -> np.ndarray:
     """RoPE's Dh/2 inverse frequencies of a layer, 1 / theta^(2j/Dh), scaled
     as its rope_scaling says (cfg.rope_of_layer), computed in `dtype` in the
     order of Hugging Face's _compute_linear_scaling_rope_parameters /
-    _compute_llama3_parameters (the builder's graph computes the same steps in f32)."""
+    _compute_llama3_parameters / _compute_longrope_parameters, with its short
+    factors (the builder's graph computes the same steps in f32)."""
     t = dtype
     theta, scaling = cfg.rope_of_layer(layer)
-    inv = t(1.0) / np.power(t(theta), np.arange(0, cfg.head_dim, 2).astype(t) / t(cfg.head_dim))
     kind = scaling.get("rope_type")
+    power = np.power(t(theta), np.arange(0, cfg.head_dim, 2).astype(t) / t(cfg.head_dim))
+    if kind == "longrope":
+        return (t(1.0) / (np.asarray(scaling["short_factor"], dtype=t) * power)).astype(t)
+    inv = t(1.0) / power
     if kind == "linear":
         return inv / t(scaling["factor"])
     if kind != "llama3":
@@ -44,7 +48,8 @@ def rope_tables(cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     inv_freq = rope_inv_freq(cfg, 0, np.float64)  # one pair: no second base (rope_tables_in_graph)
     angles = np.outer(np.arange(cfg.seq, dtype=np.float64), inv_freq)
     angles = np.concatenate([angles, angles], axis=-1)
-    return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    attention = rope_attention_factor(cfg.rope_of_layer(0)[1])
+    return (attention * np.cos(angles)).astype(np.float32), (attention * np.sin(angles)).astype(np.float32)
 
 
 def random_weights(cfg: ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
@@ -249,7 +254,8 @@ def rope_at(cfg: ModelConfig, pos: int, length: int, layer: int) -> tuple[np.nda
     rotary embedding)."""
     angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg, layer)[None, :]
     angles = np.concatenate([angles, angles], axis=-1)
-    return np.cos(angles), np.sin(angles)
+    attention = np.float32(rope_attention_factor(cfg.rope_of_layer(layer)[1]))
+    return np.cos(angles) * attention, np.sin(angles) * attention
 
 
 def empty_caches(cfg: ModelConfig) -> list[np.ndarray]:

@@ -74,6 +74,26 @@ def _scaled_inv_freq(inv_freq: torch.Tensor, scaling: dict) -> torch.Tensor:
     return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
 
 
+def _longrope(config: dict, scaling: dict, base: float, dim: int):
+    """transformers' _compute_longrope_parameters and its dynamic update:
+    the short and the long inverse frequencies, the attention factor cos
+    and sin are multiplied by, and the positions past which the long ones
+    apply (to the whole sequence)."""
+    factor = scaling.get("factor")
+    if config.get("original_max_position_embeddings"):  # Phi-3's
+        original = config["original_max_position_embeddings"]
+        factor = config["max_position_embeddings"] / original
+    else:
+        original = config["max_position_embeddings"]
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        attention = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    shape = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    inv = [1.0 / (torch.tensor(scaling[f], dtype=torch.float32) * base ** shape)
+           for f in ("short_factor", "long_factor")]
+    return inv[0], inv[1], attention, original
+
+
 def _rope_parameters(config: dict, layer_type: str) -> dict:
     """transformers 5's rope_parameters for the layers of `layer_type` ({}
     when the config has none)."""
@@ -142,7 +162,13 @@ class Llama:
         # type for Gemma 3), older versions as rope_theta and rope_scaling.
         params = _rope_parameters(config, "full_attention")
         theta = params.get("rope_theta", config.get("rope_theta", 10000.0))
-        self.inv_freq = _scaled_inv_freq(self._inv_freq(theta), params or config.get("rope_scaling") or {})
+        scaling = params or config.get("rope_scaling") or {}
+        self.long_inv_freq, self.attention_scaling = None, 1.0
+        if scaling.get("rope_type", scaling.get("type")) == "longrope":
+            self.inv_freq, self.long_inv_freq, self.attention_scaling, self.original = _longrope(
+                config, scaling, theta, self.dh)
+        else:
+            self.inv_freq = _scaled_inv_freq(self._inv_freq(theta), scaling)
         # MistralConfig's default window is 4096; Phi-3's none.
         self.window = (config.get("sliding_window", 4096) if config["model_type"] == "mistral"
                        else config.get("sliding_window") if config["model_type"] == "phi3" else None)
@@ -176,9 +202,10 @@ class Llama:
         b, s = ids.shape
         past_len = past[0][0].shape[2] if past else 0
         positions = torch.arange(past_len, past_len + s).float()
-        freqs = positions[:, None] * self.inv_freq[None, :]
+        long = self.long_inv_freq is not None and past_len + s > self.original
+        freqs = positions[:, None] * (self.long_inv_freq if long else self.inv_freq)[None, :]
         emb = torch.cat([freqs, freqs], dim=-1)
-        cos, sin = emb.cos(), emb.sin()
+        cos, sin = emb.cos() * self.attention_scaling, emb.sin() * self.attention_scaling
         h = self.w["model.embed_tokens.weight"][ids]
         group = self.heads // self.kv_heads
         present = []

@@ -10,7 +10,9 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       8 frequencies of a head 3 stay, 1 is blended and 4 are divided by the
       factor; qwen3: 4 heads of 32 over a hidden size of 64, q_norm and
       k_norm, tied head; phi3: 4 heads, q|k|v fused in qkv_proj and gate|up
-      in gate_up_proj; gemma2: 4 heads of 32 over 2 kv heads, norms
+      in gate_up_proj, Phi-3.5's longrope (8 short and long factors, the
+      original S_MAX positions stretched 32-fold: cos and sin times
+      sqrt(2)); gemma2: 4 heads of 32 over 2 kv heads, norms
       scaling by 1 + weight before and after the attention and the MLP,
       embeddings times sqrt(64), GeGLU, scores scaled by 24 ** -0.5 and
       capped at 20, logits capped at 10, tied head; gemma3: as gemma2
@@ -51,7 +53,11 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
     elif family == "llama":
         cfg = tiny_llama(vocab=vocab, names="hf_llama")
     elif family == "phi3":
-        cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused")
+        longrope = {"rope_type": "longrope", "short_factor": [1.0, 1.1, 1.3, 1.7, 2.2, 3.0, 4.5, 6.0],
+                    "long_factor": [1.0, 2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0], "factor": 32.0,
+                    "original_max_position_embeddings": s_max}
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused",
+                         rope_scaling=json.dumps(longrope))
     elif family == "qwen3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, qk_norm=True, tie_embeddings=True)
     elif family == "mistral":
