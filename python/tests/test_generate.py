@@ -17,7 +17,7 @@ from tpmlir.builder import build_mlir
 from tpmlir.checkpoint import load_model_dir, read_safetensors_names, save_model_dir
 from tpmlir.compare import padded_difference
 from tpmlir.config import ModelConfig, rope_attention_factor, tiny_gpt2, tiny_llama
-from tpmlir.execute import run_generate
+from tpmlir.execute import prompt_calls, run_generate
 from tpmlir.params import cache_specs, checkpoint_names, function_arg_specs, result_specs
 
 STEPS = 4
@@ -392,6 +392,43 @@ def test_mlir_generation(mlir_runner, name, attention):
     tids, tlogits = torch_reference.greedy_generate(model, prompt, STEPS)
     np.testing.assert_array_equal(got_ids, tids)
     assert relative(got_logits, tlogits) < 1e-4
+
+
+# Models whose caches hold every position (no ring), chunked.
+CHUNKED = ("gpt2", "llama_gqa", "phi3_longrope", "gemma", "gemma2", "qwen3")
+
+
+@pytest.mark.parametrize("attention", ["seen", "masked"])
+@pytest.mark.parametrize("name", CHUNKED)
+def test_chunked_prefill(mlir_runner, name, attention):
+    """A prompt of 7 past @prefill's 4: @extend over positions 3 .. 6 (3
+    again, so that the chunk ends at the prompt's end) gives the ids and
+    logits of one prefill over all 7."""
+    cfg = GEN[name].replace(decode_attention=attention, chunked_prefill=True)
+    w = weights_for(cfg)
+    prompt = np.random.default_rng(7).integers(0, cfg.vocab, (cfg.batch, 7))
+    assert prompt_calls(7, cfg.seq) == [("prefill", 0), ("extend", 3)]
+    got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
+    ids, logits = reference.generate(cfg.replace(seq=7, chunked_prefill=False), w, prompt, STEPS)
+    assert min_gap(logits) > 1e-3
+    np.testing.assert_array_equal(got_ids, ids)
+    assert relative(got_logits, logits) < 1e-4
+
+
+def test_chunked_prefill_graph():
+    """@extend takes the chunk's ids and its first position, reads the
+    cache's rows [0, pos + 4) and masks the keys past each query's own."""
+    text = build_mlir(GEN["llama_gqa"].replace(chunked_prefill=True))
+    extend = text[text.index("func.func @extend("):]
+    assert re.search(r'tensor<2x4xi64> \{tp.name = "ids"\},\s+%\w+: tensor<i64> \{tp.name = "pos"\}', extend)
+    assert "%chunk = arith.constant 4 : index" in extend
+    assert re.search(r"tensor.extract_slice %\w+\[0, 0, 0, 0\] \[2, 2, %seen, 16\]", extend)
+    assert extend.count("arith.cmpi sgt") == 2  # one mask per layer
+    assert "func.func @extend(" not in build_mlir(GEN["llama_gqa"])
+    with pytest.raises(ValueError, match="chunked_prefill is an option of generate"):
+        tiny_llama(chunked_prefill=True)
+    with pytest.raises(ValueError, match="chunked_prefill over a sliding window's ring cache"):
+        GEN["mistral_window"].replace(chunked_prefill=True)
 
 
 # -- Hugging Face model directories ---------------------------------------------------

@@ -131,7 +131,7 @@ class _Builder:
         factor."""
         cfg, ir = self.cfg, self.ir
         dh = cfg.head_dim
-        ins = [(self.args["pos"], ())] if self.function == "decode" else []
+        ins = [(self.args["pos"], ())] if "pos" in self.args else []
         factors = scaling.get("short_factor") if scaling.get("rope_type") == "longrope" else None
         attention = rope_attention_factor(scaling)
 
@@ -196,6 +196,13 @@ class _Builder:
         b, s, kvh, dh = x.shape
         wide = self.ir.broadcast(x, (b, s, kvh, self.cfg.group, dh), [3], hint + "_bcast")
         return self.ir.collapse(wide, [[0], [1], [2, 3], [4]], hint)
+
+    def repeat_cached(self, x: Val, hint: str) -> Val:
+        """A cache's [B, KVH, L, Dh] -> [B*H, L, Dh], as repeat_kv then
+        to_heads would make it."""
+        b, kvh, length, dh = x.shape
+        wide = self.ir.broadcast(x, (b, kvh, self.cfg.group, length, dh), [2], hint + "_bcast")
+        return self.ir.collapse(wide, [[0, 1, 2], [3], [4]], hint)
 
     def to_heads(self, x: Val, hint: str) -> Val:
         """[B, S, H, Dh] -> [B*H, S, Dh]."""
@@ -290,7 +297,7 @@ class _Builder:
         # the query; a window no position reaches changes nothing. @decode's
         # sliding layers keep their window alone, a ring (update_cache):
         # every key there is one to attend to.
-        window = cfg.window_of_layer(i) if self.function != "decode" else 0
+        window = cfg.window_of_layer(i) if "pos" not in self.args else 0  # @extend: no ring
         if window >= self.seq:
             window = 0
         if self.function == "decode":
@@ -312,6 +319,16 @@ class _Builder:
                 k_all, v_all = (ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen")
                                 for t, n in ((k_all, "k"), (v_all, "v")))
             kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
+        elif self.function == "extend":
+            # A chunk's S queries over the cache's positions [0, pos + S)
+            # (all S_max, masked), each kv head repeated for its query heads
+            # as a prompt's are (a chunk is compute-bound, as @prefill).
+            if cfg.decode_attention == "seen":
+                seen = (B, KVH, self.seen, Dh)
+                k_all, v_all = (ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen")
+                                for t, n in ((k_all, "k"), (v_all, "v")))
+            qh = self.to_heads(q, f"{p}_qh")
+            kh, vh = (self.repeat_cached(t, f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         else:
             # A prompt attends to itself: its keys and values are all there is.
             if KVH != H:
@@ -324,7 +341,7 @@ class _Builder:
         if cfg.attn_softcap:
             scores = self.softcap(scores, cfg.attn_softcap, f"{p}_capped")
         # @decode reading the keys written so far only: nothing to mask.
-        if cfg.causal and self.function != "decode":
+        if cfg.causal and "pos" not in self.args:
             def mask(b, s, o):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
                 hidden = b(f"arith.cmpi ugt, {col}, {row} : index")
@@ -333,6 +350,14 @@ class _Builder:
                     hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi ule, {reach}, {row} : index')} : i1")
                 return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
+        elif self.function == "extend":
+            def mask_chunk(b, s, pos, o):  # keys past the query's position pos + row
+                row = b(f"arith.index_cast {b('linalg.index 1 : index')} : index to i64")
+                limit = b(f"arith.addi {pos}, {row} : i64")
+                col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
+                hidden = b(f"arith.cmpi sgt, {col}, {limit} : i64")
+                return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_chunk)
         elif self.function == "decode" and cfg.decode_attention == "masked":
             def mask_by_pos(b, s, pos, o):  # rows not written yet (a ring's too)
                 col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
@@ -452,14 +477,15 @@ class _Builder:
         return "\n".join(out)
 
     def build_step(self) -> list[Val]:
-        """@prefill's or @decode's body; returns its results (result_specs order)."""
+        """@prefill's, @decode's or @extend's body; returns its results
+        (result_specs order)."""
         cfg, ir = self.cfg, self.ir
-        if self.function == "decode":
+        if "pos" in self.args:
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
             self.seen = cfg.generate  # "masked": all S_max positions
             if cfg.decode_attention == "seen":
-                one = ir.scalar("c1", "arith.constant 1 : index")
-                self.seen = ir.scalar("seen", f"arith.addi {self.pos}, {one} : index")
+                count = ir.scalar("c1" if self.seq == 1 else "chunk", f"arith.constant {self.seq} : index")
+                self.seen = ir.scalar("seen", f"arith.addi {self.pos}, {count} : index")
         if cfg.rope_tables_in_graph:
             self.rope_tables = self.make_rope_tables()
         x = self.embed()
@@ -523,7 +549,7 @@ def _build_generate(cfg: ModelConfig, inline: dict | None) -> str:
     maps: dict[str, str] = {}
     names = [n for n, _ in result_specs(cfg)]
     functions = []
-    for function in ("prefill", "decode"):
+    for function in ("prefill", "decode") + (("extend",) if cfg.chunked_prefill else ()):
         b = _Builder(cfg, function, maps)
         results = b.build_step()
         functions += b.function_text(results, names, _check_inline(cfg, inline, b.args))
@@ -552,7 +578,8 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 _LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "norm_plus_one", "embed_scale", "post_norms",
                  "query_pre_attn_scalar", "attn_softcap", "logit_softcap", "positions", "rope_theta",
                  "rope_scaling", "sliding_window", "sliding_layers", "rope_local_theta", "qkv_bias", "generate",
-                 "keep_logits", "pad_vocab", "eos_token_ids", "decode_attention", "names", "name_prefix")
+                 "keep_logits", "pad_vocab", "eos_token_ids", "decode_attention", "chunked_prefill", "names",
+                 "name_prefix")
 
 
 def describe(cfg: ModelConfig) -> str:

@@ -195,6 +195,11 @@ class ModelConfig:
     # masked (static shapes: no size depends on pos, as capturing a step in
     # a CUDA graph needs; the reads grow with S_max).
     decode_attention: str = "seen"
+    # Also @extend(ids [B, seq], pos, caches): the prompt's next seq tokens at
+    # positions pos .. pos+seq-1 over the cache written before them, so that
+    # a prompt longer than seq runs in chunks of seq (the last one ending at
+    # the prompt's end) rather than one @decode per token past the first seq.
+    chunked_prefill: bool = False
     # The weights' names: tpmlir's own, or a Hugging Face checkpoint's
     # (GPT2LMHeadModel, LlamaForCausalLM / Qwen2ForCausalLM), see params.py.
     names: str = "tpmlir"
@@ -394,6 +399,11 @@ class ModelConfig:
             raise ValueError("eos_token_ids is an option of generate")
         if self.decode_attention != "seen" and not self.generate:
             raise ValueError("decode_attention is an option of generate")
+        if self.chunked_prefill and not self.generate:
+            raise ValueError("chunked_prefill is an option of generate")
+        if self.chunked_prefill and any(self.cache_length(i) < self.generate for i in range(self.layers)):
+            raise ValueError("chunked_prefill over a sliding window's ring cache (a window shorter "
+                             "than the positions served) is not supported")
         self._validate_names()
 
     def _validate_names(self) -> None:

@@ -93,21 +93,37 @@ def main_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray
     return "\n".join(lines)
 
 
+def prompt_calls(length: int, seq: int) -> list[tuple[str, int]]:
+    """The calls that run a prompt of `length` >= seq tokens, as tp-run makes
+    them: @prefill over [0, seq), then @extend over chunks of seq at their
+    first positions, the last chunk ending at the prompt's end (so it may
+    run positions the one before ran again)."""
+    calls, start = [("prefill", 0)], seq
+    while start < length:
+        calls.append(("extend", min(start, length - seq)))
+        start += seq
+    return calls
+
+
 def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.ndarray,
                      steps: int) -> str:
-    """A @main that runs @prefill on `prompt` with zeroed caches, then @decode
-    steps-1 times at positions seq, seq+1, ..., each on the ids and caches the
+    """A @main that runs @prefill on `prompt` with zeroed caches (and
+    @extend over the rest of a longer prompt, prompt_calls), then @decode
+    steps-1 times at the positions after it, each on the ids and caches the
     step before returned, and prints every step's next ids (and logits)."""
     lines = ["func.func private @printMemrefF32(memref<*xf32>)",
              "func.func private @printMemrefI64(memref<*xi64>)", "func.func @main() {"]
     values: dict[str, str] = {}  # argument name -> SSA value
     types: dict[str, str] = {}
+    prompt = np.asarray(prompt)
+    length = prompt.shape[1]
+    calls = prompt_calls(length, cfg.seq)
     for name, shape in function_arg_specs(cfg, "prefill"):
         if name.startswith("cache."):
             a = np.zeros(shape, dtype=np.float32)
             constant = f"dense<0.0> : {tensor_type(shape)}"
         else:
-            a = np.asarray(prompt if name == "ids" else weights[name])
+            a = np.asarray(prompt[:, :cfg.seq] if name == "ids" else weights[name])
             a = a if a.dtype.kind in "iu" else a.astype(np.float32)
             if a.shape != shape:
                 raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
@@ -116,17 +132,26 @@ def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: n
         lines.append(f"  {values[name]} = arith.constant {constant}")
     results = result_specs(cfg)
     result_types = [tensor_type(shape, "i64" if name == "next_ids" else "f32") for name, shape in results]
-    for t in range(steps):
-        function = "prefill" if t == 0 else "decode"
-        if t:
+    for n, (_, start) in enumerate(calls[1:]):  # the prompt's chunks after the first
+        chunk = _dense(prompt[:, start:start + cfg.seq])
+        lines += [f"  %chunk{n} = arith.constant {chunk}", f"  %start{n} = arith.constant dense<{start}> : tensor<i64>"]
+    first_new = len(calls) - 1  # the call whose next ids are the first new ones
+    calls += [("decode", length + t - 1) for t in range(1, steps)]
+    for t, (function, start) in enumerate(calls):
+        if function == "extend":
+            values["ids"], types["ids"] = f"%chunk{t - 1}", tensor_type(prompt[:, :cfg.seq].shape, "i64")
+            values["pos"], types["pos"] = f"%start{t - 1}", "tensor<i64>"
+        elif function == "decode":
             values["pos"], types["pos"] = f"%pos{t}", "tensor<i64>"
-            lines.append(f"  %pos{t} = arith.constant dense<{cfg.seq + t - 1}> : tensor<i64>")
+            lines.append(f"  %pos{t} = arith.constant dense<{start}> : tensor<i64>")
         names = [n for n, _ in function_arg_specs(cfg, function)]
         lines.append(f"  %r{t}:{len(results)} = func.call @{function}({', '.join(values[n] for n in names)}) "
                      f": ({', '.join(types[n] for n in names)}) -> ({', '.join(result_types)})")
         for j, ((name, _), rtype) in enumerate(zip(results, result_types)):
             if name.startswith("cache."):
                 values[name] = f"%r{t}#{j}"
+                continue
+            if t < first_new:
                 continue
             elem = "i64" if name == "next_ids" else "f32"
             memref_t = rtype.replace("tensor<", "memref<")
@@ -192,14 +217,18 @@ def run_generate(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.nd
                  prefix: str | None = None, timeout: float = 300
                  ) -> tuple[np.ndarray, np.ndarray | None]:
     """Compile the @prefill and @decode of `build_mlir(cfg)` (cfg.generate > 0)
-    with upstream MLIR and generate `steps` tokens greedily (one prefill,
-    steps-1 decodes); returns the ids [B, steps] (int64) and, with
+    with upstream MLIR and generate `steps` tokens greedily (one prefill, and
+    @extend over a prompt longer than cfg.seq, then steps-1 decodes); returns the ids [B, steps] (int64) and, with
     cfg.keep_logits, the logits each came from [B, steps, vocab_rows], else None."""
     if not cfg.generate:
         raise ValueError("run_generate needs a generating config (generate = S_max > 0)")
-    if steps < 1 or cfg.seq + steps - 1 > cfg.generate:
-        raise ValueError(f"{steps} new tokens after a prompt of {cfg.seq} do not fit the "
+    length = np.asarray(prompt).shape[1]
+    if steps < 1 or length + steps - 1 > cfg.generate:
+        raise ValueError(f"{steps} new tokens after a prompt of {length} do not fit the "
                          f"cache of {cfg.generate}")
+    if length != cfg.seq and not (length > cfg.seq and cfg.chunked_prefill):
+        raise ValueError(f"a prompt of {length} tokens: the model takes {cfg.seq} "
+                         f"(more with chunked_prefill)")
     out = _lower_and_run(build_mlir(cfg), generate_wrapper(cfg, weights, prompt, steps), prefix, timeout)
     printed = out.split("Unranked Memref")[1:]
     per_step = 2 if cfg.keep_logits else 1

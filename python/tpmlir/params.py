@@ -146,14 +146,18 @@ def cache_specs(cfg: ModelConfig) -> list[Spec]:
 
 
 def function_arg_specs(cfg: ModelConfig, function: str) -> list[Spec]:
-    """Arguments of @prefill (ids [B, S]) or @decode (ids [B, 1], pos []):
-    the inputs, the caches, then the weights. `pos` is a rank-0 i64 tensor."""
+    """Arguments of @prefill (ids [B, S]), @decode (ids [B, 1], pos []) or
+    @extend (ids [B, S], pos []): the inputs, the caches, then the weights.
+    `pos` is a rank-0 i64 tensor."""
     if function == "prefill":
         inputs = [("ids", (cfg.batch, cfg.seq))]
     elif function == "decode":
         inputs = [("ids", (cfg.batch, 1)), ("pos", ())]
+    elif function == "extend" and cfg.chunked_prefill:
+        inputs = [("ids", (cfg.batch, cfg.seq)), ("pos", ())]
     else:
-        raise ValueError(f"no function {function!r}; a generating model has prefill and decode")
+        raise ValueError(f"no function {function!r}; a generating model has prefill and decode "
+                         f"(and extend with chunked_prefill)")
     return inputs + cache_specs(cfg) + param_specs(cfg)
 
 

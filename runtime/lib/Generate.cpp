@@ -116,7 +116,8 @@ static GenerationCall callOf(const ManifestFunction &function,
 
 Expected<GenerationSignature> generationSignature(
     const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
-    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs) {
+    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs,
+    const ManifestFunction *extend, const std::vector<size_t> &extendInputs) {
   std::vector<std::string> errors;
   std::vector<Unfilled> unfilled;
   GenerationSignature s;
@@ -124,6 +125,9 @@ Expected<GenerationSignature> generationSignature(
       callOf(prefill, prefillInputs, /*takesPosition=*/false, errors, unfilled);
   s.decode =
       callOf(decode, decodeInputs, /*takesPosition=*/true, errors, unfilled);
+  if (extend)
+    s.extend =
+        callOf(*extend, extendInputs, /*takesPosition=*/true, errors, unfilled);
   // One line for all of them: a checkpoint left out makes every weight one.
   if (!unfilled.empty()) {
     const Unfilled &first = unfilled.front();
@@ -174,6 +178,22 @@ Expected<GenerationSignature> generationSignature(
                          "cut");
     if (s.prefill.caches.size() != s.decode.caches.size() && errors.empty())
       errors.push_back("@prefill and @decode update different caches");
+    if (s.extend) {
+      const std::vector<int64_t> &chunk = extend->args[s.extend->tokens].shape;
+      if (chunk != ids)
+        errors.push_back("@extend takes token ids " + formatShape(chunk) +
+                         ", not " + formatShape(ids) + " (@prefill's)");
+      for (size_t i : s.extend->caches)
+        if (std::none_of(s.decode.caches.begin(), s.decode.caches.end(),
+                         [&](size_t j) {
+                           return sameTensor(extend->args[i], decode.args[j]);
+                         }))
+          errors.push_back("@extend's cache '" + extend->args[i].name +
+                           "' is not a cache of @decode of the same shape "
+                           "and cut");
+      if (s.extend->caches.size() != s.decode.caches.size() && errors.empty())
+        errors.push_back("@extend and @decode update different caches");
+    }
     s.vocab = prefill.args[s.prefill.tokens].vocab;
   }
   if (!errors.empty()) {
@@ -183,6 +203,22 @@ Expected<GenerationSignature> generationSignature(
     return Status(TPRT_ERR_INVALID_ARGUMENT, message);
   }
   return s;
+}
+
+std::vector<std::pair<size_t, int64_t>>
+promptCalls(const GenerationSignature &signature, int64_t length) {
+  std::vector<std::pair<size_t, int64_t>> calls;
+  int64_t chunk = signature.prefillLength, t = 0;
+  if (length >= chunk) {
+    calls.emplace_back(0, 0);
+    t = chunk;
+  }
+  if (t && signature.extend)
+    for (; t < length; t += chunk)
+      calls.emplace_back(2, std::min(t, length - chunk));
+  for (; t < length; ++t)
+    calls.emplace_back(1, t);
+  return calls;
 }
 
 std::optional<Prompt> readPrompt(const std::string &path,
@@ -272,8 +308,6 @@ generate(const LoadedModel &model, ModelArguments &arguments,
          int64_t newTokens, const std::vector<int64_t> &eos,
          const std::function<void()> &onFirstIds, bool replayDecode,
          const std::optional<DrawnIds> &drawn) {
-  const ManifestFunction &prefill = model.function(0);
-  const ManifestFunction &decode = model.function(1);
   const int64_t batch = signature.batch;
   if (drawn && !signature.returnsLogits())
     return Status(TPRT_ERR_INVALID_ARGUMENT,
@@ -320,9 +354,10 @@ generate(const LoadedModel &model, ModelArguments &arguments,
             function == 1 ? callDecode() : model.call(arguments, function);
         !status)
       return status;
-    const GenerationCall &call =
-        function == 0 ? signature.prefill : signature.decode;
-    const ManifestFunction &fn = function == 0 ? prefill : decode;
+    const GenerationCall &call = function == 0   ? signature.prefill
+                                 : function == 1 ? signature.decode
+                                                 : *signature.extend;
+    const ManifestFunction &fn = model.function(function);
     if (call.logits) {
       width = fn.results[*call.logits].localShape[2];
       out.vocab = std::min(width, signature.vocab.value_or(width));
@@ -352,52 +387,44 @@ generate(const LoadedModel &model, ModelArguments &arguments,
                             ") (NaN logits? check the weights)");
     return ids;
   };
-  auto decodeStep = [&](const std::vector<int64_t> &ids,
-                        int64_t position) -> Expected<std::vector<int64_t>> {
-    const ManifestArg &tokens = decode.args[signature.decode.tokens];
-    const ManifestArg &pos = decode.args[*signature.decode.position];
-    std::vector<uint8_t> idBytes = encode(ids, tokens.dtype);
-    std::vector<uint8_t> posBytes = encode({position}, pos.dtype);
-    if (Status status =
-            arguments.write(1, signature.decode.tokens, idBytes.data());
+  // `function` over `ids` [B, its tokens] at `position` (@decode's and
+  // @extend's).
+  auto step = [&](size_t function, const std::vector<int64_t> &ids,
+                  int64_t position) -> Expected<std::vector<int64_t>> {
+    const ManifestFunction &fn = model.function(function);
+    const GenerationCall &call = function == 0   ? signature.prefill
+                                 : function == 1 ? signature.decode
+                                                 : *signature.extend;
+    std::vector<uint8_t> idBytes = encode(ids, fn.args[call.tokens].dtype);
+    if (Status status = arguments.write(function, call.tokens, idBytes.data());
         !status)
       return status;
-    if (Status status =
-            arguments.write(1, *signature.decode.position, posBytes.data());
-        !status)
-      return status;
-    return run(1, "@decode at position " + std::to_string(position));
+    if (call.position) {
+      std::vector<uint8_t> posBytes =
+          encode({position}, fn.args[*call.position].dtype);
+      if (Status status =
+              arguments.write(function, *call.position, posBytes.data());
+          !status)
+        return status;
+    }
+    return run(function,
+               "@" + fn.name +
+                   (call.position ? " at position " + std::to_string(position)
+                                  : std::string()));
   };
 
-  // The prompt: @prefill over its first prefillLength tokens, then @decode
-  // over the others (all of them for a shorter prompt).
-  int64_t prefilled =
-      prompt.length >= signature.prefillLength ? signature.prefillLength : 0;
+  // The prompt: @prefill, @extend and @decode calls (promptCalls).
   std::vector<int64_t> next;
-  if (prefilled) {
+  for (auto [function, first] : promptCalls(signature, prompt.length)) {
+    int64_t count = function == 1 ? 1 : signature.prefillLength;
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = 0; t < prefilled; ++t)
+      for (int64_t t = first; t < first + count; ++t)
         ids.push_back(prompt.ids[size_t(b * prompt.length + t)]);
-    const ManifestArg &tokens = prefill.args[signature.prefill.tokens];
-    std::vector<uint8_t> bytes = encode(ids, tokens.dtype);
-    if (Status status =
-            arguments.write(0, signature.prefill.tokens, bytes.data());
-        !status)
-      return status;
-    Expected<std::vector<int64_t>> ids0 = run(0, "@prefill");
+    Expected<std::vector<int64_t>> ids0 = step(function, ids, first);
     if (!ids0)
       return ids0.status();
     next = std::move(*ids0);
-  }
-  for (int64_t t = prefilled; t < prompt.length; ++t) {
-    std::vector<int64_t> ids;
-    for (int64_t b = 0; b < batch; ++b)
-      ids.push_back(prompt.ids[size_t(b * prompt.length + t)]);
-    Expected<std::vector<int64_t>> step = decodeStep(ids, t);
-    if (!step)
-      return step.status();
-    next = std::move(*step);
   }
   out.firstTokenSeconds = now() - start;
 
@@ -449,10 +476,10 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     std::vector<int64_t> fed;
     for (int64_t b = 0; b < batch; ++b)
       fed.push_back(sequences[size_t(b)].back());
-    Expected<std::vector<int64_t>> step = decodeStep(fed, position++);
-    if (!step)
-      return step.status();
-    next = std::move(*step);
+    Expected<std::vector<int64_t>> ids = step(1, fed, position++);
+    if (!ids)
+      return ids.status();
+    next = std::move(*ids);
     out.stepSeconds.push_back(now() - stepStart);
   }
   for (int64_t b = 0; b < batch; ++b) {

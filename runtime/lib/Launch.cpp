@@ -469,12 +469,13 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
             ": choose one with --function, or generate with --generate"};
   selected.clear();
   entries.clear();
-  for (const std::string &name : names) {
+  auto select = [&](const std::string &name, bool required) {
     const ManifestFunction *function = manifest_.find(name);
     if (!function) {
-      errors.push_back("'" + model + "' has no function '" + name +
-                       "' (it has " + functionNames(manifest_) + ")");
-      continue;
+      if (required)
+        errors.push_back("'" + model + "' has no function '" + name +
+                         "' (it has " + functionNames(manifest_) + ")");
+      return;
     }
     ModelLibrary::EntryFn entry = library->entry(function->symbol);
     if (!entry)
@@ -482,7 +483,11 @@ std::vector<std::string> LoadedModel::load(const LaunchFiles &files,
                        ", the entry of @" + name);
     selected.push_back(function);
     entries.push_back(entry);
-  }
+  };
+  for (const std::string &name : names)
+    select(name, true);
+  for (const std::string &name : files.optionalFunctions)
+    select(name, false);
   if (!errors.empty())
     return errors;
 

@@ -204,6 +204,10 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"world_size", r.worldSize},
       {"batch", r.batch},
       {"prompt_tokens", r.promptTokens},
+      {"prompt_calls",
+       {{"prefill", r.prefillCalls},
+        {"extend", r.extendCalls},
+        {"decode", r.promptDecodeCalls}}},
       {"new_tokens", r.newTokens},
       {"eos_token_ids", r.eosTokenIds},
       {"sampling",
@@ -279,9 +283,11 @@ std::string reportText(const GenerationReport &report) {
   os << line;
   std::snprintf(line, sizeof(line),
                 "  first token    %.3f ms (median of %d after %d warmup; "
-                "slowest rank)\n",
+                "slowest rank): @prefill %lld, @extend %lld, @decode %lld\n",
                 r["ttft_s"].get<double>() * 1e3, report.iterations,
-                report.warmup);
+                report.warmup, static_cast<long long>(report.prefillCalls),
+                static_cast<long long>(report.extendCalls),
+                static_cast<long long>(report.promptDecodeCalls));
   os << line;
   if (report.stepSeconds.empty())
     std::snprintf(line, sizeof(line),

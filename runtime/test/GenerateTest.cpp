@@ -8,11 +8,12 @@
 
 namespace {
 
-/// @prefill(ids [2, 4], cache.0.k, w) and @decode(ids [2, 1], pos,
-/// cache.0.k, w) at tp 2, the cache cut by kv heads and updated in place,
-/// as tp-compile writes a generating model.
+/// @prefill(ids [2, 4], cache.0.k, w), @decode(ids [2, 1], pos,
+/// cache.0.k, w) and @extend(ids [2, 4], pos, cache.0.k, w) at tp 2, the
+/// cache cut by kv heads and updated in place, as tp-compile writes a
+/// generating model.
 tprt::ManifestFunction function(const std::string &name) {
-  bool decode = name == "decode";
+  bool decode = name == "decode", positioned = name != "prefill";
   tprt::ManifestFunction f;
   f.name = name;
   f.symbol = "tp_model_" + name;
@@ -21,7 +22,7 @@ tprt::ManifestFunction function(const std::string &name) {
   ids.tokens = true;
   ids.vocab = 96;
   f.args.push_back(ids);
-  if (decode)
+  if (positioned)
     f.args.push_back({"pos", "", "i64", {}, {}, std::nullopt});
   f.args.push_back({"cache.0.k",
                     "",
@@ -33,7 +34,7 @@ tprt::ManifestFunction function(const std::string &name) {
   f.results.push_back({"next_ids", "i64", {2, 1}, {2, 1}});
   tprt::ManifestResult cache{"cache.0.k", "f32", {2, 2, 16, 8}, {2, 1, 16, 8}};
   cache.shard = tprt::Shard{1, 1};
-  cache.inPlace = decode ? 2 : 1;
+  cache.inPlace = positioned ? 2 : 1;
   f.results.push_back(cache);
   return f;
 }
@@ -156,6 +157,40 @@ TEST(Generate, ChecksThePrompt) {
   EXPECT_TRUE(tprt::readPrompt(path, *s, 12, errors));
   EXPECT_TRUE(errors.empty()) << errors[0];
   std::remove(path.c_str());
+}
+
+TEST(Generate, FindsAChunkedPrefill) {
+  tprt::ManifestFunction prefill = function("prefill");
+  tprt::ManifestFunction decode = function("decode");
+  tprt::ManifestFunction extend = function("extend");
+  auto s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                     inputs(decode), &extend, inputs(extend));
+  ASSERT_TRUE(s) << s.status().message();
+  ASSERT_TRUE(s->extend);
+  EXPECT_EQ(s->extend->position, std::optional<size_t>(1));
+  EXPECT_EQ(s->extend->caches, std::vector<size_t>{2});
+  // Chunks of @prefill's 4 ids, or refused.
+  extend.args[0].shape = extend.args[0].localShape = {2, 3};
+  s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                inputs(decode), &extend, inputs(extend));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().message(),
+            "@extend takes token ids [2, 3], not [2, 4] (@prefill's)");
+}
+
+TEST(Generate, RunsAPromptInChunks) {
+  using Calls = std::vector<std::pair<size_t, int64_t>>;
+  tprt::GenerationSignature s;
+  s.prefillLength = 4;
+  // Without @extend: @decode past the first 4, or for all of a shorter one.
+  EXPECT_EQ(tprt::promptCalls(s, 6), (Calls{{0, 0}, {1, 4}, {1, 5}}));
+  EXPECT_EQ(tprt::promptCalls(s, 2), (Calls{{1, 0}, {1, 1}}));
+  s.extend = tprt::GenerationCall{};
+  // Chunks of 4, the last ending at the prompt's end.
+  EXPECT_EQ(tprt::promptCalls(s, 4), (Calls{{0, 0}}));
+  EXPECT_EQ(tprt::promptCalls(s, 8), (Calls{{0, 0}, {2, 4}}));
+  EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 7}}));
+  EXPECT_EQ(tprt::promptCalls(s, 3), (Calls{{1, 0}, {1, 1}, {1, 2}}));
 }
 
 } // namespace

@@ -309,6 +309,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
                "@prefill and @decode are called)");
   if (generating) {
     f.functions = {"prefill", "decode"};
+    f.optionalFunctions = {"extend"};
     // One generation is long; warm-up and repeats only when asked.
     o.warmup = warmupGiven ? o.warmup : 0;
     o.iters = itersGiven ? o.iters : 1;
@@ -419,6 +420,10 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   r.worldSize = tprt_world_size();
   r.batch = signature.batch;
   r.promptTokens = prompt.length;
+  for (auto [function, first] : tprt::promptCalls(signature, prompt.length))
+    ++(function == 0   ? r.prefillCalls
+       : function == 2 ? r.extendCalls
+                       : r.promptDecodeCalls);
   r.eosTokenIds = options.eos;
   r.sampling = options.sampling;
   r.warmup = options.warmup;
@@ -501,9 +506,11 @@ int launch(int argc, char **argv) {
   std::optional<tprt::GenerationSignature> signature;
   std::optional<tprt::Prompt> prompt;
   if (errors.empty() && options->generate) {
-    Expected<tprt::GenerationSignature> found =
-        tprt::generationSignature(loaded.function(0), loaded.inputs(0),
-                                  loaded.function(1), loaded.inputs(1));
+    Expected<tprt::GenerationSignature> found = tprt::generationSignature(
+        loaded.function(0), loaded.inputs(0), loaded.function(1),
+        loaded.inputs(1),
+        loaded.functionCount() > 2 ? &loaded.function(2) : nullptr,
+        loaded.functionCount() > 2 ? loaded.inputs(2) : std::vector<size_t>{});
     if (!found) {
       errors.push_back("'" + options->files.model + "' cannot generate:\n" +
                        found.status().message());

@@ -40,6 +40,9 @@ struct GenerationCall {
 
 struct GenerationSignature {
   GenerationCall prefill, decode;
+  /// A chunked prefill's @extend (function 2): the prompt's next
+  /// prefillLength tokens at a position, over the caches of @decode.
+  std::optional<GenerationCall> extend;
   /// B, the tokens @prefill takes per sequence, the positions the caches
   /// serve (the least cachePositions: a cache [B, kv_heads, S_max,
   /// head_dim]'s S_max, a ring's "positions").
@@ -59,19 +62,28 @@ std::optional<std::string>
 idOutsideVocabulary(const std::vector<int64_t> &ids,
                     const std::vector<int64_t> &shape, int64_t vocab);
 
+/// The calls that run a prompt of `length` tokens: (function, first
+/// position) pairs, function 0 @prefill, 1 @decode (one token), 2
+/// @extend (see generate()).
+std::vector<std::pair<size_t, int64_t>>
+promptCalls(const GenerationSignature &signature, int64_t length);
+
 /// Whether `arg` looks like a step's position: a rank-0 integer (not the
 /// token ids). `@decode`'s is its first such input.
 bool isPosition(const ManifestArg &arg);
 
 /// The signature of `prefill` and `decode` (functions 0 and 1 of a loaded
-/// model) whose arguments `prefillInputs` and `decodeInputs` are inputs
-/// (the others are bound to checkpoint tensors), or every way they break
-/// the contract, one message each, naming the function and argument; the
-/// inputs other than the ids, the position and the caches (weights no
-/// checkpoint holds) in one message, the first named.
+/// model), and of `extend` (function 2) when the model has one, whose
+/// arguments `*Inputs` are inputs (the others are bound to checkpoint
+/// tensors), or every way they break the contract, one message each,
+/// naming the function and argument; the inputs other than the ids, the
+/// position and the caches (weights no checkpoint holds) in one message,
+/// the first named.
 Expected<GenerationSignature> generationSignature(
     const ManifestFunction &prefill, const std::vector<size_t> &prefillInputs,
-    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs);
+    const ManifestFunction &decode, const std::vector<size_t> &decodeInputs,
+    const ManifestFunction *extend = nullptr,
+    const std::vector<size_t> &extendInputs = {});
 
 /// A prompt read from an .npy file: ids [B, P], int64 or int32.
 struct Prompt {
@@ -120,7 +132,10 @@ struct GenerationResult {
 
 /// Generation of `newTokens` ids after `prompt`: @prefill over its
 /// first prefillLength tokens (a shorter prompt goes through @decode
-/// alone), @decode over the rest of the prompt and then once per new id;
+/// alone), @extend over the rest in chunks of prefillLength when the model
+/// has it (the last chunk ending at the prompt's end, so it may run
+/// positions the one before ran again: promptCalls), else @decode over the
+/// rest of the prompt; then @decode once per new id;
 /// stops early when every sequence has given one of the ids `eos` (each
 /// sequence that has is continued with its own end id). `arguments` come from
 /// `model.slice` with functions "prefill" and "decode". `onFirstIds` runs

@@ -175,6 +175,9 @@ struct LaunchFiles {
   /// model's only function), or "prefill" and "decode" for generation,
   /// whose inputs the launcher fills.
   std::vector<std::string> functions;
+  /// Selected after `functions` when the model has them (generation:
+  /// "extend", a chunked prefill's).
+  std::vector<std::string> optionalFunctions;
 };
 
 /// Rank 0's checks of what a run writes: `outputs` results (resultPath of
@@ -295,6 +298,7 @@ public:
   const Manifest &manifest() const { return manifest_; }
   /// After load(): the selected functions, in the order asked for.
   const ManifestFunction &function(size_t k = 0) const { return *selected[k]; }
+  size_t functionCount() const { return selected.size(); }
   /// After load(): the arguments of selected function `k` that are inputs.
   const std::vector<size_t> &inputs(size_t k = 0) const {
     return bindings[k].inputs;

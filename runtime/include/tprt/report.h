@@ -58,6 +58,8 @@ struct GenerationReport {
   int64_t tpSize = 0;
   int worldSize = 1;
   int64_t batch = 0, promptTokens = 0, newTokens = 0;
+  /// The calls that ran the prompt: @prefill's, @extend's, @decode's.
+  int64_t prefillCalls = 0, extendCalls = 0, promptDecodeCalls = 0;
   /// The end ids the run stopped sequences at (none: K ids each).
   std::vector<int64_t> eosTokenIds;
   /// How the ids were drawn or penalized (none: the graph's argmax).
