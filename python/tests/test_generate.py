@@ -560,8 +560,11 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
     (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
     (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
      "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3, longrope)"),
-    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8}),
-     "llama: rope_scaling 'factor' must be a positive number, not None"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8, "factor": 0}),
+     "llama: rope_scaling 'factor' must be a positive number, not 0"),
+    (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8,
+                        "original_max_position_embeddings": 1}),
+     "rope_scaling 'original_max_position_embeddings' must be more than 1"),
     (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "factor": 2.0}),
      "llama: rope_scaling 'long_factor' must be a list of positive numbers, not None"),
     (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0] * 4, "factor": 2.0}),
@@ -625,6 +628,25 @@ def test_phi3_longrope_config():
     cfg = hf.config_from_hf(config, generate=64)
     assert cfg.rope_scaling_params["original_max_position_embeddings"] == 131072
     assert rope_attention_factor(cfg.rope_scaling_params) == 1.25
+    # Phi-3's older "su" is longrope; a factor that stretches the original
+    # positions to no whole count cannot be written back.
+    config["rope_scaling"] = {"type": "su", "short_factor": [1.5] * 8, "long_factor": [2.0] * 8}
+    config["original_max_position_embeddings"] = 4096
+    assert hf.config_from_hf(config, generate=64).rope_scaling_params["rope_type"] == "longrope"
+    with pytest.raises(ValueError, match="no whole max_position_embeddings"):
+        hf.hf_config(cfg.replace(rope_scaling=json.dumps({**cfg.rope_scaling_params, "factor": 2.5,
+                                                          "original_max_position_embeddings": 4095})))
+
+
+def test_longrope_changes_the_logits():
+    """The short factors and the attention factor each change the logits
+    (the comparisons with PyTorch would catch either left out)."""
+    cfg = GEN["phi3_longrope"]
+    w, prompt = weights_for(cfg), reference.random_input(cfg, 4)
+    logits = reference.generate(cfg, w, prompt, 2)[1]
+    unit = json.dumps({**cfg.rope_scaling_params, "attention_factor": 1.0})
+    for other in (cfg.replace(rope_scaling=""), cfg.replace(rope_scaling=unit)):
+        assert np.abs(reference.generate(other, w, prompt, 2)[1] - logits).max() > 1e-3
 
 
 def test_gemma_config_defaults():

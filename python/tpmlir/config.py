@@ -32,9 +32,12 @@ _ROPE_SCALING_FIELDS = {
 }
 
 
+def _positive_number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
 def _positive_numbers(value) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0 for v in value)
+    return isinstance(value, list) and bool(value) and all(_positive_number(v) for v in value)
 
 
 def rope_attention_factor(scaling: dict) -> float:
@@ -71,9 +74,10 @@ def rope_scaling_json(scaling) -> str:
         raise ValueError(f"rope_scaling of type {kind!r} is not supported (only "
                          f"{', '.join(_ROPE_SCALING_FIELDS)})")
     out = {"rope_type": kind}
-    for field in _ROPE_SCALING_FIELDS[kind]:
+    given = ("attention_factor",) if kind == "longrope" and "attention_factor" in scaling else ()
+    for field in _ROPE_SCALING_FIELDS[kind] + given:
         value = scaling.get(field)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        if not _positive_number(value):
             raise ValueError(f"rope_scaling {field!r} must be a positive number, not {value!r}")
         out[field] = value
     if kind == "longrope":
@@ -84,12 +88,8 @@ def rope_scaling_json(scaling) -> str:
             out[field] = scaling[field]
         if len(out["short_factor"]) != len(out["long_factor"]):
             raise ValueError("rope_scaling short_factor and long_factor must be as long")
-        attention = scaling.get("attention_factor")
-        if attention is not None:
-            if isinstance(attention, bool) or not isinstance(attention, (int, float)) or not attention > 0:
-                raise ValueError(f"rope_scaling 'attention_factor' must be a positive number, "
-                                 f"not {attention!r}")
-            out["attention_factor"] = attention
+        if out["original_max_position_embeddings"] <= 1:  # the attention factor divides by its log
+            raise ValueError("rope_scaling 'original_max_position_embeddings' must be more than 1")
     if kind == "llama3" and not out["high_freq_factor"] > out["low_freq_factor"]:
         raise ValueError(f"rope_scaling high_freq_factor ({out['high_freq_factor']}) must be "
                          f"more than low_freq_factor ({out['low_freq_factor']})")
@@ -157,7 +157,7 @@ class ModelConfig:
     positions: int = 0
     rope_theta: float = 10000.0
     # RoPE's frequencies scaled as Hugging Face's rope_scaling says (Llama 3's
-    # "llama3", or "linear"): that object as JSON; "" for none.
+    # "llama3", "linear", Phi-3's "longrope"): that object as JSON; "" for none.
     rope_scaling: str = ""
     # > 0: the layers of sliding_layers attend to their last sliding_window
     # positions only, their own included (Mistral's every layer, Gemma 2's

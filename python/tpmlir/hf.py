@@ -228,18 +228,25 @@ def _caps(hf: dict, attn: float, final: float) -> dict:
 
 
 def _longrope(hf: dict, scaling: dict) -> dict:
-    """longrope's original positions and factor as transformers'
+    """longrope's original positions and factor as transformers 4.4x's
     _compute_longrope_parameters takes them: a config's own
     original_max_position_embeddings (Phi-3's) wins, the factor then its
-    max_position_embeddings over that; else the object's factor, its
-    positions max_position_embeddings."""
+    max_position_embeddings over that; else the object's original positions
+    (or max_position_embeddings) and its factor (or, as transformers 5
+    reads one without, max_position_embeddings over the original).
+    Phi-3's older "su" is longrope."""
     out = dict(scaling)
+    if out.get("type") == "su":
+        out["type"] = "longrope"
     original = _get(hf, "original_max_position_embeddings", int, None)
     if original is not None:
         out["original_max_position_embeddings"] = original
         out["factor"] = _get(hf, "max_position_embeddings", int, original) / original
-    elif "original_max_position_embeddings" not in out:
-        out["original_max_position_embeddings"] = _get(hf, "max_position_embeddings", int)
+        return out
+    longest = _get(hf, "max_position_embeddings", int)
+    original = out.setdefault("original_max_position_embeddings", longest)
+    if "factor" not in out and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        out["factor"] = longest / original  # rope_scaling_json checks the rest
     return out
 
 
@@ -260,7 +267,7 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
         if rotary != 1.0:
             raise ValueError(f"partial_rotary_factor {rotary:g} (RoPE over part of a head) is not supported")
         scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")}
-        if scaling.get("rope_type", scaling.get("type")) == "longrope":
+        if scaling.get("rope_type", scaling.get("type")) in ("longrope", "su"):
             scaling = _longrope(hf, scaling)
         return _get(params, "rope_theta", float, default), rope_scaling_json(scaling)
 
@@ -349,6 +356,9 @@ def _rope_scaling_fields(cfg: ModelConfig) -> dict:
     if scaling.get("rope_type") != "longrope":
         return {"rope_scaling": scaling}
     original = scaling["original_max_position_embeddings"]
+    if round(scaling["factor"] * original) != scaling["factor"] * original:
+        raise ValueError(f"longrope factor {scaling['factor']} times {original} positions is no "
+                         f"whole max_position_embeddings")
     out = {"rope_scaling": {"type": "longrope", "short_factor": scaling["short_factor"],
                             "long_factor": scaling["long_factor"]},
            "original_max_position_embeddings": original,

@@ -75,16 +75,16 @@ def _scaled_inv_freq(inv_freq: torch.Tensor, scaling: dict) -> torch.Tensor:
 
 
 def _longrope(config: dict, scaling: dict, base: float, dim: int):
-    """transformers' _compute_longrope_parameters and its dynamic update:
-    the short and the long inverse frequencies, the attention factor cos
-    and sin are multiplied by, and the positions past which the long ones
-    apply (to the whole sequence)."""
+    """transformers' _compute_longrope_parameters (4.4x): the short and the
+    long inverse frequencies, the attention factor cos and sin are
+    multiplied by, and the positions past which the long ones apply."""
     factor = scaling.get("factor")
     if config.get("original_max_position_embeddings"):  # Phi-3's
         original = config["original_max_position_embeddings"]
         factor = config["max_position_embeddings"] / original
     else:
-        original = config["max_position_embeddings"]
+        original = scaling.get("original_max_position_embeddings") or config["max_position_embeddings"]
+        factor = factor or config["max_position_embeddings"] / original
     attention = scaling.get("attention_factor")
     if attention is None:
         attention = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
@@ -202,8 +202,11 @@ class Llama:
         b, s = ids.shape
         past_len = past[0][0].shape[2] if past else 0
         positions = torch.arange(past_len, past_len + s).float()
-        long = self.long_inv_freq is not None and past_len + s > self.original
-        freqs = positions[:, None] * (self.long_inv_freq if long else self.inv_freq)[None, :]
+        if self.long_inv_freq is not None and past_len + s > self.original:
+            # transformers' Phi-3 then runs the whole sequence again with the
+            # long factors (prepare_inputs_for_generation drops the cache).
+            raise NotImplementedError("longrope past original_max_position_embeddings is not modelled")
+        freqs = positions[:, None] * self.inv_freq[None, :]
         emb = torch.cat([freqs, freqs], dim=-1)
         cos, sin = emb.cos() * self.attention_scaling, emb.sin() * self.attention_scaling
         h = self.w["model.embed_tokens.weight"][ids]
