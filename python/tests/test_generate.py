@@ -415,6 +415,19 @@ def test_chunked_prefill(mlir_runner, name, attention):
     assert relative(got_logits, logits) < 1e-4
 
 
+@pytest.mark.parametrize("length", [8, 11])
+def test_chunks_after_chunks(mlir_runner, length):
+    """Prompts of two whole chunks (@extend at 4) and of three (at 4, then
+    at 7 again over position 7)."""
+    cfg = GEN["llama_gqa"].replace(generate=14, chunked_prefill=True)
+    w = weights_for(cfg)
+    prompt = np.random.default_rng(length).integers(0, cfg.vocab, (cfg.batch, length))
+    got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
+    ids, logits = reference.generate(cfg.replace(seq=length, chunked_prefill=False), w, prompt, STEPS)
+    np.testing.assert_array_equal(got_ids, ids)
+    assert relative(got_logits, logits) < 1e-4
+
+
 def test_chunked_prefill_graph():
     """@extend takes the chunk's ids and its first position, reads the
     cache's rows [0, pos + 4) and masks the keys past each query's own."""

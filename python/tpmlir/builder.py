@@ -25,7 +25,8 @@ MASK_VALUE = -1e9
 
 
 class _Builder:
-    """Builds one function: @forward, or a generating model's @prefill or @decode."""
+    """Builds one function: @forward, or a generating model's @prefill,
+    @decode or @extend."""
 
     def __init__(self, cfg: ModelConfig, function: str = "forward", maps: dict | None = None):
         self.cfg = cfg
@@ -34,10 +35,10 @@ class _Builder:
         if maps is not None:  # the functions of one module share its map aliases
             self.ir.maps = maps
         # Tokens this function runs over; the first one's position is 0, or
-        # `pos` in @decode (an SSA index, set when the body starts).
+        # `pos` in @decode and @extend (an SSA index, set when the body starts).
         self.seq = 1 if function == "decode" else cfg.seq
         self.pos: int | str = 0
-        # @decode: the cached positions it reads, pos + 1 (or S_max, masked).
+        # @decode, @extend: the cached positions read, pos + seq (or S_max, masked).
         self.seen: str | int | None = None
         # RoPE's cos/sin tables computed in the graph, by layer (a model whose
         # sliding layers have a base of their own has two pairs).
@@ -390,7 +391,7 @@ class _Builder:
     def update_cache(self, x: Val, i: int, kv: str) -> Val:
         """Writes K or V of this step, [B, S, KVH, Dh], into the layer's cache
         [B, KVH, S_max, Dh] at positions pos .. pos+S-1: one insert_slice (a
-        dynamic offset in @decode), so the cache can be updated in place. A
+        dynamic offset in @decode and @extend), so the cache can be updated in place. A
         ring of W rows (a sliding layer, cfg.cache_length) takes position p
         at row p mod W: @prefill writes a prompt shorter than W at rows
         [0, S), a longer one's last W positions in two slices."""

@@ -193,6 +193,16 @@ Expected<GenerationSignature> generationSignature(
                            "and cut");
       if (s.extend->caches.size() != s.decode.caches.size() && errors.empty())
         errors.push_back("@extend and @decode update different caches");
+      auto logitsShape = [](const ManifestFunction &f,
+                            const GenerationCall &call) {
+        return call.logits ? f.results[*call.logits].localShape
+                           : std::vector<int64_t>{};
+      };
+      if (logitsShape(*extend, *s.extend) != logitsShape(prefill, s.prefill))
+        errors.push_back("@extend's logits " +
+                         formatShape(logitsShape(*extend, *s.extend)) +
+                         " are not @prefill's " +
+                         formatShape(logitsShape(prefill, s.prefill)));
     }
     s.vocab = prefill.args[s.prefill.tokens].vocab;
   }
@@ -354,9 +364,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
             function == 1 ? callDecode() : model.call(arguments, function);
         !status)
       return status;
-    const GenerationCall &call = function == 0   ? signature.prefill
-                                 : function == 1 ? signature.decode
-                                                 : *signature.extend;
+    const GenerationCall &call = signature.call(function);
     const ManifestFunction &fn = model.function(function);
     if (call.logits) {
       width = fn.results[*call.logits].localShape[2];
@@ -387,14 +395,11 @@ generate(const LoadedModel &model, ModelArguments &arguments,
                             ") (NaN logits? check the weights)");
     return ids;
   };
-  // `function` over `ids` [B, its tokens] at `position` (@decode's and
-  // @extend's).
+  // `function` over `ids` [B, its tokens], at `position` when it takes one.
   auto step = [&](size_t function, const std::vector<int64_t> &ids,
                   int64_t position) -> Expected<std::vector<int64_t>> {
     const ManifestFunction &fn = model.function(function);
-    const GenerationCall &call = function == 0   ? signature.prefill
-                                 : function == 1 ? signature.decode
-                                                 : *signature.extend;
+    const GenerationCall &call = signature.call(function);
     std::vector<uint8_t> idBytes = encode(ids, fn.args[call.tokens].dtype);
     if (Status status = arguments.write(function, call.tokens, idBytes.data());
         !status)

@@ -169,6 +169,15 @@ TEST(Generate, FindsAChunkedPrefill) {
   ASSERT_TRUE(s->extend);
   EXPECT_EQ(s->extend->position, std::optional<size_t>(1));
   EXPECT_EQ(s->extend->caches, std::vector<size_t>{2});
+  // Logits where @prefill has none: refused (a draw would read stale ones).
+  tprt::ManifestFunction withLogits = extend;
+  withLogits.results.push_back({"logits", "f32", {2, 1, 96}, {2, 1, 96}});
+  s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                inputs(decode), &withLogits,
+                                inputs(withLogits));
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().message(),
+            "@extend's logits [2, 1, 96] are not @prefill's []");
   // Chunks of @prefill's 4 ids, or refused.
   extend.args[0].shape = extend.args[0].localShape = {2, 3};
   s = tprt::generationSignature(prefill, inputs(prefill), decode,

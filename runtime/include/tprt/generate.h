@@ -52,8 +52,14 @@ struct GenerationSignature {
   /// This rank's bytes of all caches.
   size_t cacheBytes = 0;
 
-  /// Whether both functions return their logits (what a draw needs).
-  bool returnsLogits() const { return prefill.logits && decode.logits; }
+  /// Whether the functions return their logits (what a draw needs).
+  bool returnsLogits() const {
+    return prefill.logits && decode.logits && (!extend || extend->logits);
+  }
+  /// Function `function`'s call: 0 @prefill, 1 @decode, 2 @extend.
+  const GenerationCall &call(size_t function) const {
+    return function == 0 ? prefill : function == 1 ? decode : *extend;
+  }
 };
 
 /// "id X at [i, j] is outside the vocabulary [0, V)" for the first of `ids`
@@ -138,10 +144,10 @@ struct GenerationResult {
 /// rest of the prompt; then @decode once per new id;
 /// stops early when every sequence has given one of the ids `eos` (each
 /// sequence that has is continued with its own end id). `arguments` come from
-/// `model.slice` with functions "prefill" and "decode". `onFirstIds` runs
-/// once the first new ids are there, before the decode steps that follow
-/// (tp-run resets its collective counters there). `replayDecode`: after
-/// one plain call (which loads the kernels and the constants' device
+/// `model.slice` with functions "prefill" and "decode" (and "extend").
+/// `onFirstIds` runs once the first new ids are there, before the decode steps
+/// that follow (tp-run resets its collective counters there). `replayDecode`:
+/// after one plain call (which loads the kernels and the constants' device
 /// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
 /// before when its graph cannot be made or launched. `drawn`: each new id
 /// drawn from the logits, or their argmax after a repetition penalty,
