@@ -19,11 +19,14 @@ namespace {
 const std::vector<float> kLogits = {std::log(0.1f), std::log(0.2f),
                                     std::log(0.3f), std::log(0.4f)};
 
-std::map<int64_t, int> counts(const tprt::Sampling &sampling, int draws) {
+/// How often each id of kLogits is drawn in `draws` draws, for a sequence
+/// that holds `held`.
+std::map<int64_t, int> counts(const tprt::Sampling &sampling, int draws,
+                              const std::vector<int64_t> &held = {}) {
   tprt::TokenSampler sampler(sampling);
   std::map<int64_t, int> seen;
   for (int i = 0; i < draws; ++i)
-    ++seen[sampler.draw(kLogits.data(), int64_t(kLogits.size()))];
+    ++seen[sampler.draw(kLogits.data(), int64_t(kLogits.size()), held)];
   return seen;
 }
 
@@ -148,11 +151,7 @@ TEST(Sampler, RepetitionPenaltyOncePerId) {
   // Drawn: id 3 at 0.4^2 = 0.16 against 0.1, 0.2, 0.3.
   tprt::Sampling drawn;
   drawn.repetitionPenalty = 2;
-  tprt::TokenSampler sampled(drawn);
-  std::map<int64_t, int> seen;
-  for (int i = 0; i < 20000; ++i)
-    ++seen[sampled.draw(kLogits.data(), 4, {3})];
-  EXPECT_NEAR(seen[3] / 20000.0, 0.16 / 0.76, 0.015);
+  EXPECT_NEAR(counts(drawn, 20000, {3})[3] / 20000.0, 0.16 / 0.76, 0.015);
 }
 
 TEST(Sampler, MinPKeepsTheLikelyEnough) {
