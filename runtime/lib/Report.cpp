@@ -205,9 +205,9 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"batch", r.batch},
       {"prompt_tokens", r.promptTokens},
       {"prompt_calls",
-       {{"prefill", r.prefillCalls},
-        {"extend", r.extendCalls},
-        {"decode", r.promptDecodeCalls}}},
+       {{"prefill", r.promptCalls[0]},
+        {"extend", r.promptCalls[2]},
+        {"decode", r.promptCalls[1]}}},
       {"new_tokens", r.newTokens},
       {"eos_token_ids", r.eosTokenIds},
       {"sampling",
@@ -285,9 +285,9 @@ std::string reportText(const GenerationReport &report) {
                 "  first token    %.3f ms (median of %d after %d warmup; "
                 "slowest rank): @prefill %lld, @extend %lld, @decode %lld\n",
                 r["ttft_s"].get<double>() * 1e3, report.iterations,
-                report.warmup, static_cast<long long>(report.prefillCalls),
-                static_cast<long long>(report.extendCalls),
-                static_cast<long long>(report.promptDecodeCalls));
+                report.warmup, static_cast<long long>(report.promptCalls[0]),
+                static_cast<long long>(report.promptCalls[2]),
+                static_cast<long long>(report.promptCalls[1]));
   os << line;
   if (report.stepSeconds.empty())
     std::snprintf(line, sizeof(line),

@@ -421,9 +421,7 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   r.batch = signature.batch;
   r.promptTokens = prompt.length;
   for (auto [function, first] : tprt::promptCalls(signature, prompt.length))
-    ++(function == 0   ? r.prefillCalls
-       : function == 2 ? r.extendCalls
-                       : r.promptDecodeCalls);
+    ++r.promptCalls[function];
   r.eosTokenIds = options.eos;
   r.sampling = options.sampling;
   r.warmup = options.warmup;

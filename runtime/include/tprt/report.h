@@ -14,6 +14,7 @@
 #include "tprt/sampler.h"
 #include "tprt/tprt.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,8 +59,9 @@ struct GenerationReport {
   int64_t tpSize = 0;
   int worldSize = 1;
   int64_t batch = 0, promptTokens = 0, newTokens = 0;
-  /// The calls that ran the prompt: @prefill's, @extend's, @decode's.
-  int64_t prefillCalls = 0, extendCalls = 0, promptDecodeCalls = 0;
+  /// The calls that ran the prompt, by function as GenerationSignature::call
+  /// numbers them: @prefill's, @decode's, @extend's.
+  std::array<int64_t, 3> promptCalls{};
   /// The end ids the run stopped sequences at (none: K ids each).
   std::vector<int64_t> eosTokenIds;
   /// How the ids were drawn or penalized (none: the graph's argmax).
