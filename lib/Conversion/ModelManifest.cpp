@@ -156,7 +156,8 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
   }
   llvm::json::Array args, results;
   // A checkpoint holds one tensor per name: two arguments of one name read
-  // the same tensor, so they must take the same full shape.
+  // the same tensor (or the same rows of it), so they must take the same full
+  // shape.
   llvm::StringMap<std::pair<unsigned, SmallVector<int64_t>>> named;
   // A model that names none of its arguments is bound by position, as
   // before names existed: argument 0 the input, the others weights.
@@ -177,8 +178,13 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
     auto shard =
         fn.getArgAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
     auto [full, shardJson] = fullShapeAndShard(type.getShape(), shard, tpSize);
+    auto offset = fn.getArgAttrOfType<IntegerAttr>(
+        i, TPDialect::getCheckpointOffsetAttrName());
     if (name) {
-      auto [it, inserted] = named.try_emplace(name, i, full);
+      std::string key = name.str();
+      if (offset)
+        key += "@" + std::to_string(offset.getInt());
+      auto [it, inserted] = named.try_emplace(key, i, full);
       if (!inserted && it->second.second != full)
         return fn.emitError("arguments ")
                << it->second.first << " and " << i << " are both named '"
@@ -195,15 +201,28 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         {"shard", std::move(shardJson)}};
     if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
             i, TPDialect::getCheckpointShapeAttrName())) {
-      if (size_t(stored.size()) != full.size() ||
-          llvm::any_of(llvm::zip(stored.asArrayRef(), full), [](auto pair) {
-            return std::get<0>(pair) > std::get<1>(pair);
-          }))
+      ArrayRef<int64_t> storedShape = stored.asArrayRef();
+      if (offset) {
+        // Rows [offset, offset + D0) of a tensor as wide as the argument.
+        if (storedShape.size() != full.size() ||
+            offset.getInt() + full[0] > storedShape[0] ||
+            storedShape.drop_front() != ArrayRef(full).drop_front())
+          return fn.emitError("argument ")
+                 << i << " of shape " << shapeString(full)
+                 << " is not rows from " << offset.getInt() << " of "
+                 << shapeString(storedShape)
+                 << ", as it is held in the checkpoint";
+        entry["checkpoint_offset"] = offset.getInt();
+      } else if (size_t(storedShape.size()) != full.size() ||
+                 llvm::any_of(llvm::zip(storedShape, full), [](auto pair) {
+                   return std::get<0>(pair) > std::get<1>(pair);
+                 })) {
         return fn.emitError("argument ")
                << i << " is held in the checkpoint as "
-               << shapeString(stored.asArrayRef()) << ", which "
-               << shapeString(full) << " does not pad";
-      entry["checkpoint_shape"] = shapeJson(stored.asArrayRef());
+               << shapeString(storedShape) << ", which " << shapeString(full)
+               << " does not pad";
+      }
+      entry["checkpoint_shape"] = shapeJson(storedShape);
     }
     // A named argument has no role here: the launcher reads it from the
     // checkpoint when one holds its name and takes it as an input otherwise.

@@ -101,6 +101,22 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
                              << argIndex << " of rank " << type.getRank();
     return success();
   }
+  if (attr.getName() == getCheckpointOffsetAttrName()) {
+    auto offset = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!offset || offset.getInt() < 0)
+      return op->emitError()
+             << "'" << getCheckpointOffsetAttrName()
+             << "' must be a non-negative integer, on argument " << argIndex;
+    // The rows lie in a tensor whose shape the manifest checks them against.
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    if (fn && regionIndex == 0 &&
+        !fn.getArgAttr(argIndex, getCheckpointShapeAttrName()))
+      return op->emitError()
+             << "'" << getCheckpointOffsetAttrName() << "' on argument "
+             << argIndex << " needs the '" << getCheckpointShapeAttrName()
+             << "' of the tensor it reads rows of";
+    return success();
+  }
   if (attr.getName() == getPositionsAttrName()) {
     auto positions = dyn_cast<IntegerAttr>(attr.getValue());
     if (!positions || positions.getInt() < 1)

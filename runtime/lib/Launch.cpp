@@ -385,12 +385,17 @@ void bindWeights(const ManifestFunction &function,
       errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
                        ", the model takes " + dtype +
                        (dtype == "F32" ? " (or BF16, F16)" : ""));
-    else if (tensor->shape != storedShape(arg) && tensor->shape != arg.shape)
+    else if (tensor->shape != storedShape(arg) &&
+             (arg.checkpointOffset || tensor->shape != arg.shape))
       errors.push_back(
           where + " in '" + path + "' has shape " + formatShape(tensor->shape) +
           ", the model takes " + formatShape(storedShape(arg)) +
-          (arg.checkpointShape ? " (or " + formatShape(arg.shape) + ", padded)"
-                               : ""));
+          (arg.checkpointOffset
+               ? " (its rows from " + std::to_string(*arg.checkpointOffset) +
+                     " are the model's " + formatShape(arg.shape) + ")"
+           : arg.checkpointShape
+               ? " (or " + formatShape(arg.shape) + ", padded)"
+               : ""));
   }
 }
 
@@ -746,6 +751,12 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
         inputTensor.data =
             reinterpret_cast<const uint8_t *>(array.buffer.data());
         inputTensor.byteSize = array.buffer.size();
+      }
+      // A weight packed with others in one tensor is its rows of it.
+      TensorInfo rows;
+      if (weight && arg.checkpointOffset) {
+        rows = rowsOf(*weight, *arg.checkpointOffset, arg.shape[0]);
+        weight = &rows;
       }
       // A padded weight (a vocabulary the ranks divide only padded) is
       // padded whole, then sliced.

@@ -102,12 +102,27 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
   if (!local)
     return local.status();
   arg.localShape = *local;
+  if (entry.contains("checkpoint_offset")) {
+    Expected<int64_t> offset = getInt(entry, "checkpoint_offset", named);
+    if (!offset)
+      return offset.status();
+    if (!entry.contains("checkpoint_shape"))
+      return manifestError(named, "'checkpoint_offset' without the "
+                                  "'checkpoint_shape' it reads rows of");
+    arg.checkpointOffset = *offset;
+  }
   if (entry.contains("checkpoint_shape")) {
     Expected<std::vector<int64_t>> stored =
         getShape(entry, "checkpoint_shape", named);
     if (!stored)
       return stored.status();
-    if (!padsTo(*stored, arg.shape))
+    if (arg.checkpointOffset &&
+        !holdsRows(*stored, *arg.checkpointOffset, arg.shape))
+      return manifestError(named, "'checkpoint_shape' " + formatShape(*stored) +
+                                      " does not hold " +
+                                      formatShape(arg.shape) + " at row " +
+                                      std::to_string(*arg.checkpointOffset));
+    if (!arg.checkpointOffset && !padsTo(*stored, arg.shape))
       return manifestError(named, "'checkpoint_shape' " + formatShape(*stored) +
                                       " is not padded to " +
                                       formatShape(arg.shape));
@@ -267,7 +282,8 @@ bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
     return s ? std::make_tuple(s->dim, s->outer, s->replicas)
              : std::make_tuple(int64_t(-1), int64_t(0), int64_t(0));
   };
-  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
+  return a.name == b.name && a.checkpointOffset == b.checkpointOffset &&
+         a.dtype == b.dtype && a.shape == b.shape &&
          a.localShape == b.localShape && cut(a.shard) == cut(b.shard) &&
          a.layout == b.layout;
 }

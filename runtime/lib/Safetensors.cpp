@@ -338,6 +338,23 @@ bool padsTo(const std::vector<int64_t> &inner,
   return true;
 }
 
+bool holdsRows(const std::vector<int64_t> &stored, int64_t offset,
+               const std::vector<int64_t> &shape) {
+  return !shape.empty() && stored.size() == shape.size() && offset >= 0 &&
+         shape[0] >= 1 && offset + shape[0] <= stored[0] &&
+         std::equal(shape.begin() + 1, shape.end(), stored.begin() + 1);
+}
+
+TensorInfo rowsOf(const TensorInfo &tensor, int64_t offset, int64_t rows) {
+  size_t row =
+      size_t(numElements(tensor.shape) / tensor.shape[0]) * tensor.elementSize;
+  TensorInfo view = tensor;
+  view.shape[0] = rows;
+  view.data = tensor.data + size_t(offset) * row;
+  view.byteSize = size_t(rows) * row;
+  return view;
+}
+
 Expected<AlignedBuffer> padTensor(const TensorInfo &tensor,
                                   const std::vector<int64_t> &shape) {
   size_t rank = shape.size();

@@ -143,6 +143,26 @@ TEST(Manifest, ParsesCheckpointShapes) {
   EXPECT_EQ(wte.checkpointShape, (std::vector<int64_t>{97, 8}));
 }
 
+TEST(Manifest, ParsesPackedRows) {
+  // k [2, 8] and v [2, 8], rows 8 and 10 of one qkv [12, 8]: one name, two
+  // tensors.
+  auto manifest = tprt::parseManifest(manifestWith(R"([{
+    "name": "forward", "symbol": "tp_model_forward",
+    "args": [ { "name": "qkv", "dtype": "f32", "shape": [2, 8],
+                "local_shape": [2, 8], "checkpoint_shape": [12, 8],
+                "checkpoint_offset": 8, "shard": null },
+              { "name": "qkv", "dtype": "f32", "shape": [2, 8],
+                "local_shape": [2, 8], "checkpoint_shape": [12, 8],
+                "checkpoint_offset": 10, "shard": null } ],
+    "results": [] }])"));
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  const std::vector<tprt::ManifestArg> &args = manifest->functions[0].args;
+  EXPECT_EQ(args[0].checkpointOffset, 8);
+  EXPECT_EQ(args[1].checkpointShape, (std::vector<int64_t>{12, 8}));
+  EXPECT_FALSE(tprt::sameTensor(args[0], args[1]));
+  EXPECT_TRUE(tprt::sameTensor(args[1], args[1]));
+}
+
 TEST(Manifest, ParsesEndIds) {
   std::string json = manifestWith(R"([{
     "name": "forward", "symbol": "tp_model_forward", "args": [],
@@ -212,6 +232,14 @@ TEST(Manifest, RejectsMalformedManifests) {
         {R"("dtype": "f32", "shape": [8, 4], "local_shape": [8, 4],
             "checkpoint_shape": [8])",
          "args[0] ('w'): 'checkpoint_shape' [8] is not padded to [8, 4]"},
+        {R"("dtype": "f32", "shape": [8, 4], "local_shape": [8, 4],
+            "checkpoint_shape": [12, 4], "checkpoint_offset": 6)",
+         "args[0] ('w'): 'checkpoint_shape' [12, 4] does not hold [8, 4] at "
+         "row 6"},
+        {R"("dtype": "f32", "shape": [8, 4], "local_shape": [8, 4],
+            "checkpoint_offset": 0)",
+         "args[0] ('w'): 'checkpoint_offset' without the 'checkpoint_shape' "
+         "it reads rows of"},
         {R"("dtype": "f32", "shape": [8], "local_shape": [8],
             "layout": "panels")",
          "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"},

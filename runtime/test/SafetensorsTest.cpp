@@ -367,6 +367,27 @@ TEST(Pad, RefusesAShapeThatDoesNotHoldTheTensor) {
   }
 }
 
+TEST(Rows, OfAPackedTensor) {
+  // q [4, 2], k [1, 2], v [1, 2] packed as rows of one [6, 2]; v's row is
+  // the last, and q's part at tp 2 its rows [2, 4).
+  std::vector<float> values = iota(12);
+  tprt::TensorInfo packed = tensorOf(values, {6, 2});
+  EXPECT_TRUE(tprt::holdsRows({6, 2}, 5, {1, 2}));
+  EXPECT_FALSE(tprt::holdsRows({6, 2}, 5, {2, 2}));
+  EXPECT_FALSE(tprt::holdsRows({6, 2}, 0, {4, 3}));
+  EXPECT_FALSE(tprt::holdsRows({6, 2}, -1, {1, 2}));
+  tprt::TensorInfo v = tprt::rowsOf(packed, 5, 1);
+  EXPECT_EQ(v.shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(v.byteSize, 2 * sizeof(float));
+  EXPECT_EQ(reinterpret_cast<const float *>(v.data)[0], values[10]);
+  auto q = tprt::sliceTensor(tprt::rowsOf(packed, 0, 4), tprt::Shard{0, 1, 1},
+                             /*rank=*/1, /*worldSize=*/2);
+  ASSERT_TRUE(q) << q.status().message();
+  EXPECT_EQ(
+      std::vector<float>(q->buffer.as<float>(), q->buffer.as<float>() + 4),
+      (std::vector<float>{values[4], values[5], values[6], values[7]}));
+}
+
 TEST(Widen, Bf16AndF16ToFloat32Exactly) {
   // Normal, negative, signed zero, the smallest subnormal, the largest
   // finite, infinities and NaN of each.

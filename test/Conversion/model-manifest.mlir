@@ -68,6 +68,39 @@ func.func @bad_padding(%w: tensor<8x8xf32> {tp.name = "w", tp.checkpoint_shape =
 
 // -----
 
+// Three weights packed as rows of one tensor [8 + 2 + 2, 4], q cut at tp 2,
+// k and v whole: the same name, each at its own rows.
+// CHECK-LABEL: module attributes {tp.manifest =
+// CHECK-SAME: \22checkpoint_offset\22:0,\22checkpoint_shape\22:[12,4],{{.*}}\22local_shape\22:[4,4],\22name\22:\22qkv\22,{{.*}}\22shape\22:[8,4],\22shard\22:{\22dim\22:0,\22outer\22:1}
+// CHECK-SAME: \22checkpoint_offset\22:8,\22checkpoint_shape\22:[12,4],\22dtype\22:\22f32\22,\22local_shape\22:[2,4]
+// CHECK-SAME: \22checkpoint_offset\22:10,\22checkpoint_shape\22:[12,4],\22dtype\22:\22f32\22,\22local_shape\22:[2,4]
+module attributes {tp.size = 2 : i64} {
+  func.func @forward(
+      %q: tensor<4x4xf32> {tp.name = "qkv", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 0 : i64, tp.shard = #tp.shard<dim = 0, outer = 1>},
+      %k: tensor<2x4xf32> {tp.name = "qkv", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 8 : i64},
+      %v: tensor<2x4xf32> {tp.name = "qkv", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 10 : i64}) -> tensor<2x4xf32> {
+    return %v : tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// Rows past the packed tensor's end.
+// expected-error @+1 {{argument 0 of shape [4, 4] is not rows from 10 of [12, 4], as it is held in the checkpoint}}
+func.func @rows_past_the_end(%w: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 10 : i64}) -> tensor<4x4xf32> {
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
+// Rows of a wider tensor.
+// expected-error @+1 {{argument 0 of shape [4, 4] is not rows from 0 of [12, 8], as it is held in the checkpoint}}
+func.func @rows_of_a_wider(%w: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 12, 8>, tp.checkpoint_offset = 0 : i64}) -> tensor<4x4xf32> {
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{arguments 1 and 2 are both named 'w' but take different shapes: [8, 16] and [8, 8]}}
 func.func @same_name(%x: tensor<4x8xf32>, %a: tensor<8x16xf32> {tp.name = "w"},
                      %b: tensor<8x8xf32> {tp.name = "w"}) -> tensor<4x8xf32> {

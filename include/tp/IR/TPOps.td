@@ -40,6 +40,13 @@ def TP_Dialect : Dialect {
     static constexpr llvm::StringLiteral getCheckpointShapeAttrName() {
       return "tp.checkpoint_shape";
     }
+    /// Argument attribute: the full tensor is the rows [N, N + D0) of the
+    /// checkpoint tensor `tp.name` of shape `tp.checkpoint_shape`, a tensor
+    /// that packs several weights one after the other (Phi-3's q|k|v in one
+    /// qkv_proj of unequal sections), `N : i64`.
+    static constexpr llvm::StringLiteral getCheckpointOffsetAttrName() {
+      return "tp.checkpoint_offset";
+    }
     /// Argument attribute of a KV cache [B, kv_heads, W, head_dim] that
     /// serves positions [0, N) as a ring of W rows (position p at row p mod
     /// W: a sliding-window layer keeps its window alone), `N : i64`.

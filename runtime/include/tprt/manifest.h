@@ -44,6 +44,10 @@ struct ManifestArg {
   /// padded with zeros after it in each dimension ("checkpoint_shape": a
   /// vocabulary padded so that the ranks divide it).
   std::optional<std::vector<int64_t>> checkpointShape = std::nullopt;
+  /// With `checkpointShape`: the tensor is the rows [offset, offset +
+  /// shape[0]) of the checkpoint's ("checkpoint_offset"), one of several
+  /// weights packed in it (Phi-3's q|k|v sections of unequal widths).
+  std::optional<int64_t> checkpointOffset = std::nullopt;
   /// A KV cache [B, kv_heads, W, head_dim] that serves positions [0, N) as
   /// a ring of W rows ("positions": N; tp.positions in the IR).
   std::optional<int64_t> positions = std::nullopt;

@@ -122,6 +122,20 @@ func.func @checkpoint_shape_not_array(%x: tensor<8xf32> {tp.checkpoint_shape = 7
 
 // -----
 
+// expected-error @below {{'tp.checkpoint_offset' must be a non-negative integer, on argument 0}}
+func.func @checkpoint_offset_negative(%x: tensor<8x4xf32> {tp.checkpoint_shape = array<i64: 16, 4>, tp.checkpoint_offset = -1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.checkpoint_offset' on argument 0 needs the 'tp.checkpoint_shape' of the tensor it reads rows of}}
+func.func @checkpoint_offset_alone(%x: tensor<8x4xf32> {tp.checkpoint_offset = 8 : i64}) {
+  return
+}
+
+// -----
+
 // expected-error @below {{'tp.positions' must be a positive integer, on argument 0}}
 func.func @positions_not_positive(%c: tensor<1x2x4x8xf32> {tp.positions = 0 : i64}) {
   return
