@@ -116,12 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.weights or args.input or args.expected:
         from .checkpoint import save_safetensors
-        from .params import as_checkpoint, checkpoint_names
+        from .hf import to_checkpoint
         x = reference.random_input(cfg, args.seed + 1)
         if args.weights:
-            names = checkpoint_names(cfg)
-            save_safetensors(args.weights, {names[k]: v for k, v in as_checkpoint(cfg, weights).items()},
-                             {"config": describe(cfg)})
+            save_safetensors(args.weights, to_checkpoint(cfg, weights), {"config": describe(cfg)})
         if args.input:
             _save_array(args.input, input_name(cfg), x)
         if args.expected and cfg.generate:

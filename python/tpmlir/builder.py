@@ -17,7 +17,7 @@ import math
 
 from .config import ModelConfig, rope_attention_factor
 from .ir import Emitter, Val
-from .params import (arg_specs, checkpoint_name, checkpoint_shapes, function_arg_specs, input_name,
+from .params import (arg_specs, checkpoint_name, checkpoint_shapes, function_arg_specs, input_name, packed_rows,
                      result_specs)
 
 GELU_C = math.sqrt(2.0 / math.pi)
@@ -503,12 +503,16 @@ class _Builder:
     def function_text(self, results: list[Val], names: list[str | None], inline: dict) -> list[str]:
         """The func.func: arguments with their tp.name (the checkpoint's name
         for a weight), results named when `names` says so."""
-        padded = checkpoint_shapes(self.cfg)
+        padded, packed = checkpoint_shapes(self.cfg), packed_rows(self.cfg)
 
         def arg(n):
             attrs = f"tp.name = \"{checkpoint_name(self.cfg, n) if n in self.weights() else n}\""
             if n in padded:
                 attrs += f", tp.checkpoint_shape = array<i64: {', '.join(map(str, padded[n]))}>"
+            if n in packed:
+                start, stored = packed[n]
+                attrs += (f", tp.checkpoint_shape = array<i64: {', '.join(map(str, stored))}>"
+                          f", tp.checkpoint_offset = {start} : i64")
             if n.startswith("cache.") and self.args[n].shape[2] < self.cfg.generate:  # a ring
                 attrs += f", tp.positions = {self.cfg.generate} : i64"
             return f"    {self.args[n].name}: {self.args[n].type} {{{attrs}}}"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 _CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
     "activation": ("gelu", "swiglu", "geglu"),
-    "qkv": ("fused", "separate"),
+    "qkv": ("fused", "separate", "packed"),
     "gate_up": ("separate", "fused"),
     "weight_layout": ("in_out", "out_in"),
     "names": ("tpmlir", "hf_gpt2", "hf_llama"),
@@ -121,6 +121,11 @@ class ModelConfig:
     # (Llama); geglu: GeLU (tanh)(gate) * up (Gemma).
     activation: str = "gelu"
     bias: bool = True
+    # q|k|v as one projection read in three equal blocks ("fused", GPT-2's
+    # c_attn), as three ("separate"), or as three that a checkpoint packs as
+    # row blocks of one [out, in] weight ("packed": Phi-3's qkv_proj with
+    # fewer kv heads, whose unequal sections no cut of equal blocks takes;
+    # the loader reads each its rows, tp.checkpoint_offset).
     qkv: str = "fused"
     # out_in: torch-style [out, in] weights, used through linalg.transpose.
     weight_layout: str = "in_out"
@@ -316,7 +321,9 @@ class ModelConfig:
             # The fused idiom reshapes to [B, S, 3, H, Dh]; that needs equal q/k/v widths.
             raise ValueError(
                 f"qkv='fused' needs kv_heads == heads (got kv_heads={self.kv_heads}, "
-                f"heads={self.heads}); use qkv='separate' for GQA")
+                f"heads={self.heads}); use qkv='separate' or 'packed' for GQA")
+        if self.qkv == "packed" and self.weight_layout != "out_in":
+            raise ValueError("qkv='packed' packs rows of [out, in] weights (weight_layout='out_in')")
         if self.gate_up == "fused" and not self.gated:
             raise ValueError("gate_up='fused' is an option of a gated activation (swiglu, geglu)")
         if self.norm_plus_one and self.norm != "rmsnorm":
@@ -422,9 +429,9 @@ class ModelConfig:
         if self.names == "hf_llama" and not self.gated:
             raise ValueError("names='hf_llama' needs a gated activation (swiglu, geglu), "
                              f"got {self.activation!r}")
-        if self.names == "hf_llama" and self.qkv != self.gate_up:
-            raise ValueError("names='hf_llama' fuses q|k|v and gate|up both (Phi-3) or neither, "
-                             f"not qkv={self.qkv!r} with gate_up={self.gate_up!r}")
+        if self.names == "hf_llama" and (self.qkv == "separate") != (self.gate_up == "separate"):
+            raise ValueError("names='hf_llama' holds q|k|v and gate|up each in one weight (Phi-3) or "
+                             f"neither, not qkv={self.qkv!r} with gate_up={self.gate_up!r}")
         if self.names == "hf_llama" and not self.vocab:
             raise ValueError("names='hf_llama' needs a whole model (vocab > 0)")
         if self.name_prefix is not None and self.names == "tpmlir":

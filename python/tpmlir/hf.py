@@ -16,7 +16,7 @@ import os
 
 from .checkpoint import read_json, read_safetensors_names, read_weight_map
 from .config import ModelConfig, rope_scaling_json
-from .params import as_checkpoint, as_graph, checkpoint_names
+from .params import as_checkpoint, as_graph, checkpoint_names, packed_rows, param_specs
 
 LLAMA_TYPES = ("llama", "qwen2", "qwen3", "mistral", "phi3")
 GEMMA_TYPES = ("gemma", "gemma2", "gemma3_text")
@@ -198,8 +198,6 @@ def _llama(hf: dict, model_type: str) -> dict:
             raise _unsupported(model_type, "attention_bias")
         bias = qkv_bias = False
     elif fused:  # Phi-3: no biases
-        if kv_heads != heads:  # the ranks' parts of unequal q, k, v sections: no one cut
-            raise _unsupported(model_type, f"{kv_heads} kv heads of {heads} in one qkv_proj")
         bias = qkv_bias = False
     else:
         attn, mlp = _get(hf, "attention_bias", bool, False), _get(hf, "mlp_bias", bool, False)
@@ -214,7 +212,11 @@ def _llama(hf: dict, model_type: str) -> dict:
     return dict(**sliding, names="hf_llama", layers=layers, d_model=d, heads=heads,
                 kv_heads=kv_heads, head_dim=_get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None),
                 qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
-                qkv="fused" if fused else "separate", gate_up="fused" if fused else "separate",
+                # Fewer kv heads than heads (Phi-3-medium, Phi-4-mini): q, k and v
+                # sections of unequal widths, which no cut of equal blocks takes,
+                # so the graph takes them apart and the loader reads their rows.
+                qkv=("fused" if kv_heads == heads else "packed") if fused else "separate",
+                gate_up="fused" if fused else "separate",
                 norm="rmsnorm", activation="swiglu", bias=bias, qkv_bias=qkv_bias,
                 weight_layout="out_in", rope=True, **rope, causal=True, eps=_get(hf, "rms_norm_eps", float, 1e-6), vocab=_get(hf, "vocab_size", int),
                 tie_embeddings=_get(hf, "tie_word_embeddings", bool, False))
@@ -393,7 +395,7 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     if model_type in GEMMA_TYPES or (model_type is None and cfg.norm_plus_one):
         return _gemma_config(cfg, model_type or ("gemma3_text" if cfg.qk_norm else "gemma2" if cfg.post_norms
                                                  else "gemma"))
-    model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv == "fused"
+    model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv in ("fused", "packed")
                                 else "qwen2" if cfg.qkv_bias and not cfg.bias
                                 else "mistral" if cfg.sliding_window else "llama")
     _check_no_gemma(cfg, model_type)
@@ -401,9 +403,10 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
         raise ValueError(f"{model_type} has SwiGLU, not {cfg.activation!r}")
     if cfg.qk_norm != (model_type == "qwen3"):
         raise ValueError(f"{model_type} needs qk_norm={model_type == 'qwen3'}")
-    layout = "fused" if model_type == "phi3" else "separate"
-    if (cfg.qkv, cfg.gate_up) != (layout, layout):
-        raise ValueError(f"{model_type} needs qkv={layout!r} and gate_up={layout!r}")
+    layouts = ({"fused", "packed"}, {"fused"}) if model_type == "phi3" else ({"separate"}, {"separate"})
+    if cfg.qkv not in layouts[0] or cfg.gate_up not in layouts[1]:
+        raise ValueError(f"{model_type} needs qkv {' or '.join(map(repr, sorted(layouts[0])))} and "
+                         f"gate_up {next(iter(layouts[1]))!r}")
     out = {"model_type": model_type,
            "architectures": [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
                               "qwen3": "Qwen3ForCausalLM", "mistral": "MistralForCausalLM",
@@ -531,9 +534,18 @@ def read_config(path: str, **overrides) -> ModelConfig:
 
 def to_checkpoint(cfg: ModelConfig, weights: dict) -> dict:
     """tpmlir-named weights -> the checkpoint's names and shapes (a padded
-    vocabulary's rows cut off)."""
-    names = checkpoint_names(cfg)
-    return {names[k]: v for k, v in as_checkpoint(cfg, weights).items() if k in names}
+    vocabulary's rows cut off, packed weights one after the other)."""
+    import numpy as np
+    names, packed = checkpoint_names(cfg), packed_rows(cfg)
+    out, parts = {}, {}
+    for k, v in as_checkpoint(cfg, weights).items():
+        if k in packed:
+            parts.setdefault(names[k], []).append((packed[k][0], v))
+        elif k in names:
+            out[names[k]] = v
+    for name, blocks in parts.items():
+        out[name] = np.concatenate([v for _, v in sorted(blocks, key=lambda block: block[0])])
+    return out
 
 
 def from_checkpoint(cfg: ModelConfig, tensors: dict) -> dict:
@@ -543,4 +555,14 @@ def from_checkpoint(cfg: ModelConfig, tensors: dict) -> dict:
     missing = sorted(v for v in names.values() if v not in tensors)
     if missing:
         raise ValueError(f"the checkpoint lacks {', '.join(missing[:5])}")
-    return as_graph(cfg, {k: tensors[v] for k, v in names.items()})
+    packed = packed_rows(cfg)
+    shapes = dict(param_specs(cfg))
+
+    def rows(k: str):
+        start, stored = packed[k]
+        tensor = tensors[names[k]]
+        if tuple(tensor.shape) != stored:
+            raise ValueError(f"'{names[k]}' is {tuple(tensor.shape)} in the checkpoint; the model packs "
+                             f"its q, k and v in {stored}")
+        return tensor[start:start + shapes[k][0]]
+    return as_graph(cfg, {k: rows(k) if k in packed else tensors[v] for k, v in names.items()})

@@ -5,6 +5,8 @@ order and the numpy weight dict from drifting apart.
 """
 from __future__ import annotations
 
+import re
+
 from .config import ModelConfig
 
 Spec = tuple[str, tuple[int, ...]]
@@ -103,6 +105,23 @@ def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def packed_rows(cfg: ModelConfig) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """The weights a checkpoint packs as row blocks of one tensor, by tpmlir
+    name: (their first row, the packed tensor's shape). qkv='packed': q, k
+    and v (weights [out, in], and biases) one after the other in one qkv
+    tensor, as Phi-3's qkv_proj holds them; none otherwise."""
+    if cfg.qkv != "packed":
+        return {}
+    widths = [cfg.heads * cfg.head_dim] + [cfg.kv_heads * cfg.head_dim] * 2
+    leaves = {"weight": (sum(widths), cfg.d_model)} | ({"bias": (sum(widths),)} if cfg.qkv_bias else {})
+    out = {}
+    for i in range(cfg.layers):
+        for leaf, shape in leaves.items():
+            for n, start in zip("qkv", (0, widths[0], widths[0] + widths[1])):
+                out[f"h.{i}.attn.{n}.{leaf}"] = (start, shape)
+    return out
+
+
 def as_checkpoint(cfg: ModelConfig, weights: dict) -> dict:
     """`weights` (tpmlir names, the graph's shapes) as a checkpoint holds
     them: the padded rows cut off."""
@@ -192,7 +211,10 @@ def checkpoint_name(cfg: ModelConfig, name: str) -> str:
     LlamaForCausalLM's (Qwen2, Qwen3, Mistral, Phi-3, Gemma 1 to 3) otherwise. The layouts
     already agree: GPT-2's Conv1D weights are [in, out] with q|k|v fused in
     c_attn (weight_layout in_out, qkv fused), Llama's Linear weights [out, in]
-    (Phi-3's q|k|v in qkv_proj and gate|up in gate_up_proj)."""
+    (Phi-3's q|k|v in qkv_proj and gate|up in gate_up_proj). Weights a
+    checkpoint packs (packed_rows) take the name of the tensor packing them."""
+    if cfg.qkv == "packed":
+        name = re.sub(r"\.attn\.[qkv]\.", ".attn.qkv.", name)
     if cfg.names == "tpmlir" or name == "lm_head.weight":
         return name
     prefix = cfg.name_prefix
