@@ -27,6 +27,9 @@ VARIANTS = {
     # normalized per head (Phi-3's layout with Qwen3's norms).
     "llama_fused_qk_norm_wide_heads": tiny_llama(qkv="fused", gate_up="fused", kv_heads=4, qk_norm=True,
                                                  head_dim=32),
+    # Phi-4-mini's layout: GQA in a packed q|k|v, RoPE over 12 of 16 features
+    # of each head (the RoPE tables [S, 12] as arguments).
+    "llama_packed_partial_rope": tiny_llama(qkv="packed", gate_up="fused", rotary_dim=12),
 }
 
 

@@ -9,7 +9,7 @@ from conftest import VARIANTS
 from tpmlir import reference
 from tpmlir.builder import build_mlir
 from tpmlir.config import ModelConfig, gpt2_small, llama_like, preset, tiny_gpt2, tiny_llama
-from tpmlir.params import arg_specs
+from tpmlir.params import arg_specs, checkpoint_names
 
 PRESETS = {"gpt2_small": gpt2_small(), "llama_like": llama_like(),
            "tiny_gpt2": tiny_gpt2(), "tiny_llama": tiny_llama()}
@@ -27,15 +27,17 @@ def parsed_signature(printed: str) -> list[tuple[str, tuple[int, ...]]]:
     """(tp.name, shape) of each @forward argument, read back from mlir-opt's output."""
     header = printed[printed.index("func.func @forward("):]
     header = header[:header.index("{\n")]
-    args = re.findall(r"%\w+: tensor<([0-9x]+)xf32> \{tp.name = \"([^\"]+)\"\}", header)
-    return [(name, tuple(int(d) for d in dims.split("x"))) for dims, name in args]
+    args = re.findall(r"%\w+: tensor<([0-9x]+)xf32> \{([^}]*)\}", header)
+    return [(re.search(r'tp.name = "([^"]+)"', attrs).group(1), tuple(int(d) for d in dims.split("x")))
+            for dims, attrs in args]
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_verifies_and_signature_matches(mlir_opt, name):
     cfg = ALL[name]
     printed = verify(mlir_opt, build_mlir(cfg))
-    assert parsed_signature(printed) == arg_specs(cfg)
+    names = checkpoint_names(cfg)  # packed q, k, v: the name of the tensor packing them
+    assert parsed_signature(printed) == [(names.get(n, n), shape) for n, shape in arg_specs(cfg)]
     b, s, d = cfg.batch, cfg.seq, cfg.d_model
     assert re.search(rf"-> tensor<{b}x{s}x{d}xf32>", printed)
 

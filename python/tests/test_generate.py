@@ -33,6 +33,9 @@ LLAMA3_SCALING = json.dumps({"rope_type": "llama3", "factor": 8.0, "low_freq_fac
 LONGROPE = json.dumps({"rope_type": "longrope", "short_factor": [1.0, 1.1, 1.3, 1.7, 2.2, 3.0, 4.5, 6.0],
                        "long_factor": [1.0, 2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0],
                        "factor": 32.0, "original_max_position_embeddings": 16})
+LONGROPE6 = json.dumps({"rope_type": "longrope", "short_factor": [1.0, 1.2, 1.6, 2.5, 4.0, 6.0],
+                        "long_factor": [1.0, 2.0, 4.0, 8.0, 16.0, 32.0],
+                        "factor": 32.0, "original_max_position_embeddings": 16})
 
 GEMMA = dict(kv_heads=1, head_dim=32, activation="geglu", norm_plus_one=True, embed_scale=True,
              tie_embeddings=True)
@@ -59,9 +62,11 @@ GEN = {
     # Phi-3: q|k|v in one weight, gate|up in one weight (Linear [out, in]).
     "phi3": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, kv_heads=4, qkv="fused",
                        gate_up="fused"),
-    # Phi-3-medium and Phi-4-mini: GQA in one qkv_proj, whose q, k and v
-    # sections (64, 32, 32 rows) the loader reads apart.
-    "phi3_gqa": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, qkv="packed", gate_up="fused"),
+    # Phi-4-mini (and Phi-3-medium's GQA): q, k and v sections of 64, 32 and
+    # 32 rows in one weight, read apart; RoPE over 12 of each head's 16
+    # features, longrope's 6 factors for them; a tied head.
+    "phi4_mini": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, qkv="packed", gate_up="fused",
+                            rotary_dim=12, tie_embeddings=True, rope_scaling=LONGROPE6),
     # Phi-3.5 (and the 128k Phi-3s): longrope's short factors and its
     # attention factor on cos and sin.
     "phi3_longrope": tiny_llama(vocab=96, batch=2, generate=10, keep_logits=True, kv_heads=4, qkv="fused",
@@ -458,7 +463,8 @@ HF_DIRS = {
     "qwen2": ("qwen2", tiny_llama(vocab=96, names="hf_llama", kv_heads=1, bias=False, qkv_bias=True,
                                   rope_theta=1e6), 3),
     "phi3": ("phi3", tiny_llama(vocab=96, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused"), 2),
-    "phi3_gqa": ("phi3", tiny_llama(vocab=96, names="hf_llama", qkv="packed", gate_up="fused"), 2),
+    "phi4_mini": ("phi3", tiny_llama(vocab=96, names="hf_llama", qkv="packed", gate_up="fused", rotary_dim=12,
+                                     tie_embeddings=True, rope_scaling=LONGROPE6), 2),
     "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
                                   rope_theta=1e6), 1),
     "gemma2": ("gemma2", tiny_llama(vocab=96, names="hf_llama", **GEMMA2, sliding_window=3, sliding_layers=(0,)), 2),
@@ -572,8 +578,12 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
 @pytest.mark.parametrize("change, message", [
     (dict(model_type="bert"), "model_type 'bert' is not one of gpt2, llama, qwen2, qwen3, mistral, phi3, "
                               "gemma, gemma2, gemma3_text, gemma3"),
-    (dict(model_type="phi3", num_key_value_heads=4, partial_rotary_factor=0.75),
-     "phi3: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
+    # Phi-3 rotates part of a head (Phi-4-mini); Llama's attention would not.
+    (dict(partial_rotary_factor=0.75), "llama: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
+    (dict(model_type="phi3", partial_rotary_factor=0.7),
+     "phi3: partial_rotary_factor rotates 11 features of a head, an odd number"),
+    (dict(model_type="phi3", partial_rotary_factor=1.5),
+     "phi3: partial_rotary_factor 1.5 (RoPE over part of a head) is not supported"),
     (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
     (dict(rope_scaling={"type": "yarn", "factor": 4.0}),
      "llama: rope_scaling of type 'yarn' is not supported (only linear, llama3, longrope)"),
@@ -585,7 +595,7 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
     (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "factor": 2.0}),
      "llama: rope_scaling 'long_factor' must be a list of positive numbers, not None"),
     (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0] * 4, "factor": 2.0}),
-     "rope_scaling longrope has 4 factors for a head_dim of 16; it needs 8"),
+     "rope_scaling longrope has 4 factors for 16 rotated features of a head; it needs 8"),
     (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [0.0] * 8, "factor": 2.0}),
      "'long_factor' must be a list of positive numbers"),
     (dict(rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8},

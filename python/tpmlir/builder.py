@@ -97,7 +97,19 @@ class _Builder:
         return ir.pointwise(hint, [x, (mean, row), (var_sum, row), gamma, beta], layernorm)
 
     def rope(self, x: Val, i: int, hint: str) -> Val:
-        """rotate_half RoPE of layer i on [B, S, NH, Dh]: x*cos + cat(-x2, x1)*sin."""
+        """rotate_half RoPE of layer i on [B, S, NH, Dh]: x*cos + cat(-x2, x1)*sin,
+        over the first rope_dim features of each head (the rest as they are)."""
+        ir = self.ir
+        b, s, nh, dh = x.shape
+        if self.cfg.rope_dim < dh:
+            r = self.cfg.rope_dim
+            head, tail = [b, s, nh, r], [b, s, nh, dh - r]
+            part = ir.extract_slice(x, [0, 0, 0, 0], head, head, hint + "_part")
+            rest = ir.extract_slice(x, [0, 0, 0, r], tail, tail, hint + "_pass")
+            return ir.concat(3, [self.rotate(part, i, hint + "_rot"), rest], hint)
+        return self.rotate(x, i, hint)
+
+    def rotate(self, x: Val, i: int, hint: str) -> Val:
         ir = self.ir
         b, s, nh, dh = x.shape
         half = [b, s, nh, dh // 2]
@@ -125,13 +137,13 @@ class _Builder:
         return tables
 
     def rope_table_pair(self, theta: float, scaling: dict, suffix: str) -> tuple[Val, Val]:
-        """cos/sin [S, Dh] at positions pos .. pos+S-1, computed as Hugging Face
-        does in fp32: inv_freq_j = 1 / theta^(2j/Dh), angle = position * inv_freq,
+        """cos/sin [S, R] (R = rope_dim) at positions pos .. pos+S-1, computed as
+        Hugging Face does in fp32: inv_freq_j = 1 / theta^(2j/R), angle = position * inv_freq,
         each frequency used for both halves (rotate_half). longrope: 1 /
         (short_factor_j * theta^(2j/Dh)), cos and sin times its attention
         factor."""
         cfg, ir = self.cfg, self.ir
-        dh = cfg.head_dim
+        dh = cfg.rope_dim
         ins = [(self.args["pos"], ())] if "pos" in self.args else []
         factors = scaling.get("short_factor") if scaling.get("rope_type") == "longrope" else None
         attention = rope_attention_factor(scaling)
@@ -582,7 +594,7 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 # the models made before them do not change.
 _LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "norm_plus_one", "embed_scale", "post_norms",
                  "query_pre_attn_scalar", "attn_softcap", "logit_softcap", "positions", "rope_theta",
-                 "rope_scaling", "sliding_window", "sliding_layers", "rope_local_theta", "qkv_bias", "generate",
+                 "rope_scaling", "rotary_dim", "sliding_window", "sliding_layers", "rope_local_theta", "qkv_bias", "generate",
                  "keep_logits", "pad_vocab", "eos_token_ids", "decode_attention", "chunked_prefill", "names",
                  "name_prefix")
 

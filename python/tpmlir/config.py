@@ -130,6 +130,9 @@ class ModelConfig:
     # out_in: torch-style [out, in] weights, used through linalg.transpose.
     weight_layout: str = "in_out"
     rope: bool = False
+    # RoPE over the first rotary_dim features of each head only, the rest
+    # passed as they are (Phi-4-mini's partial_rotary_factor 0.75); 0: all.
+    rotary_dim: int = 0
     causal: bool = True
     softmax: str = "named"
     batch: int = 1
@@ -226,6 +229,11 @@ class ModelConfig:
         if self.rope_scaling:  # one spelling per scaling, so one config one graph
             object.__setattr__(self, "rope_scaling", rope_scaling_json(self.rope_scaling_params))
         self.validate()
+
+    @property
+    def rope_dim(self) -> int:
+        """The features of each head RoPE rotates: rotary_dim, or all."""
+        return self.rotary_dim or self.head_dim
 
     @property
     def rope_tables_in_graph(self) -> bool:
@@ -338,6 +346,10 @@ class ModelConfig:
             raise ValueError("logit_softcap needs a whole model (vocab > 0)")
         if self.rope and self.head_dim % 2:
             raise ValueError(f"rope needs an even head_dim, got {self.head_dim}")
+        if self.rotary_dim and not (self.rope and isinstance(self.rotary_dim, int) and self.rotary_dim % 2 == 0
+                                    and 0 < self.rotary_dim <= self.head_dim):
+            raise ValueError(f"rotary_dim must be an even number of features of a head ({self.head_dim}) "
+                             f"of a model with rope, got {self.rotary_dim!r}")
         if isinstance(self.vocab, bool) or not isinstance(self.vocab, int) or self.vocab < 0:
             raise ValueError(f"vocab must be 0 or a positive integer, got {self.vocab!r}")
         if not self.eps > 0:
@@ -349,9 +361,9 @@ class ModelConfig:
         rope_scaling_json(self.rope_scaling_params)
         scaling = self.rope_scaling_params
         if scaling.get("rope_type") == "longrope":
-            if len(scaling["short_factor"]) != self.head_dim // 2:
+            if len(scaling["short_factor"]) != self.rope_dim // 2:
                 raise ValueError(f"rope_scaling longrope has {len(scaling['short_factor'])} factors "
-                                 f"for a head_dim of {self.head_dim}; it needs {self.head_dim // 2}")
+                                 f"for {self.rope_dim} rotated features of a head; it needs {self.rope_dim // 2}")
             positions, original = max(self.generate, self.seq), scaling["original_max_position_embeddings"]
             if positions > original:  # transformers then turns to long_factor for every position
                 raise ValueError(f"rope_scaling longrope: {positions} positions pass "

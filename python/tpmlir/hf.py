@@ -190,6 +190,11 @@ def _llama(hf: dict, model_type: str) -> dict:
         raise _unsupported(model_type, "use_sliding_window")
     d, heads = _get(hf, "hidden_size", int), _get(hf, "num_attention_heads", int)
     kv_heads = _get(hf, "num_key_value_heads", int, heads)
+    head_dim = _get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None)
+    # transformers' RoPE rotates int(head_dim * partial_rotary_factor) features.
+    rotary = int((head_dim or d // heads) * rope.pop("partial_rotary_factor", 0.0))
+    if rotary % 2:
+        raise ValueError(f"{model_type}: partial_rotary_factor rotates {rotary} features of a head, an odd number")
     fused = model_type == "phi3"  # q|k|v and gate|up each one weight
     if model_type == "qwen2":  # biases on q, k and v only
         bias, qkv_bias = False, True
@@ -210,7 +215,7 @@ def _llama(hf: dict, model_type: str) -> dict:
     sliding = (_sliding(hf, layers, 4096 if model_type == "mistral" else None, lambda i: True)
                if model_type in ("mistral", "phi3") else {})
     return dict(**sliding, names="hf_llama", layers=layers, d_model=d, heads=heads,
-                kv_heads=kv_heads, head_dim=_get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None),
+                kv_heads=kv_heads, head_dim=head_dim, rotary_dim=rotary,
                 qk_norm=model_type == "qwen3", ffn=_get(hf, "intermediate_size", int),
                 # Fewer kv heads than heads (Phi-3-medium, Phi-4-mini): q, k and v
                 # sections of unequal widths, which no cut of equal blocks takes,
@@ -262,23 +267,24 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
     legacy_theta = _get(hf, "rope_theta", float, theta)
     legacy_local = None if local_theta is None else _get(hf, "rope_local_base_freq", float, local_theta)
 
-    def one(params, default: float, where: str) -> tuple[float, str]:
+    def one(params, default: float, where: str) -> tuple[float, str, float]:
         if not isinstance(params, dict):
             raise ValueError(f"{where} must be an object, not {params!r}")
         rotary = _get(params, "partial_rotary_factor", float, None) or _get(hf, "partial_rotary_factor", float, 1.0)
-        if rotary != 1.0:
+        # Phi-3's attention rotates part of a head (Phi-4-mini); others would
+        # apply tables narrower than their heads.
+        if rotary != 1.0 and (model_type != "phi3" or not 0 < rotary < 1):
             raise ValueError(f"partial_rotary_factor {rotary:g} (RoPE over part of a head) is not supported")
         scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")}
         if scaling.get("rope_type", scaling.get("type")) in ("longrope", "su"):
             scaling = _longrope(hf, scaling)
-        return _get(params, "rope_theta", float, default), rope_scaling_json(scaling)
+        return _get(params, "rope_theta", float, default), rope_scaling_json(scaling), rotary
 
     try:
         params = hf.get("rope_parameters")
         local = None  # the sliding layers' (base, scaling), where the object gives them
         if params is None:
-            out = dict(rope_theta=legacy_theta,
-                       rope_scaling=one(hf.get("rope_scaling") or {}, legacy_theta, "rope_scaling")[1])
+            full = (legacy_theta, *one(hf.get("rope_scaling") or {}, legacy_theta, "rope_scaling")[1:])
         else:
             if hf.get("rope_scaling") is not None:
                 raise ValueError("rope_scaling and rope_parameters are both given; one says it all")
@@ -295,7 +301,9 @@ def _rope(hf: dict, model_type: str, theta: float, local_theta: float | None = N
                                  "sliding_attention)")
             else:
                 full = one(params, legacy_theta, "rope_parameters")
-            out = dict(rope_theta=full[0], rope_scaling=full[1])
+        out = dict(rope_theta=full[0], rope_scaling=full[1])
+        if full[2] != 1.0:
+            out["partial_rotary_factor"] = full[2]
         if local_theta is not None:
             if local is None:
                 local = (legacy_local, "")
@@ -418,6 +426,11 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
            "hidden_act": "silu", "tie_word_embeddings": cfg.tie_embeddings}
     if cfg.rope_scaling:
         out.update(_rope_scaling_fields(cfg))
+    if cfg.rotary_dim:
+        factor = cfg.rotary_dim / cfg.head_dim
+        if model_type != "phi3" or int(cfg.head_dim * factor) != cfg.rotary_dim:
+            raise ValueError(f"{model_type} has no partial_rotary_factor for rotary_dim={cfg.rotary_dim}")
+        out["partial_rotary_factor"] = factor
     if model_type in ("mistral", "phi3"):  # a window on every layer, or none
         if cfg.sliding_layers not in ((), tuple(range(cfg.layers))) or cfg.rope_local_theta:
             raise ValueError(f"{model_type} slides every layer or none, with one RoPE base")
@@ -452,7 +465,7 @@ def _layer_types(cfg: ModelConfig) -> list[str]:
 def _gemma_config(cfg: ModelConfig, model_type: str) -> dict:
     first, third = model_type == "gemma", model_type == "gemma3_text"
     gemma = dict(norm_plus_one=True, embed_scale=True, activation="geglu", post_norms=not first, bias=False,
-                 qkv_bias=False, qkv="separate", gate_up="separate", qk_norm=third)
+                 qkv_bias=False, qkv="separate", gate_up="separate", qk_norm=third, rotary_dim=0)
     if first:
         gemma.update(query_pre_attn_scalar=0.0, attn_softcap=0.0, logit_softcap=0.0, sliding_window=0)
     if not third:

@@ -89,7 +89,7 @@ def param_specs(cfg: ModelConfig) -> list[Spec]:
         if not cfg.tie_embeddings:
             specs += _linear(cfg, "lm_head", cfg.d_model, cfg.vocab_rows, False)
     if cfg.rope and not cfg.rope_tables_in_graph:
-        specs += [("rope.cos", (cfg.seq, cfg.head_dim)), ("rope.sin", (cfg.seq, cfg.head_dim))]
+        specs += [("rope.cos", (cfg.seq, cfg.rope_dim)), ("rope.sin", (cfg.seq, cfg.rope_dim))]
     return specs
 
 

@@ -24,7 +24,7 @@ def rope_inv_freq(cfg: ModelConfig, layer: int, dtype=np.float32) -> np.ndarray:
     t = dtype
     theta, scaling = cfg.rope_of_layer(layer)
     kind = scaling.get("rope_type")
-    power = np.power(t(theta), np.arange(0, cfg.head_dim, 2).astype(t) / t(cfg.head_dim))
+    power = np.power(t(theta), np.arange(0, cfg.rope_dim, 2).astype(t) / t(cfg.rope_dim))
     if kind == "longrope":
         return (t(1.0) / (np.asarray(scaling["short_factor"], dtype=t) * power)).astype(t)
     inv = t(1.0) / power
@@ -44,7 +44,7 @@ def rope_inv_freq(cfg: ModelConfig, layer: int, dtype=np.float32) -> np.ndarray:
 
 
 def rope_tables(cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
-    """rotate_half style cos/sin tables [S, Dh] (each frequency used for both halves)."""
+    """rotate_half style cos/sin tables [S, R] (each frequency used for both halves)."""
     inv_freq = rope_inv_freq(cfg, 0, np.float64)  # one pair: no second base (rope_tables_in_graph)
     angles = np.outer(np.arange(cfg.seq, dtype=np.float64), inv_freq)
     angles = np.concatenate([angles, angles], axis=-1)
@@ -112,10 +112,12 @@ def _norm(cfg: ModelConfig, w: dict, name: str, x: np.ndarray, norm: str | None 
 
 
 def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """x: [B, S, NH, Dh]; cos/sin: [S, Dh]."""
-    half = x.shape[-1] // 2
-    rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * cos[None, :, None, :] + rot * sin[None, :, None, :]
+    """x: [B, S, NH, Dh]; cos/sin: [S, R], R <= Dh the features rotated."""
+    r = cos.shape[-1]
+    part, rest = x[..., :r], x[..., r:]
+    half = r // 2
+    rot = np.concatenate([-part[..., half:], part[..., :half]], axis=-1)
+    return np.concatenate([part * cos[None, :, None, :] + rot * sin[None, :, None, :], rest], axis=-1)
 
 
 def _hidden(cfg: ModelConfig, i: int, rows: np.ndarray, keys: int) -> np.ndarray:
@@ -249,7 +251,7 @@ def _lm_head(cfg: ModelConfig, w: dict, h: np.ndarray) -> np.ndarray:
 # -- generation with a KV cache -------------------------------------------------
 
 def rope_at(cfg: ModelConfig, pos: int, length: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
-    """Layer `layer`'s cos/sin [length, Dh] at positions pos .. pos+length-1,
+    """Layer `layer`'s cos/sin [length, R] at positions pos .. pos+length-1,
     in float32 as a generating model computes them (and Hugging Face's
     rotary embedding)."""
     angles = np.arange(pos, pos + length).astype(np.float32)[:, None] * rope_inv_freq(cfg, layer)[None, :]

@@ -162,11 +162,14 @@ class Llama:
         # type for Gemma 3), older versions as rope_theta and rope_scaling.
         params = _rope_parameters(config, "full_attention")
         theta = params.get("rope_theta", config.get("rope_theta", 10000.0))
+        # Phi-3's partial_rotary_factor (Phi-4-mini): RoPE over the first
+        # features of each head, the inverse frequencies over those alone.
+        self.rotary = int(self.dh * params.get("partial_rotary_factor", config.get("partial_rotary_factor", 1.0)))
         scaling = params or config.get("rope_scaling") or {}
         self.long_inv_freq, self.attention_scaling = None, 1.0
         if scaling.get("rope_type", scaling.get("type")) == "longrope":
             self.inv_freq, self.long_inv_freq, self.attention_scaling, self.original = _longrope(
-                config, scaling, theta, self.dh)
+                config, scaling, theta, self.rotary)
         else:
             self.inv_freq = _scaled_inv_freq(self._inv_freq(theta), scaling)
         # MistralConfig's default window is 4096; Phi-3's none.
@@ -174,7 +177,7 @@ class Llama:
                        else config.get("sliding_window") if config["model_type"] == "phi3" else None)
 
     def _inv_freq(self, theta: float) -> torch.Tensor:
-        return 1.0 / (theta ** (torch.arange(0, self.dh, 2, dtype=torch.int64).float() / self.dh))
+        return 1.0 / (theta ** (torch.arange(0, self.rotary, 2, dtype=torch.int64).float() / self.rotary))
 
     def _rms(self, x, name):
         variance = x.pow(2).mean(-1, keepdim=True)
@@ -184,9 +187,12 @@ class Llama:
         return F.linear(x, self.w[f"{name}.weight"], self.w.get(f"{name}.bias"))
 
     def _rope(self, x, cos, sin):
-        half = x.shape[-1] // 2
-        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-        return x * cos + rotated * sin
+        # transformers' Phi-3 apply_rotary_pos_emb: the first cos.shape[-1]
+        # features rotated, the others passed.
+        part, rest = x[..., :cos.shape[-1]], x[..., cos.shape[-1]:]
+        half = part.shape[-1] // 2
+        rotated = torch.cat([-part[..., half:], part[..., :half]], dim=-1)
+        return torch.cat([part * cos + rotated * sin, rest], dim=-1)
 
     def _cached(self, q, k, v, cos, sin, past, i, present):
         """q, k, v [B, S, heads, Dh] as [B, heads, *, Dh], RoPE on q and k, and
