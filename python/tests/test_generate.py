@@ -802,8 +802,10 @@ def _as_transformers5(config: dict) -> dict:
     """config.json as transformers 5 writes it: RoPE's fields in
     rope_parameters, one object per layer type where the layers' bases differ."""
     config = dict(config)
-    full = {"rope_type": "default", **(config.pop("rope_scaling", None) or {}),
-            "rope_theta": config.pop("rope_theta")}
+    scaling = dict(config.pop("rope_scaling", None) or {})
+    full = {"rope_type": scaling.pop("type", "default"), **scaling, "rope_theta": config.pop("rope_theta")}
+    if "partial_rotary_factor" in config:
+        full["partial_rotary_factor"] = config.pop("partial_rotary_factor")
     if "rope_local_base_freq" in config:
         local = {"rope_type": "default", "rope_theta": config.pop("rope_local_base_freq")}
         config["rope_parameters"] = {"full_attention": full, "sliding_attention": local}
@@ -816,7 +818,7 @@ def _as_transformers5(config: dict) -> dict:
 GEMMA3_SCALED = json.dumps({"rope_type": "linear", "factor": 8.0})
 
 
-@pytest.mark.parametrize("name", ["llama3_rope", "gemma3", "gemma3_scaled"])
+@pytest.mark.parametrize("name", ["llama3_rope", "gemma3", "gemma3_scaled", "phi4_mini"])
 def test_transformers5_rope_parameters(name):
     """rope_parameters (transformers 5) reads as rope_theta, rope_scaling and
     rope_local_base_freq did, in tpmlir and in the PyTorch oracle (bases

@@ -1,7 +1,7 @@
 """A Hugging Face model directory with random weights, a prompt, and the
 greedy continuations of the numpy reference and of PyTorch (generate.test).
 
-  hf_generation.py model DIR {gpt2,llama,llama3,mistral,qwen3,phi3,gemma2,gemma3} S_MAX [VOCAB [FLOATS]]
+  hf_generation.py model DIR {gpt2,llama,llama3,mistral,qwen3,phi3,phi4,gemma2,gemma3} S_MAX [VOCAB [FLOATS]]
       DIR/config.json and DIR/model.safetensors: 2 layers, vocabulary VOCAB
       (default 96), the weights stored as FLOATS (F32, or BF16 or F16 as
       Llama's and Qwen's checkpoints ship)
@@ -12,7 +12,10 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       k_norm, tied head; phi3: 4 heads, q|k|v fused in qkv_proj and gate|up
       in gate_up_proj, Phi-3.5's longrope (8 short and long factors, the
       original S_MAX positions stretched 32-fold: cos and sin times
-      sqrt(2)); gemma2: 4 heads of 32 over 2 kv heads, norms
+      sqrt(2)); phi4 (Phi-4-mini's layout): phi3 with 2 kv heads, so q|k|v
+      sections of 64, 32 and 32 rows in qkv_proj, RoPE over 12 of each head's
+      16 features (partial_rotary_factor 0.75, 6 longrope factors), a tied
+      head; gemma2: 4 heads of 32 over 2 kv heads, norms
       scaling by 1 + weight before and after the attention and the MLP,
       embeddings times sqrt(64), GeGLU, scores scaled by 24 ** -0.5 and
       capped at 20, logits capped at 10, tied head; gemma3: as gemma2
@@ -58,6 +61,12 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
                     "original_max_position_embeddings": s_max}
         cfg = tiny_llama(vocab=vocab, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused",
                          rope_scaling=json.dumps(longrope))
+    elif family == "phi4":
+        longrope = {"rope_type": "longrope", "short_factor": [1.0, 1.2, 1.6, 2.5, 4.0, 6.0],
+                    "long_factor": [1.0, 2.0, 4.0, 8.0, 16.0, 32.0], "factor": 32.0,
+                    "original_max_position_embeddings": s_max}
+        cfg = tiny_llama(vocab=vocab, names="hf_llama", qkv="packed", gate_up="fused", rotary_dim=12,
+                         tie_embeddings=True, rope_scaling=json.dumps(longrope))
     elif family == "qwen3":
         cfg = tiny_llama(vocab=vocab, names="hf_llama", head_dim=32, qk_norm=True, tie_embeddings=True)
     elif family == "mistral":
