@@ -45,6 +45,7 @@ class _Builder:
         self.rope_tables: dict[int, tuple[Val, Val]] = {}
         self.caches: dict[str, Val] = {}  # the updated caches, by name
         self.rings: dict[int, tuple[str, str]] = {}  # @decode's ring_bounds, by ring length
+        self.chunk_rings: dict[int, tuple[str, str, str, str]] = {}  # @extend's chunk_ring_bounds
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
         self.args: dict[str, Val] = {}
         for name, shape in specs:
@@ -304,8 +305,15 @@ class _Builder:
             k = self.norm(k, f"{a}.k_norm", f"{p}_k_norm", "rmsnorm")
         if cfg.rope:
             q, k = self.rope(q, i, f"{p}_q_rope"), self.rope(k, i, f"{p}_k_rope")
+        ring = cfg.cache_length(i)
+        chunk_over_ring = self.function == "extend" and ring < cfg.generate
         if self.function != "forward":
-            k_all, v_all = (self.update_cache(t, i, n) for t, n in ((k, "k"), (v, "v")))
+            rows = {n: ir.transpose(t, [0, 2, 1, 3], f"l{i}_{n}_new") for t, n in ((k, "k"), (v, "v"))}
+            # A chunk over a ring reads the ring as it was (the keys before
+            # pos), then its own: read before the write that drops the oldest.
+            before = {n: ir.concat(2, [self.args[f"cache.{i}.{n}"], rows[n]], f"l{i}_{n}_ring_and_chunk")
+                      for n in "kv"} if chunk_over_ring else {}
+            k_all, v_all = (self.update_cache(rows[n], i, n) for n in "kv")
         # A sliding layer hides the keys `window` or more positions before
         # the query; a window no position reaches changes nothing. @decode's
         # sliding layers keep their window alone, a ring (update_cache):
@@ -324,7 +332,6 @@ class _Builder:
             q = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_q_bhd")  # S = 1
             q = ir.expand(q, [[0], [1, 2], [3]], (B, KVH, G, Dh), f"{p}_q_groups")
             qh = ir.collapse(q, [[0, 1], [2], [3]], f"{p}_qh")
-            ring = cfg.cache_length(i)
             if cfg.decode_attention == "seen":
                 # A ring of W rows holds min(pos + 1, W) keys.
                 length = self.ring_bounds(ring)[1] if ring < cfg.generate else self.seen
@@ -332,6 +339,11 @@ class _Builder:
                 k_all, v_all = (ir.extract_slice(t, [0, 0, 0, 0], seen, seen, f"{p}_{n}_seen")
                                 for t, n in ((k_all, "k"), (v_all, "v")))
             kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
+        elif chunk_over_ring:
+            # A chunk's S queries over the ring's W rows before it and its own
+            # S keys (mask_ring_chunk), kv heads repeated as @prefill's.
+            qh = self.to_heads(q, f"{p}_qh")
+            kh, vh = (self.repeat_cached(before[n], f"{p}_{n}h") for n in "kv")
         elif self.function == "extend":
             # A chunk's S queries over the cache's positions [0, pos + S)
             # (all S_max, masked), each kv head repeated for its query heads
@@ -363,6 +375,9 @@ class _Builder:
                     hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi ule, {reach}, {row} : index')} : i1")
                 return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores], mask)
+        elif chunk_over_ring:
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())],
+                                  lambda b, s, pos, o: self.mask_ring_chunk(b, s, pos, ring))
         elif self.function == "extend":
             def mask_chunk(b, s, pos, o):  # keys past the query's position pos + row
                 row = b(f"arith.index_cast {b('linalg.index 1 : index')} : index to i64")
@@ -388,6 +403,52 @@ class _Builder:
         ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
         return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
 
+    @staticmethod
+    def mask_ring_chunk(b, s: str, pos: str, window: int) -> str:
+        """@extend's mask over a ring of W = window rows, then the chunk's
+        keys: query row i at position p = pos + i sees key position k when
+        p - W < k <= p. Ring row r (r < pos: written) holds the latest
+        position before pos in its class mod W, pos - 1 - (pos - 1 - r) mod W;
+        chunk key j (column W + j) is position pos + j."""
+        def i64(v):
+            return b(f"arith.index_cast {v} : index to i64")
+
+        def op(name, x, y, t="i64"):
+            return b(f"arith.{name} {x}, {y} : {t}")
+        row, col = i64(b("linalg.index 1 : index")), i64(b("linalg.index 2 : index"))
+        w, one = b(f"arith.constant {window} : i64"), b("arith.constant 1 : i64")
+        last = op("subi", pos, one)
+        held = op("subi", last, op("remui", op("subi", last, col), w))
+        written = b(f"arith.cmpi slt, {col}, {pos} : i64")
+        recent = b(f"arith.cmpi sgt, {op('addi', held, w)}, {op('addi', pos, row)} : i64")
+        ring_seen = op("andi", written, recent, "i1")
+        j = op("subi", col, w)
+        causal = b(f"arith.cmpi sle, {j}, {row} : i64")
+        near = b(f"arith.cmpi sgt, {op('addi', j, w)}, {row} : i64")
+        chunk_seen = op("andi", causal, near, "i1")
+        in_ring = b(f"arith.cmpi slt, {col}, {w} : i64")
+        seen = b(f"arith.select {in_ring}, {ring_seen}, {chunk_seen} : i1")
+        return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
+
+    def chunk_ring_bounds(self, ring: int) -> tuple[str, str, str, str]:
+        """@extend's writes into a ring of `ring` rows: the chunk's last m =
+        min(S, ring) positions from pos + S - m, at rows (pos + S - m) mod
+        ring onward: `count` rows from row `first`, then the `rest` from the
+        chunk's row `later` at row 0 (SSA indices, emitted once per ring)."""
+        if ring not in self.chunk_rings:
+            ir, m = self.ir, min(self.seq, ring)
+            w = ir.scalar(f"cw{ring}", f"arith.constant {ring} : index")
+            skip = ir.scalar(f"cw{ring}_skip", f"arith.constant {self.seq - m} : index")
+            start = ir.scalar(f"cw{ring}_start", f"arith.addi {self.pos}, {skip} : index")
+            first = ir.scalar(f"cw{ring}_row", f"arith.remui {start}, {w} : index")
+            room = ir.scalar(f"cw{ring}_room", f"arith.subi {w}, {first} : index")
+            written = ir.scalar(f"cw{ring}_m", f"arith.constant {m} : index")
+            count = ir.scalar(f"cw{ring}_count", f"arith.minui {room}, {written} : index")
+            rest = ir.scalar(f"cw{ring}_rest", f"arith.subi {written}, {count} : index")
+            later = ir.scalar(f"cw{ring}_later", f"arith.addi {skip}, {count} : index")
+            self.chunk_rings[ring] = first, count, rest, later
+        return self.chunk_rings[ring]
+
     def ring_bounds(self, ring: int) -> tuple[str, str]:
         """@decode's row of position pos in a ring of `ring` rows, pos mod
         ring, and the rows written once it is, min(pos + 1, ring) (SSA
@@ -400,20 +461,28 @@ class _Builder:
             self.rings[ring] = ir.scalar(f"w{ring}_row", f"arith.remui {self.pos}, {rows} : index"), length
         return self.rings[ring]
 
-    def update_cache(self, x: Val, i: int, kv: str) -> Val:
-        """Writes K or V of this step, [B, S, KVH, Dh], into the layer's cache
+    def update_cache(self, rows: Val, i: int, kv: str) -> Val:
+        """Writes K or V of this step, [B, KVH, S, Dh], into the layer's cache
         [B, KVH, S_max, Dh] at positions pos .. pos+S-1: one insert_slice (a
         dynamic offset in @decode and @extend), so the cache can be updated in place. A
         ring of W rows (a sliding layer, cfg.cache_length) takes position p
         at row p mod W: @prefill writes a prompt shorter than W at rows
-        [0, S), a longer one's last W positions in two slices."""
+        [0, S), a longer one's last W positions in two slices; @extend its
+        chunk's last min(S, W) in two slices of sizes known at run time."""
         ir, name, ring = self.ir, f"cache.{i}.{kv}", self.cfg.cache_length(i)
-        rows = ir.transpose(x, [0, 2, 1, 3], f"l{i}_{kv}_new")
         cache, hint = self.args[name], f"cache_{i}_{kv}_next"
         if ring == self.cfg.generate or (self.function == "prefill" and self.seq < ring):
             cache = ir.insert_slice(rows, cache, [0, 0, self.pos, 0], hint)
         elif self.function == "decode":
             cache = ir.insert_slice(rows, cache, [0, 0, self.ring_bounds(ring)[0], 0], hint)
+        elif self.function == "extend":
+            B, KVH, S, Dh = rows.shape
+            first, count, rest, later = self.chunk_ring_bounds(ring)
+            m = min(S, ring)
+            for offset, size, row in ((S - m, count, first), (later, rest, 0)):
+                part = (B, KVH, size, Dh)
+                part = ir.extract_slice(rows, [0, 0, offset, 0], part, part, f"l{i}_{kv}_ring")
+                cache = ir.insert_slice(part, cache, [0, 0, row, 0], hint)
         else:
             # Positions [S - W, S): the first W - r at rows [r, W), the last
             # r at [0, r). Never one slice of all W rows, which folds into

@@ -231,6 +231,12 @@ class ModelConfig:
         self.validate()
 
     @property
+    def rings(self) -> bool:
+        """Whether a layer keeps a ring cache (a sliding window shorter than
+        the positions served, cache_length)."""
+        return any(self.cache_length(i) < self.generate for i in range(self.layers))
+
+    @property
     def rope_dim(self) -> int:
         """The features of each head RoPE rotates: rotary_dim, or all."""
         return self.rotary_dim or self.head_dim
@@ -420,9 +426,6 @@ class ModelConfig:
             raise ValueError("decode_attention is an option of generate")
         if self.chunked_prefill and not self.generate:
             raise ValueError("chunked_prefill is an option of generate")
-        if self.chunked_prefill and any(self.cache_length(i) < self.generate for i in range(self.layers)):
-            raise ValueError("chunked_prefill over a sliding window's ring cache (a window shorter "
-                             "than the positions served) is not supported")
         self._validate_names()
 
     def _validate_names(self) -> None:

@@ -165,6 +165,7 @@ Expected<GenerationSignature> generationSignature(
       s.cacheLength = s.cacheLength
                           ? std::min(s.cacheLength, cachePositions(cache))
                           : cachePositions(cache);
+      s.rings |= cache.positions.has_value();
       s.cacheBytes += size_t(numElements(cache.localShape)) *
                       npyElementSize(cache.dtype).value_or(4);
     }
@@ -224,7 +225,7 @@ promptCalls(const GenerationSignature &signature, int64_t length) {
     t = chunk;
   }
   if (t && signature.extend)
-    for (; t < length; t += chunk)
+    for (; t < length && !(signature.rings && t + chunk > length); t += chunk)
       calls.emplace_back(2, std::min(t, length - chunk));
   for (; t < length; ++t)
     calls.emplace_back(1, t);

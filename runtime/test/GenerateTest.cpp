@@ -71,6 +71,7 @@ TEST(Generate, FindsTheRolesOfAGeneratingModel) {
   EXPECT_EQ(s->decode.caches, std::vector<size_t>{2});
   EXPECT_EQ(s->decode.nextIds, 0u);
   EXPECT_FALSE(s->decode.logits);
+  EXPECT_FALSE(s->rings);
 }
 
 TEST(Generate, TakesTheLeastPositionsOfItsCaches) {
@@ -95,6 +96,7 @@ TEST(Generate, TakesTheLeastPositionsOfItsCaches) {
   ASSERT_TRUE(s) << s.status().message();
   EXPECT_EQ(s->cacheLength, 12);
   EXPECT_EQ(s->cacheBytes, 2u * 1 * (16 + 4) * 8 * 4);
+  EXPECT_TRUE(s->rings);
 }
 
 TEST(Generate, RefusesWhatBreaksTheContract) {
@@ -200,6 +202,12 @@ TEST(Generate, RunsAPromptInChunks) {
   EXPECT_EQ(tprt::promptCalls(s, 8), (Calls{{0, 0}, {2, 4}}));
   EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 7}}));
   EXPECT_EQ(tprt::promptCalls(s, 3), (Calls{{1, 0}, {1, 1}, {1, 2}}));
+  // Over ring caches no chunk runs a position again: @decode after the
+  // last whole one.
+  s.rings = true;
+  EXPECT_EQ(tprt::promptCalls(s, 11),
+            (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));
+  EXPECT_EQ(tprt::promptCalls(s, 12), (Calls{{0, 0}, {2, 4}, {2, 8}}));
 }
 
 } // namespace

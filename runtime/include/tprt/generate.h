@@ -51,6 +51,10 @@ struct GenerationSignature {
   std::optional<int64_t> vocab;
   /// This rank's bytes of all caches.
   size_t cacheBytes = 0;
+  /// Whether a cache is a ring (a sliding window's, "positions"): a chunk
+  /// must not run positions again there, whose rows have dropped the keys
+  /// the positions before them attend to (promptCalls).
+  bool rings = false;
 
   /// Whether the functions return their logits (what a draw needs).
   bool returnsLogits() const {
@@ -70,7 +74,9 @@ idOutsideVocabulary(const std::vector<int64_t> &ids,
 
 /// The calls that run a prompt of `length` tokens: (function, first
 /// position) pairs, function 0 @prefill, 1 @decode (one token), 2
-/// @extend (see generate()).
+/// @extend (see generate()). The last chunk ends at the prompt's end,
+/// running positions the one before ran again, unless the caches are
+/// rings: then the tokens after the last whole chunk run through @decode.
 std::vector<std::pair<size_t, int64_t>>
 promptCalls(const GenerationSignature &signature, int64_t length);
 
