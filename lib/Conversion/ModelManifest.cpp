@@ -157,8 +157,9 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
   llvm::json::Array args, results;
   // A checkpoint holds one tensor per name: two arguments of one name read
   // the same tensor (or the same rows of it), so they must take the same full
-  // shape.
+  // shape, and all read it whole, or all rows of one packed shape.
   llvm::StringMap<std::pair<unsigned, SmallVector<int64_t>>> named;
+  llvm::StringMap<std::pair<unsigned, std::string>> readAs;
   // A model that names none of its arguments is bound by position, as
   // before names existed: argument 0 the input, the others weights.
   bool anyNamed = llvm::any_of(fn.getArguments(), [&](BlockArgument arg) {
@@ -191,6 +192,17 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
                << name.getValue() << "' but take different shapes: "
                << shapeString(it->second.second) << " and "
                << shapeString(full);
+      auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
+          i, TPDialect::getCheckpointShapeAttrName());
+      std::string how = offset && stored
+                            ? "rows of " + shapeString(stored.asArrayRef())
+                            : "the whole tensor";
+      auto [as, first] = readAs.try_emplace(name, i, how);
+      if (!first && as->second.second != how)
+        return fn.emitError("arguments ")
+               << as->second.first << " and " << i << " are both named '"
+               << name.getValue() << "' but read " << as->second.second
+               << " and " << how;
     }
     llvm::json::Object entry{
         {"name", name ? name.str() : ("arg" + Twine(i)).str()},
@@ -228,6 +240,8 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
     // checkpoint when one holds its name and takes it as an input otherwise.
     if (!name)
       entry["role"] = anyNamed || i == 0 ? "input" : "weight";
+    else if (offset) // rows of a checkpoint tensor: never an input
+      entry["role"] = "weight";
     if (auto positions = fn.getArgAttrOfType<IntegerAttr>(
             i, TPDialect::getPositionsAttrName()))
       entry["positions"] = positions.getInt();

@@ -107,14 +107,14 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitError()
              << "'" << getCheckpointOffsetAttrName()
              << "' must be a non-negative integer, on argument " << argIndex;
-    // The rows lie in a tensor whose shape the manifest checks them against.
+    // The rows lie in a named tensor whose shape the manifest checks them
+    // against.
     auto fn = dyn_cast<FunctionOpInterface>(op);
-    if (fn && regionIndex == 0 &&
-        !fn.getArgAttr(argIndex, getCheckpointShapeAttrName()))
-      return op->emitError()
-             << "'" << getCheckpointOffsetAttrName() << "' on argument "
-             << argIndex << " needs the '" << getCheckpointShapeAttrName()
-             << "' of the tensor it reads rows of";
+    for (StringRef needed : {getCheckpointShapeAttrName(), getNameAttrName()})
+      if (fn && regionIndex == 0 && !fn.getArgAttr(argIndex, needed))
+        return op->emitError() << "'" << getCheckpointOffsetAttrName()
+                               << "' on argument " << argIndex << " needs the '"
+                               << needed << "' of the tensor it reads rows of";
     return success();
   }
   if (attr.getName() == getPositionsAttrName()) {

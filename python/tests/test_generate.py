@@ -609,7 +609,9 @@ def test_hf_checkpoint_must_hold_the_weights(tmp_path):
     # Phi-3 rotates part of a head (Phi-4-mini); Llama's attention would not.
     (dict(partial_rotary_factor=0.75), "llama: partial_rotary_factor 0.75 (RoPE over part of a head) is not supported"),
     (dict(model_type="phi3", partial_rotary_factor=0.7),
-     "phi3: partial_rotary_factor rotates 11 features of a head, an odd number"),
+     "phi3: partial_rotary_factor 0.7 rotates 11 features of a head, not an even number above 0"),
+    (dict(model_type="phi3", partial_rotary_factor=0.05),
+     "phi3: partial_rotary_factor 0.05 rotates 0 features of a head, not an even number above 0"),
     (dict(model_type="phi3", partial_rotary_factor=1.5),
      "phi3: partial_rotary_factor 1.5 (RoPE over part of a head) is not supported"),
     (dict(model_type="qwen3", attention_bias=True), "qwen3: attention_bias is not supported"),
@@ -751,6 +753,27 @@ def test_hf_layout_refusals():
         hf.hf_config(tiny_llama(vocab=96, names="hf_llama"), "qwen3")
     with pytest.raises(ValueError, match=re.escape("llama needs qkv 'separate' and gate_up 'separate'")):
         hf.hf_config(GEN["phi3"].replace(names="hf_llama"), "llama")
+
+
+def test_packed_rows_round_trip():
+    """q, k and v, weights and biases, one after the other in one qkv tensor
+    and back; a packed tensor of another shape is refused, naming it."""
+    cfg = tiny_llama(vocab=96, names="hf_llama", qkv="packed", gate_up="fused", bias=False, qkv_bias=True)
+    w = weights_for(cfg)
+    tensors = hf.to_checkpoint(cfg, w)
+    name = "model.layers.1.self_attn.qkv_proj"
+    assert tensors[f"{name}.weight"].shape == (128, 64) and tensors[f"{name}.bias"].shape == (128,)
+    np.testing.assert_array_equal(tensors[f"{name}.weight"][64:96], w["h.1.attn.k.weight"])
+    np.testing.assert_array_equal(tensors[f"{name}.bias"][96:], w["h.1.attn.v.bias"])
+    back = hf.from_checkpoint(cfg, tensors)
+    assert sorted(back) == sorted(w)
+    for k, v in w.items():
+        np.testing.assert_array_equal(back[k], v)
+    assert 'tp.checkpoint_shape = array<i64: 128>, tp.checkpoint_offset = 96 : i64' in build_mlir(cfg)
+    tensors[f"{name}.weight"] = tensors[f"{name}.weight"][:120]
+    with pytest.raises(ValueError, match=re.escape(f"'{name}.weight' is (120, 64) in the checkpoint; the model "
+                                                   "packs its q, k and v in (128, 64)")):
+        hf.from_checkpoint(cfg, tensors)
 
 
 def test_eos_token_ids_from_the_configs(tmp_path):

@@ -107,10 +107,11 @@ class _Builder:
             head, tail = [b, s, nh, r], [b, s, nh, dh - r]
             part = ir.extract_slice(x, [0, 0, 0, 0], head, head, hint + "_part")
             rest = ir.extract_slice(x, [0, 0, 0, r], tail, tail, hint + "_pass")
-            return ir.concat(3, [self.rotate(part, i, hint + "_rot"), rest], hint)
+            return ir.concat(3, [self.rotate(part, i, hint + "_turned"), rest], hint)
         return self.rotate(x, i, hint)
 
     def rotate(self, x: Val, i: int, hint: str) -> Val:
+        """x [B, S, NH, R] turned by layer i's tables [S, R]."""
         ir = self.ir
         b, s, nh, dh = x.shape
         half = [b, s, nh, dh // 2]
@@ -118,7 +119,7 @@ class _Builder:
         x2 = ir.extract_slice(x, [0, 0, 0, dh // 2], half, half, hint + "_x2")
         neg = ir.pointwise(hint + "_negx2", [x2], lambda bd, a, o: bd.neg(a))
         rot = ir.concat(3, [neg, x1], hint + "_rot")
-        table = (1, 3)  # cos/sin are [S, Dh]
+        table = (1, 3)  # cos/sin are [S, R]
         cos_t, sin_t = self.rope_tables.get(i) or (self.args["rope.cos"], self.args["rope.sin"])
         cos, sin = (cos_t, table), (sin_t, table)
         return ir.pointwise(hint, [x, rot, cos, sin],
@@ -141,7 +142,7 @@ class _Builder:
         """cos/sin [S, R] (R = rope_dim) at positions pos .. pos+S-1, computed as
         Hugging Face does in fp32: inv_freq_j = 1 / theta^(2j/R), angle = position * inv_freq,
         each frequency used for both halves (rotate_half). longrope: 1 /
-        (short_factor_j * theta^(2j/Dh)), cos and sin times its attention
+        (short_factor_j * theta^(2j/R)), cos and sin times its attention
         factor."""
         cfg, ir = self.cfg, self.ir
         dh = cfg.rope_dim
@@ -588,12 +589,11 @@ class _Builder:
 
         def arg(n):
             attrs = f"tp.name = \"{checkpoint_name(self.cfg, n) if n in self.weights() else n}\""
-            if n in padded:
-                attrs += f", tp.checkpoint_shape = array<i64: {', '.join(map(str, padded[n]))}>"
+            stored = padded.get(n) or packed.get(n, (0, None))[1]
+            if stored:
+                attrs += f", tp.checkpoint_shape = array<i64: {', '.join(map(str, stored))}>"
             if n in packed:
-                start, stored = packed[n]
-                attrs += (f", tp.checkpoint_shape = array<i64: {', '.join(map(str, stored))}>"
-                          f", tp.checkpoint_offset = {start} : i64")
+                attrs += f", tp.checkpoint_offset = {packed[n][0]} : i64"
             if n.startswith("cache.") and self.args[n].shape[2] < self.cfg.generate:  # a ring
                 attrs += f", tp.positions = {self.cfg.generate} : i64"
             return f"    {self.args[n].name}: {self.args[n].type} {{{attrs}}}"

@@ -12,6 +12,7 @@ directory runs as it is.
 """
 from __future__ import annotations
 
+import math
 import os
 
 from .checkpoint import read_json, read_safetensors_names, read_weight_map
@@ -192,9 +193,11 @@ def _llama(hf: dict, model_type: str) -> dict:
     kv_heads = _get(hf, "num_key_value_heads", int, heads)
     head_dim = _get(hf, "head_dim", int, _QWEN3_HEAD_DIM if model_type == "qwen3" else None)
     # transformers' RoPE rotates int(head_dim * partial_rotary_factor) features.
-    rotary = int((head_dim or d // heads) * rope.pop("partial_rotary_factor", 0.0))
-    if rotary % 2:
-        raise ValueError(f"{model_type}: partial_rotary_factor rotates {rotary} features of a head, an odd number")
+    factor = rope.pop("partial_rotary_factor", None)
+    rotary = int((head_dim or d // heads) * factor) if factor else 0
+    if factor and (rotary < 2 or rotary % 2):
+        raise ValueError(f"{model_type}: partial_rotary_factor {factor:g} rotates {rotary} features of a head, "
+                         f"not an even number above 0")
     fused = model_type == "phi3"  # q|k|v and gate|up each one weight
     if model_type == "qwen2":  # biases on q, k and v only
         bias, qkv_bias = False, True
@@ -427,9 +430,11 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     if cfg.rope_scaling:
         out.update(_rope_scaling_fields(cfg))
     if cfg.rotary_dim:
+        if model_type != "phi3":
+            raise ValueError(f"{model_type} has no partial_rotary_factor (rotary_dim={cfg.rotary_dim})")
         factor = cfg.rotary_dim / cfg.head_dim
-        if model_type != "phi3" or int(cfg.head_dim * factor) != cfg.rotary_dim:
-            raise ValueError(f"{model_type} has no partial_rotary_factor for rotary_dim={cfg.rotary_dim}")
+        while int(cfg.head_dim * factor) < cfg.rotary_dim:  # the quotient rounded down
+            factor = math.nextafter(factor, 1.0)
         out["partial_rotary_factor"] = factor
     if model_type in ("mistral", "phi3"):  # a window on every layer, or none
         if cfg.sliding_layers not in ((), tuple(range(cfg.layers))) or cfg.rope_local_theta:

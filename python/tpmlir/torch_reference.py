@@ -163,7 +163,8 @@ class Llama:
         params = _rope_parameters(config, "full_attention")
         theta = params.get("rope_theta", config.get("rope_theta", 10000.0))
         # Phi-3's partial_rotary_factor (Phi-4-mini): RoPE over the first
-        # features of each head, the inverse frequencies over those alone.
+        # features of each head, the inverse frequencies over those alone
+        # (read for every family here; tpmlir.hf refuses it outside Phi-3).
         self.rotary = int(self.dh * params.get("partial_rotary_factor", config.get("partial_rotary_factor", 1.0)))
         scaling = params or config.get("rope_scaling") or {}
         self.long_inv_freq, self.attention_scaling = None, 1.0

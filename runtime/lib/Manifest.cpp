@@ -143,6 +143,10 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
                            std::string("'") + key + "' is not a boolean");
     *flag = it->get<bool>();
   }
+  // Rows of a tensor found by name.
+  if (arg.checkpointOffset && (!arg.named || arg.role == "input"))
+    return manifestError(named, "'checkpoint_offset' on an argument that is "
+                                "not a named weight");
   if (entry.contains("vocab")) {
     Expected<int64_t> vocab = getInt(entry, "vocab", named);
     if (!vocab)

@@ -160,7 +160,9 @@ TEST(Manifest, ParsesPackedRows) {
   EXPECT_EQ(args[0].checkpointOffset, 8);
   EXPECT_EQ(args[1].checkpointShape, (std::vector<int64_t>{12, 8}));
   EXPECT_FALSE(tprt::sameTensor(args[0], args[1]));
-  EXPECT_TRUE(tprt::sameTensor(args[1], args[1]));
+  // Another function's argument at the same rows is the same tensor.
+  tprt::ManifestArg again = args[1];
+  EXPECT_TRUE(tprt::sameTensor(args[1], again));
 }
 
 TEST(Manifest, ParsesEndIds) {
@@ -240,6 +242,11 @@ TEST(Manifest, RejectsMalformedManifests) {
             "checkpoint_offset": 0)",
          "args[0] ('w'): 'checkpoint_offset' without the 'checkpoint_shape' "
          "it reads rows of"},
+        {R"("dtype": "f32", "shape": [8, 4], "local_shape": [8, 4],
+            "checkpoint_shape": [12, 4], "checkpoint_offset": 0,
+            "role": "input")",
+         "args[0] ('w'): 'checkpoint_offset' on an argument that is not a "
+         "named weight"},
         {R"("dtype": "f32", "shape": [8], "local_shape": [8],
             "layout": "panels")",
          "args[0] ('w'): layout 'panels' needs a 2-D f32 tensor"},

@@ -386,6 +386,10 @@ TEST(Rows, OfAPackedTensor) {
   EXPECT_EQ(
       std::vector<float>(q->buffer.as<float>(), q->buffer.as<float>() + 4),
       (std::vector<float>{values[4], values[5], values[6], values[7]}));
+  // A packed bias: rows of a vector.
+  tprt::TensorInfo bias = tprt::rowsOf(tensorOf(values, {12}), 10, 2);
+  EXPECT_EQ(bias.shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(reinterpret_cast<const float *>(bias.data)[1], values[11]);
 }
 
 TEST(Widen, Bf16AndF16ToFloat32Exactly) {

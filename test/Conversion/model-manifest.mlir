@@ -71,7 +71,7 @@ func.func @bad_padding(%w: tensor<8x8xf32> {tp.name = "w", tp.checkpoint_shape =
 // Three weights packed as rows of one tensor [8 + 2 + 2, 4], q cut at tp 2,
 // k and v whole: the same name, each at its own rows.
 // CHECK-LABEL: module attributes {tp.manifest =
-// CHECK-SAME: \22checkpoint_offset\22:0,\22checkpoint_shape\22:[12,4],{{.*}}\22local_shape\22:[4,4],\22name\22:\22qkv\22,{{.*}}\22shape\22:[8,4],\22shard\22:{\22dim\22:0,\22outer\22:1}
+// CHECK-SAME: \22checkpoint_offset\22:0,\22checkpoint_shape\22:[12,4],{{.*}}\22local_shape\22:[4,4],\22name\22:\22qkv\22,\22named\22:true,\22role\22:\22weight\22,\22shape\22:[8,4],\22shard\22:{\22dim\22:0,\22outer\22:1}
 // CHECK-SAME: \22checkpoint_offset\22:8,\22checkpoint_shape\22:[12,4],\22dtype\22:\22f32\22,\22local_shape\22:[2,4]
 // CHECK-SAME: \22checkpoint_offset\22:10,\22checkpoint_shape\22:[12,4],\22dtype\22:\22f32\22,\22local_shape\22:[2,4]
 module attributes {tp.size = 2 : i64} {
@@ -81,6 +81,15 @@ module attributes {tp.size = 2 : i64} {
       %v: tensor<2x4xf32> {tp.name = "qkv", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 10 : i64}) -> tensor<2x4xf32> {
     return %v : tensor<2x4xf32>
   }
+}
+
+// -----
+
+// Rows of a packed tensor beside the whole tensor of the same name.
+// expected-error @+1 {{arguments 0 and 1 are both named 'w' but read rows of [12, 4] and the whole tensor}}
+func.func @rows_and_whole(%a: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 0 : i64},
+                          %b: tensor<12x4xf32> {tp.name = "w"}) -> tensor<4x4xf32> {
+  return %a : tensor<4x4xf32>
 }
 
 // -----

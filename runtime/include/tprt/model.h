@@ -31,32 +31,33 @@
  * the shape the checkpoint stores a tensor in that the model takes padded
  * with zeros after it in each dimension (tp.checkpoint_shape in the IR: a
  * vocabulary padded so that the ranks divide it); the launcher pads it (a
- * checkpoint may store it padded too). A shard {dim, outer} reads dimension
- * `dim` of the full tensor as [outer, D/outer] and gives rank r part r of N
- * contiguous parts of every one of the `outer` blocks (tp.shard in the IR). A
- * shard may add "replicas": R (absent: 1): then each block is cut into N / R
- * parts and rank r takes part r / R, so R consecutive ranks hold the same part
- * (the K/V weights of grouped-query attention with fewer kv heads than ranks).
- * "layout": "panels" (a 2-D f32 argument, cpu): the launcher lays this rank's
- * [k, n] part out in column panels (runtime/lib/Panels.h) before the first
- * call; "transposed_panels": the transpose of this rank's [n, k] part; only
- * tprt_matmul_panels_f32 reads them. A named argument (tp.name in the IR) has
- * no "role": it is a weight bound to the checkpoint tensor of its name when a
- * checkpoint holds one, and an input otherwise. An argument without a tp.name
- * is named "argI" with "named": false and a "role": "input", or, in a model
- * that names no argument, "input" for argument 0 and "weight" for the others,
- * which bind by position: the k-th takes the checkpoint's k-th tensor in file
- * order (with several checkpoints: the files in the order tp-run was given
- * them). A dtype (of an argument or a result) is "f32", "i64", "i32" or "i1"
- * (integer tensors: cpu models only;
- * i1 is one byte per element), or, for the weights of a cuda model built
- * with `tp-compile --dtype bf16` that only GEMMs read, "bf16", which the
- * launcher rounds from the checkpoint's F32 or F16 (or takes its BF16 as
- * it is) before the first call; an "f32" weight may be stored as BF16 or
- * F16, which the launcher widens.
- * "tokens": true marks the input of token ids the model's vocabulary
- * lookup reads (its largest embedding table), which a launcher counts
- * tokens from; absent on every other argument.
+ * checkpoint may store it padded too). With "checkpoint_offset": N the
+ * argument is instead the rows [N, N + shape[0]) of that checkpoint tensor,
+ * one of several weights packed in it (tp.checkpoint_offset: Phi-3's q, k
+ * and v in one qkv_proj), and its "role" is "weight". A shard {dim, outer}
+ * reads dimension `dim` of the full tensor as [outer, D/outer] and gives rank r
+ * part r of N contiguous parts of every one of the `outer` blocks (tp.shard in
+ * the IR). A shard may add "replicas": R (absent: 1): then each block is cut
+ * into N / R parts and rank r takes part r / R, so R consecutive ranks hold the
+ * same part (the K/V weights of grouped-query attention with fewer kv heads
+ * than ranks). "layout": "panels" (a 2-D f32 argument, cpu): the launcher lays
+ * this rank's [k, n] part out in column panels (runtime/lib/Panels.h) before
+ * the first call; "transposed_panels": the transpose of this rank's [n, k]
+ * part; only tprt_matmul_panels_f32 reads them. A named argument (tp.name in
+ * the IR) has no "role": it is a weight bound to the checkpoint tensor of its
+ * name when a checkpoint holds one, and an input otherwise. An argument without
+ * a tp.name is named "argI" with "named": false and a "role": "input", or, in a
+ * model that names no argument, "input" for argument 0 and "weight" for the
+ * others, which bind by position: the k-th takes the checkpoint's k-th tensor
+ * in file order (with several checkpoints: the files in the order tp-run was
+ * given them). A dtype (of an argument or a result) is "f32", "i64", "i32" or
+ * "i1" (integer tensors: cpu models only; i1 is one byte per element), or, for
+ * the weights of a cuda model built with `tp-compile --dtype bf16` that only
+ * GEMMs read, "bf16", which the launcher rounds from the checkpoint's F32 or
+ * F16 (or takes its BF16 as it is) before the first call; an "f32" weight may
+ * be stored as BF16 or F16, which the launcher widens. "tokens": true marks the
+ * input of token ids the model's vocabulary lookup reads (its largest embedding
+ * table), which a launcher counts tokens from; absent on every other argument.
  * "positions": N marks a KV cache [B, kv_heads, W, head_dim] that serves
  * positions [0, N) as a ring of W <= N rows (tp.positions in the IR: a
  * sliding-window layer's cache holds its window alone).

@@ -123,7 +123,7 @@ func.func @checkpoint_shape_not_array(%x: tensor<8xf32> {tp.checkpoint_shape = 7
 // -----
 
 // expected-error @below {{'tp.checkpoint_offset' must be a non-negative integer, on argument 0}}
-func.func @checkpoint_offset_negative(%x: tensor<8x4xf32> {tp.checkpoint_shape = array<i64: 16, 4>, tp.checkpoint_offset = -1 : i64}) {
+func.func @checkpoint_offset_negative(%x: tensor<8x4xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 16, 4>, tp.checkpoint_offset = -1 : i64}) {
   return
 }
 
@@ -131,6 +131,13 @@ func.func @checkpoint_offset_negative(%x: tensor<8x4xf32> {tp.checkpoint_shape =
 
 // expected-error @below {{'tp.checkpoint_offset' on argument 0 needs the 'tp.checkpoint_shape' of the tensor it reads rows of}}
 func.func @checkpoint_offset_alone(%x: tensor<8x4xf32> {tp.checkpoint_offset = 8 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tp.checkpoint_offset' on argument 0 needs the 'tp.name' of the tensor it reads rows of}}
+func.func @checkpoint_offset_unnamed(%x: tensor<8x4xf32> {tp.checkpoint_offset = 8 : i64, tp.checkpoint_shape = array<i64: 16, 4>}) {
   return
 }
 
