@@ -1,7 +1,7 @@
 """The generation benchmark's checkpoint, prompt and expected ids.
 
     PYTHONPATH=python /usr/bin/python3 bench/cpu/generate_inputs.py --batch 8 \
-        [--weights w.safetensors] --prompt prompt.npy --expected ids.npy [--json info.json]
+        [--sliding-window N] [--weights w.safetensors] --prompt prompt.npy --expected ids.npy [--json info.json]
 
 GPT-2-small shapes (`--preset gpt2_small`, 12 layers) as a generating model:
 vocabulary --vocab, cache --generate positions, a prompt of --seq random ids
@@ -31,7 +31,7 @@ from tpmlir import reference  # noqa: E402
 from tpmlir.builder import describe  # noqa: E402
 from tpmlir.checkpoint import save_safetensors  # noqa: E402
 from tpmlir.config import preset  # noqa: E402
-from tpmlir.params import as_checkpoint, checkpoint_names  # noqa: E402
+from tpmlir.hf import to_checkpoint  # noqa: E402
 
 EMBEDDING_SCALE = 0.1
 
@@ -49,8 +49,10 @@ def add_model_args(ap: argparse.ArgumentParser) -> None:
 
 
 def model_config(args):
+    window = getattr(args, "sliding_window", 0)  # generate_inputs.py's own option
     return preset("gpt2_small", layers=args.layers, vocab=args.vocab, pad_vocab=args.pad_vocab,
-                  generate=args.generate, seq=args.seq, batch=args.batch)
+                  generate=args.generate, seq=args.seq, batch=args.batch, sliding_window=window,
+                  sliding_layers=tuple(range(args.layers)) if window else ())
 
 
 def weights(cfg) -> dict:
@@ -62,6 +64,8 @@ def weights(cfg) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_model_args(ap)
+    ap.add_argument("--sliding-window", type=int, default=0,
+                    help="every layer sees its last N positions only (a ring cache of N rows)")
     ap.add_argument("--weights")
     ap.add_argument("--prompt", required=True)
     ap.add_argument("--expected", required=True)
@@ -70,8 +74,7 @@ def main(argv=None) -> int:
     cfg = model_config(args)
     w = weights(cfg)
     if args.weights:
-        names = checkpoint_names(cfg)
-        save_safetensors(args.weights, {names[k]: v for k, v in as_checkpoint(cfg, w).items()},
+        save_safetensors(args.weights, to_checkpoint(cfg, w),
                          {"config": describe(cfg), "note": f"wte scaled by {EMBEDDING_SCALE}"})
     prompt = reference.random_input(cfg, 1)
     ids, logits = reference.generate(cfg, w, prompt, args.steps)

@@ -477,6 +477,14 @@ def test_chunked_prefill_graph():
     assert re.search(r"tensor.extract_slice %\w+\[0, 0, 0, 0\] \[2, 2, %seen, 16\]", extend)
     assert extend.count("arith.cmpi sgt") == 2  # one mask per layer
     assert "func.func @extend(" not in build_mlir(GEN["llama_gqa"])
+    # Over a ring of 3: the ring as it was and the chunk's keys, then two
+    # writes of sizes the position gives.
+    text = build_mlir(GEN["mistral_window"].replace(chunked_prefill=True))
+    extend = text[text.index("func.func @extend("):]
+    concat = extend.index("tensor.concat dim(2)")
+    writes = [m.start() for m in re.finditer(r"tensor.insert_slice %\w+ into %\w+\[0, 0, (?:%\w+|0), 0\] \[2, 2, %\w+, 16\]",
+                                             extend)]
+    assert len(writes) == 8 and concat < writes[0]  # 2 layers x K, V x 2 slices
     with pytest.raises(ValueError, match="chunked_prefill is an option of generate"):
         tiny_llama(chunked_prefill=True)
 

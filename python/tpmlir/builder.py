@@ -319,7 +319,8 @@ class _Builder:
         # the query; a window no position reaches changes nothing. @decode's
         # sliding layers keep their window alone, a ring (update_cache):
         # every key there is one to attend to.
-        window = cfg.window_of_layer(i) if "pos" not in self.args else 0  # @extend: no ring
+        # (@extend: mask_ring_chunk over a ring; a window no position reaches.)
+        window = cfg.window_of_layer(i) if "pos" not in self.args else 0
         if window >= self.seq:
             window = 0
         if self.function == "decode":

@@ -206,7 +206,8 @@ class ModelConfig:
     # Also @extend(ids [B, seq], pos, caches): the prompt's next seq tokens at
     # positions pos .. pos+seq-1 over the cache written before them, so that
     # a prompt longer than seq runs in chunks of seq (the last one ending at
-    # the prompt's end) rather than one @decode per token past the first seq.
+    # the prompt's end; over ring caches whole chunks, then @decode steps)
+    # rather than one @decode per token past the first seq.
     chunked_prefill: bool = False
     # The weights' names: tpmlir's own, or a Hugging Face checkpoint's
     # (GPT2LMHeadModel, LlamaForCausalLM / Qwen2ForCausalLM), see params.py.

@@ -146,18 +146,19 @@ struct GenerationResult {
 /// first prefillLength tokens (a shorter prompt goes through @decode
 /// alone), @extend over the rest in chunks of prefillLength when the model
 /// has it (the last chunk ending at the prompt's end, so it may run
-/// positions the one before ran again: promptCalls), else @decode over the
-/// rest of the prompt; then @decode once per new id;
-/// stops early when every sequence has given one of the ids `eos` (each
-/// sequence that has is continued with its own end id). `arguments` come from
-/// `model.slice` with functions "prefill" and "decode" (and "extend").
-/// `onFirstIds` runs once the first new ids are there, before the decode steps
-/// that follow (tp-run resets its collective counters there). `replayDecode`:
-/// after one plain call (which loads the kernels and the constants' device
-/// copies), @decode runs as a CUDA graph (LoadedModel::replay), or as
-/// before when its graph cannot be made or launched. `drawn`: each new id
-/// drawn from the logits, or their argmax after a repetition penalty,
-/// instead of the graph's argmax (the model must return them).
+/// positions the one before ran again, or over ring caches the tokens
+/// after the last whole chunk through @decode: promptCalls), else @decode over
+/// the rest of the prompt; then @decode once per new id; stops early when every
+/// sequence has given one of the ids `eos` (each sequence that has is continued
+/// with its own end id). `arguments` come from `model.slice` with functions
+/// "prefill" and "decode" (and "extend"). `onFirstIds` runs once the first new
+/// ids are there, before the decode steps that follow (tp-run resets its
+/// collective counters there). `replayDecode`: after one plain call (which
+/// loads the kernels and the constants' device copies), @decode runs as a CUDA
+/// graph (LoadedModel::replay), or as before when its graph cannot be made or
+/// launched. `drawn`: each new id drawn from the logits, or their argmax after
+/// a repetition penalty, instead of the graph's argmax (the model must return
+/// them).
 Expected<GenerationResult>
 generate(const LoadedModel &model, ModelArguments &arguments,
          const GenerationSignature &signature, const Prompt &prompt,
