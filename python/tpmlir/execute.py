@@ -98,9 +98,8 @@ def prompt_calls(length: int, seq: int, rings: bool = False) -> list[tuple[str, 
     them: @prefill over [0, seq), then @extend over chunks of seq at their
     first positions, the last chunk ending at the prompt's end (so it may
     run positions the one before ran again). With ring caches (`rings`) a
-    chunk never runs a position again, whose ring rows already hold the
-    keys it dropped for it: the tokens after the last whole chunk run as
-    @decode steps."""
+    chunk never runs positions again (the ring has dropped keys they attend
+    to): the tokens after the last whole chunk run as @decode steps."""
     calls, start = [("prefill", 0)], seq
     while start < length and not (rings and start + seq > length):
         calls.append(("extend", min(start, length - seq)))
