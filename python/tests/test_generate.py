@@ -784,6 +784,17 @@ def test_packed_rows_round_trip():
         hf.from_checkpoint(cfg, tensors)
 
 
+@pytest.mark.parametrize("head_dim, rotary", [(16, 12), (44, 30)])
+def test_partial_rotary_factor_round_trip(head_dim, rotary):
+    """rotary_dim -> partial_rotary_factor -> int(head_dim x factor) gives it
+    back, even where rotary / head_dim rounds down (30 / 44)."""
+    cfg = tiny_llama(vocab=96, names="hf_llama", qkv="packed", gate_up="fused", head_dim=head_dim,
+                     rotary_dim=rotary)
+    config = hf.hf_config(cfg)
+    assert int(head_dim * config["partial_rotary_factor"]) == rotary
+    assert hf.config_from_hf(config, generate=16).rotary_dim == rotary
+
+
 def test_eos_token_ids_from_the_configs(tmp_path):
     """generation_config.json's eos_token_id, else config.json's: into the
     graph as tp.eos_token_ids; only a generating model takes them."""
