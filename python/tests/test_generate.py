@@ -18,7 +18,7 @@ from tpmlir.checkpoint import load_model_dir, read_safetensors_names, save_model
 from tpmlir.compare import padded_difference
 from tpmlir.config import ModelConfig, rope_attention_factor, tiny_gpt2, tiny_llama
 from tpmlir.execute import prompt_calls, run_generate
-from tpmlir.params import cache_specs, checkpoint_names, function_arg_specs, result_specs
+from tpmlir.params import STEP_INPUTS, cache_specs, checkpoint_names, function_arg_specs, result_specs
 
 STEPS = 4
 
@@ -153,7 +153,7 @@ def test_two_functions_verify(mlir_opt, name):
     for function in ("prefill", "decode"):
         text = _function(printed, function)
         names = checkpoint_names(cfg)  # packed q, k, v: the name of the tensor packing them
-        want = [(names.get(n, n), _type(s, "i64" if n in ("ids", "pos") else "f32"))
+        want = [(names.get(n, n), _type(s, "i64" if n in STEP_INPUTS else "f32"))
                 for n, s in function_arg_specs(cfg, function)]
         assert _signature(text) == want
         results = ", ".join(f'{_type(s, "i64" if n == "next_ids" else "f32")} {{tp.name = "{n}"}}'
@@ -410,13 +410,14 @@ CHUNKED = ("gpt2", "llama_gqa", "phi3_longrope", "gemma", "gemma2", "qwen3")
 @pytest.mark.parametrize("attention", ["seen", "masked"])
 @pytest.mark.parametrize("name", CHUNKED)
 def test_chunked_prefill(mlir_runner, name, attention):
-    """A prompt of 7 past @prefill's 4: @extend over positions 3 .. 6 (3
-    again, so that the chunk ends at the prompt's end) gives the ids and
-    logits of one prefill over all 7."""
+    """A prompt of 7 past @prefill's 4: @extend over positions 4 .. 7, 3 of
+    them the prompt's (the logits of the chunk's row 2, position 7 written
+    and overwritten by the first step) gives the ids and logits of one
+    prefill over all 7."""
     cfg = GEN[name].replace(decode_attention=attention, chunked_prefill=True)
     w = weights_for(cfg)
     prompt = np.random.default_rng(7).integers(0, cfg.vocab, (cfg.batch, 7))
-    assert prompt_calls(7, cfg.seq) == [("prefill", 0), ("extend", 3)]
+    assert prompt_calls(7, cfg.seq, cfg.generate) == [("prefill", 0), ("extend", 4)]
     got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
     ids, logits = reference.generate(cfg.replace(seq=7, chunked_prefill=False), w, prompt, STEPS)
     assert min_gap(logits) > 1e-3
@@ -433,10 +434,9 @@ RING_CHUNKED = ("mistral_window", "mistral_window6", "gemma3")
 @pytest.mark.parametrize("length", [8, 11, 13])
 @pytest.mark.parametrize("name", RING_CHUNKED)
 def test_chunked_prefill_over_rings(mlir_runner, name, length):
-    """Prompts of 8 (@extend at 4), 11 (@extend at 4, then @decode over 8 ..
-    10: a chunk never runs positions again over a ring, which dropped the
-    keys they would need) and 13 (two chunks, then one step) give the ids
-    and logits of one prefill over all of them."""
+    """Prompts of 8 (@extend at 4), 11 (@extend at 4 and at 8, 3 of its 4
+    the prompt's: the padding writes no ring row) and 13 (at 4, 8 and 12, 1
+    of 4) give the ids and logits of one prefill over all of them."""
     cfg = GEN[name].replace(generate=17, chunked_prefill=True)
     w = weights_for(cfg)
     prompt = np.random.default_rng(length).integers(0, cfg.vocab, (cfg.batch, length))
@@ -447,11 +447,30 @@ def test_chunked_prefill_over_rings(mlir_runner, name, length):
     assert relative(got_logits, logits) < 1e-4
 
 
-def test_prompt_calls_over_rings():
-    assert prompt_calls(11, 4, rings=True) == [("prefill", 0), ("extend", 4), ("decode", 8), ("decode", 9),
-                                                ("decode", 10)]
-    assert prompt_calls(12, 4, rings=True) == [("prefill", 0), ("extend", 4), ("extend", 8)]
-    assert prompt_calls(11, 4) == [("prefill", 0), ("extend", 4), ("extend", 7)]
+def test_prompt_calls():
+    """A last chunk of 3 runs padded where the caches have rows for all 4;
+    where they do not, it runs positions again, or over rings the rest is
+    stepped."""
+    for rings in (False, True):
+        assert prompt_calls(11, 4, 12, rings) == [("prefill", 0), ("extend", 4), ("extend", 8)]
+        assert prompt_calls(12, 4, 12, rings) == [("prefill", 0), ("extend", 4), ("extend", 8)]
+    assert prompt_calls(11, 4, 11) == [("prefill", 0), ("extend", 4), ("extend", 7)]
+    assert prompt_calls(11, 4, 11, rings=True) == [("prefill", 0), ("extend", 4), ("decode", 8), ("decode", 9),
+                                                   ("decode", 10)]
+
+
+@pytest.mark.parametrize("name", ["llama_gqa", "mistral_window"])
+def test_last_chunk_without_rows(mlir_runner, name):
+    """Caches of exactly the prompt's 11 positions (one new id): no rows for
+    a padded last chunk, so it runs positions 7 .. 10 again (llama_gqa) or,
+    over rings of 3, positions 8 .. 10 as steps (mistral_window)."""
+    cfg = GEN[name].replace(generate=11, chunked_prefill=True)
+    w = weights_for(cfg)
+    prompt = np.random.default_rng(11).integers(0, cfg.vocab, (cfg.batch, 11))
+    got_ids, got_logits = run_generate(cfg, w, prompt, 1)
+    ids, logits = reference.generate(cfg.replace(seq=11, chunked_prefill=False), w, prompt, 1)
+    np.testing.assert_array_equal(got_ids, ids)
+    assert relative(got_logits, logits) < 1e-4
 
 
 @pytest.mark.parametrize("length", [8, 11])
@@ -468,11 +487,14 @@ def test_chunks_after_chunks(mlir_runner, length):
 
 
 def test_chunked_prefill_graph():
-    """@extend takes the chunk's ids and its first position, reads the
-    cache's rows [0, pos + 4) and masks the keys past each query's own."""
+    """@extend takes the chunk's ids, its first position and how many of its
+    tokens are the prompt's (the logits those of the last of them), reads
+    the cache's rows [0, pos + 4) and masks the keys past each query's own."""
     text = build_mlir(GEN["llama_gqa"].replace(chunked_prefill=True))
     extend = text[text.index("func.func @extend("):]
-    assert re.search(r'tensor<2x4xi64> \{tp.name = "ids"\},\s+%\w+: tensor<i64> \{tp.name = "pos"\}', extend)
+    assert re.search(r'tensor<2x4xi64> \{tp.name = "ids"\},\s+%\w+: tensor<i64> \{tp.name = "pos"\},'
+                     r'\s+%\w+: tensor<i64> \{tp.name = "count"\}', extend)
+    assert re.search(r"tensor.extract_slice %\w+\[0, %last_row, 0\] \[2, 1, 64\]", extend)
     assert "%chunk = arith.constant 4 : index" in extend
     assert re.search(r"tensor.extract_slice %\w+\[0, 0, 0, 0\] \[2, 2, %seen, 16\]", extend)
     assert extend.count("arith.cmpi sgt") == 2  # one mask per layer
@@ -543,7 +565,7 @@ def test_hf_dir_generation(tmp_path, mlir_runner, name):
     # Every weight argument is a tensor of the directory, of the same shape.
     tensors = load_model_dir(model_dir)
     weights = {n for n, _ in re.findall(r'\{tp.name = "(([^"c]|c(?!ache\.))[^"]*)"[,}]', text)} - {
-        "ids", "pos", "next_ids", "logits"}
+        *STEP_INPUTS, "next_ids", "logits"}
     assert weights == set(checkpoint_names(cfg).values())
     assert weights <= set(tensors)
     w = hf.from_checkpoint(cfg, tensors)

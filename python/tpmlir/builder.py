@@ -17,8 +17,8 @@ import math
 
 from .config import ModelConfig, rope_attention_factor
 from .ir import Emitter, Val
-from .params import (arg_specs, checkpoint_name, checkpoint_shapes, function_arg_specs, input_name, packed_rows,
-                     result_specs)
+from .params import (STEP_INPUTS, arg_specs, checkpoint_name, checkpoint_shapes, function_arg_specs, input_name,
+                     packed_rows, result_specs)
 
 GELU_C = math.sqrt(2.0 / math.pi)
 MASK_VALUE = -1e9
@@ -38,6 +38,7 @@ class _Builder:
         # `pos` in @decode and @extend (an SSA index, set when the body starts).
         self.seq = 1 if function == "decode" else cfg.seq
         self.pos: int | str = 0
+        self.count = ""  # @extend's count of the chunk's tokens of the prompt (SSA index)
         # @decode, @extend: the cached positions read, pos + seq (or S_max, masked).
         self.seen: str | int | None = None
         # RoPE's cos/sin tables computed in the graph, by layer (a model whose
@@ -45,11 +46,11 @@ class _Builder:
         self.rope_tables: dict[int, tuple[Val, Val]] = {}
         self.caches: dict[str, Val] = {}  # the updated caches, by name
         self.rings: dict[int, tuple[str, str]] = {}  # @decode's ring_bounds, by ring length
-        self.chunk_rings: dict[int, tuple[str, str, str, str]] = {}  # @extend's chunk_ring_bounds
+        self.chunk_rings: dict[int, tuple[str, ...]] = {}  # @extend's chunk_ring_bounds
         specs = arg_specs(cfg) if function == "forward" else function_arg_specs(cfg, function)
         self.args: dict[str, Val] = {}
         for name, shape in specs:
-            dtype = "i64" if name in ("ids", "pos") else "f32"
+            dtype = "i64" if name in STEP_INPUTS else "f32"
             self.args[name] = Val(self.ir.fresh(name.replace(".", "_")), shape, dtype)
 
     # -- building blocks ----------------------------------------------------
@@ -432,23 +433,24 @@ class _Builder:
         seen = b(f"arith.select {in_ring}, {ring_seen}, {chunk_seen} : i1")
         return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
 
-    def chunk_ring_bounds(self, ring: int) -> tuple[str, str, str, str]:
-        """@extend's writes into a ring of `ring` rows: the chunk's last m =
-        min(S, ring) positions from pos + S - m, at rows (pos + S - m) mod
-        ring onward: `count` rows from row `first`, then the `rest` from the
-        chunk's row `later` at row 0 (SSA indices, emitted once per ring)."""
+    def chunk_ring_bounds(self, ring: int) -> tuple[str, str, str, str, str]:
+        """@extend's writes into a ring of `ring` rows: of the chunk's `count`
+        tokens of the prompt (padding past them writes nothing), the last m =
+        min(count, ring), from chunk row `skip` = count - m, at rows (pos +
+        skip) mod ring onward: `size` rows from row `first`, then the `rest`
+        from the chunk's row `later` at row 0 (SSA indices, once per ring)."""
         if ring not in self.chunk_rings:
-            ir, m = self.ir, min(self.seq, ring)
+            ir = self.ir
             w = ir.scalar(f"cw{ring}", f"arith.constant {ring} : index")
-            skip = ir.scalar(f"cw{ring}_skip", f"arith.constant {self.seq - m} : index")
+            m = ir.scalar(f"cw{ring}_m", f"arith.minui {self.count}, {w} : index")
+            skip = ir.scalar(f"cw{ring}_skip", f"arith.subi {self.count}, {m} : index")
             start = ir.scalar(f"cw{ring}_start", f"arith.addi {self.pos}, {skip} : index")
             first = ir.scalar(f"cw{ring}_row", f"arith.remui {start}, {w} : index")
             room = ir.scalar(f"cw{ring}_room", f"arith.subi {w}, {first} : index")
-            written = ir.scalar(f"cw{ring}_m", f"arith.constant {m} : index")
-            count = ir.scalar(f"cw{ring}_count", f"arith.minui {room}, {written} : index")
-            rest = ir.scalar(f"cw{ring}_rest", f"arith.subi {written}, {count} : index")
-            later = ir.scalar(f"cw{ring}_later", f"arith.addi {skip}, {count} : index")
-            self.chunk_rings[ring] = first, count, rest, later
+            size = ir.scalar(f"cw{ring}_size", f"arith.minui {room}, {m} : index")
+            rest = ir.scalar(f"cw{ring}_rest", f"arith.subi {m}, {size} : index")
+            later = ir.scalar(f"cw{ring}_later", f"arith.addi {skip}, {size} : index")
+            self.chunk_rings[ring] = skip, first, size, rest, later
         return self.chunk_rings[ring]
 
     def ring_bounds(self, ring: int) -> tuple[str, str]:
@@ -469,8 +471,9 @@ class _Builder:
         dynamic offset in @decode and @extend), so the cache can be updated in place. A
         ring of W rows (a sliding layer, cfg.cache_length) takes position p
         at row p mod W: @prefill writes a prompt shorter than W at rows
-        [0, S), a longer one's last W positions in two slices; @extend its
-        chunk's last min(S, W) in two slices of sizes known at run time."""
+        [0, S), a longer one's last W positions in two slices; @extend the
+        last min(count, W) of its chunk's `count` tokens in two slices of
+        sizes known at run time."""
         ir, name, ring = self.ir, f"cache.{i}.{kv}", self.cfg.cache_length(i)
         cache, hint = self.args[name], f"cache_{i}_{kv}_next"
         if ring == self.cfg.generate or (self.function == "prefill" and self.seq < ring):
@@ -479,9 +482,8 @@ class _Builder:
             cache = ir.insert_slice(rows, cache, [0, 0, self.ring_bounds(ring)[0], 0], hint)
         elif self.function == "extend":
             B, KVH, S, Dh = rows.shape
-            first, count, rest, later = self.chunk_ring_bounds(ring)
-            m = min(S, ring)
-            for offset, size, row in ((S - m, count, first), (later, rest, 0)):
+            skip, first, count, rest, later = self.chunk_ring_bounds(ring)
+            for offset, size, row in ((skip, count, first), (later, rest, 0)):
                 part = (B, KVH, size, Dh)
                 part = ir.extract_slice(rows, [0, 0, offset, 0], part, part, f"l{i}_{kv}_ring")
                 cache = ir.insert_slice(part, cache, [0, 0, row, 0], hint)
@@ -564,6 +566,8 @@ class _Builder:
         """@prefill's, @decode's or @extend's body; returns its results
         (result_specs order)."""
         cfg, ir = self.cfg, self.ir
+        if "count" in self.args:
+            self.count = ir.index_of(self.args["count"], "count_idx")
         if "pos" in self.args:
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
             self.seen = cfg.generate  # "masked": all S_max positions
@@ -577,7 +581,11 @@ class _Builder:
             x = self.block(x, i)
         if self.seq > 1:  # only the last position predicts the next token
             last = (cfg.batch, 1, cfg.d_model)
-            x = ir.extract_slice(x, [0, self.seq - 1, 0], last, last, "last")
+            row = self.seq - 1
+            if "count" in self.args:  # @extend: the last of its tokens of the prompt
+                one = ir.scalar("one", "arith.constant 1 : index")
+                row = ir.scalar("last_row", f"arith.subi {self.count}, {one} : index")
+            x = ir.extract_slice(x, [0, row, 0], last, last, "last")
         logits = self.lm_head(x)
         _, next_ids = ir.argmax_last(logits, "next")
         results = [next_ids] + ([logits] if cfg.keep_logits else [])
@@ -609,7 +617,7 @@ class _Builder:
         return out
 
     def weights(self) -> set[str]:
-        return {n for n in self.args if n not in ("x", "ids", "pos") and not n.startswith("cache.")}
+        return {n for n in self.args if n not in ("x", *STEP_INPUTS) and not n.startswith("cache.")}
 
 
 def _resources(tensors: dict) -> list[str]:
@@ -625,7 +633,7 @@ def _resources(tensors: dict) -> list[str]:
 
 def _check_inline(cfg: ModelConfig, inline: dict | None, args: dict) -> dict:
     inline = dict(inline or {})
-    unknown = sorted(n for n in inline if n not in args or n in (input_name(cfg), "pos")
+    unknown = sorted(n for n in inline if n not in args or n in (input_name(cfg), *STEP_INPUTS)
                      or n.startswith("cache."))
     if unknown:
         raise ValueError(f"inline weights {unknown} are not weights of this model")

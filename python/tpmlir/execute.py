@@ -93,16 +93,23 @@ def main_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray
     return "\n".join(lines)
 
 
-def prompt_calls(length: int, seq: int, rings: bool = False) -> list[tuple[str, int]]:
+def prompt_calls(length: int, seq: int, rows: int, rings: bool = False) -> list[tuple[str, int]]:
     """The calls that run a prompt of `length` >= seq tokens, as tp-run makes
-    them: @prefill over [0, seq), then @extend over chunks of seq at their
-    first positions, the last chunk ending at the prompt's end (so it may
-    run positions the one before ran again). With ring caches (`rings`) a
-    chunk never runs positions again (the ring has dropped keys they attend
-    to): the tokens after the last whole chunk run as @decode steps."""
+    them (tprt::promptCalls): @prefill over [0, seq), then @extend over
+    chunks of seq at their first positions. A last chunk of fewer tokens
+    runs padded (its count the prompt's tokens in it) where the caches have
+    `rows` for all seq; else it ends at the prompt's end (running positions
+    the one before ran again), or with ring caches (`rings`, whose rows have
+    dropped keys those positions attend to) the tokens after the last whole
+    chunk run as @decode steps."""
     calls, start = [("prefill", 0)], seq
-    while start < length and not (rings and start + seq > length):
-        calls.append(("extend", min(start, length - seq)))
+    while start < length:
+        if start + seq <= length or start + seq <= rows:
+            calls.append(("extend", start))
+        elif rings:
+            break
+        else:
+            calls.append(("extend", length - seq))
         start += seq
     return calls + [("decode", t) for t in range(start, length)]
 
@@ -119,7 +126,7 @@ def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: n
     types: dict[str, str] = {}
     prompt = np.asarray(prompt)
     length = prompt.shape[1]
-    calls = prompt_calls(length, cfg.seq, cfg.rings)
+    calls = prompt_calls(length, cfg.seq, cfg.generate, cfg.rings)
     for name, shape in function_arg_specs(cfg, "prefill"):
         if name.startswith("cache."):
             a = np.zeros(shape, dtype=np.float32)
@@ -136,14 +143,17 @@ def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: n
     result_types = [tensor_type(shape, "i64" if name == "next_ids" else "f32") for name, shape in results]
     widths = {"extend": cfg.seq, "decode": 1}
     for n, (function, start) in enumerate(calls[1:]):  # the prompt's calls after the first
-        chunk = _dense(prompt[:, start:start + widths[function]])
-        lines += [f"  %chunk{n} = arith.constant {chunk}", f"  %start{n} = arith.constant dense<{start}> : tensor<i64>"]
+        count = min(widths[function], length - start)  # padded with the prompt's last token
+        chunk = _dense(prompt[:, [min(t, length - 1) for t in range(start, start + widths[function])]])
+        lines += [f"  %chunk{n} = arith.constant {chunk}", f"  %start{n} = arith.constant dense<{start}> : tensor<i64>",
+                  f"  %count{n} = arith.constant dense<{count}> : tensor<i64>"]
     first_new = len(calls) - 1  # the call whose next ids are the first new ones
     calls += [("decode", length + t - 1) for t in range(1, steps)]
     for t, (function, start) in enumerate(calls):
         if 0 < t <= first_new:  # the prompt's ids
             values["ids"], types["ids"] = f"%chunk{t - 1}", tensor_type((cfg.batch, widths[function]), "i64")
             values["pos"], types["pos"] = f"%start{t - 1}", "tensor<i64>"
+            values["count"], types["count"] = f"%count{t - 1}", "tensor<i64>"
         elif function == "decode":
             values["pos"], types["pos"] = f"%pos{t}", "tensor<i64>"
             lines.append(f"  %pos{t} = arith.constant dense<{start}> : tensor<i64>")

@@ -46,7 +46,7 @@ struct Unfilled {
 /// `errors`, inputs that none of the roles covers to `unfilled`.
 static GenerationCall callOf(const ManifestFunction &function,
                              const std::vector<size_t> &inputs,
-                             bool takesPosition,
+                             bool takesPosition, bool takesCount,
                              std::vector<std::string> &errors,
                              std::vector<Unfilled> &unfilled) {
   GenerationCall call;
@@ -85,6 +85,8 @@ static GenerationCall callOf(const ManifestFunction &function,
       call.caches.push_back(i);
     } else if (input && takesPosition && !call.position && isPosition(arg)) {
       call.position = i;
+    } else if (input && takesCount && !call.count && isPosition(arg)) {
+      call.count = i;
     } else if (input) {
       auto seen =
           std::find_if(unfilled.begin(), unfilled.end(),
@@ -121,13 +123,13 @@ Expected<GenerationSignature> generationSignature(
   std::vector<std::string> errors;
   std::vector<Unfilled> unfilled;
   GenerationSignature s;
-  s.prefill =
-      callOf(prefill, prefillInputs, /*takesPosition=*/false, errors, unfilled);
-  s.decode =
-      callOf(decode, decodeInputs, /*takesPosition=*/true, errors, unfilled);
+  s.prefill = callOf(prefill, prefillInputs, /*takesPosition=*/false,
+                     /*takesCount=*/false, errors, unfilled);
+  s.decode = callOf(decode, decodeInputs, /*takesPosition=*/true,
+                    /*takesCount=*/false, errors, unfilled);
   if (extend)
-    s.extend =
-        callOf(*extend, extendInputs, /*takesPosition=*/true, errors, unfilled);
+    s.extend = callOf(*extend, extendInputs, /*takesPosition=*/true,
+                      /*takesCount=*/true, errors, unfilled);
   // One line for all of them: a checkpoint left out makes every weight one.
   if (!unfilled.empty()) {
     const Unfilled &first = unfilled.front();
@@ -225,8 +227,16 @@ promptCalls(const GenerationSignature &signature, int64_t length) {
     t = chunk;
   }
   if (t && signature.extend)
-    for (; t < length && !(signature.rings && t + chunk > length); t += chunk)
-      calls.emplace_back(2, std::min(t, length - chunk));
+    for (; t < length; t += chunk) {
+      bool padded =
+          signature.extend->count && t + chunk <= signature.cacheLength;
+      if (t + chunk <= length || padded)
+        calls.emplace_back(2, t);
+      else if (signature.rings)
+        break;
+      else
+        calls.emplace_back(2, length - chunk);
+    }
   for (; t < length; ++t)
     calls.emplace_back(1, t);
   return calls;
@@ -396,9 +406,11 @@ generate(const LoadedModel &model, ModelArguments &arguments,
                             ") (NaN logits? check the weights)");
     return ids;
   };
-  // `function` over `ids` [B, its tokens], at `position` when it takes one.
+  // `function` over `ids` [B, its tokens], at `position` when it takes one,
+  // `count` of them the prompt's when it takes that.
   auto step = [&](size_t function, const std::vector<int64_t> &ids,
-                  int64_t position) -> Expected<std::vector<int64_t>> {
+                  int64_t position,
+                  int64_t count = 0) -> Expected<std::vector<int64_t>> {
     const ManifestFunction &fn = model.function(function);
     const GenerationCall &call = signature.call(function);
     std::vector<uint8_t> idBytes = encode(ids, fn.args[call.tokens].dtype);
@@ -413,6 +425,14 @@ generate(const LoadedModel &model, ModelArguments &arguments,
           !status)
         return status;
     }
+    if (call.count) {
+      std::vector<uint8_t> countBytes =
+          encode({count}, fn.args[*call.count].dtype);
+      if (Status status =
+              arguments.write(function, *call.count, countBytes.data());
+          !status)
+        return status;
+    }
     return run(function,
                "@" + fn.name +
                    (call.position ? " at position " + std::to_string(position)
@@ -422,12 +442,15 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   // The prompt: @prefill, @extend and @decode calls (promptCalls).
   std::vector<int64_t> next;
   for (auto [function, first] : promptCalls(signature, prompt.length)) {
-    int64_t count = function == 1 ? 1 : signature.prefillLength;
+    int64_t width = function == 1 ? 1 : signature.prefillLength;
+    // A last chunk of fewer tokens is padded with the prompt's last.
+    int64_t count = std::min(width, prompt.length - first);
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = first; t < first + count; ++t)
-        ids.push_back(prompt.ids[size_t(b * prompt.length + t)]);
-    Expected<std::vector<int64_t>> ids0 = step(function, ids, first);
+      for (int64_t t = first; t < first + width; ++t)
+        ids.push_back(prompt.ids[size_t(b * prompt.length +
+                                        std::min(t, first + count - 1))]);
+    Expected<std::vector<int64_t>> ids0 = step(function, ids, first, count);
     if (!ids0)
       return ids0.status();
     next = std::move(*ids0);

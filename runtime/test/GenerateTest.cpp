@@ -171,6 +171,17 @@ TEST(Generate, FindsAChunkedPrefill) {
   ASSERT_TRUE(s->extend);
   EXPECT_EQ(s->extend->position, std::optional<size_t>(1));
   EXPECT_EQ(s->extend->caches, std::vector<size_t>{2});
+  EXPECT_FALSE(s->extend->count);
+  // A second rank-0 integer after the position: the chunk's count.
+  tprt::ManifestFunction counted = extend;
+  counted.args.insert(counted.args.begin() + 2,
+                      {"count", "", "i64", {}, {}, std::nullopt});
+  counted.results[1].inPlace = 3;
+  s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                inputs(decode), &counted, inputs(counted));
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->extend->count, std::optional<size_t>(2));
+  EXPECT_EQ(s->extend->caches, std::vector<size_t>{3});
   // Logits where @prefill has none: refused (a draw would read stale ones).
   tprt::ManifestFunction withLogits = extend;
   withLogits.results.push_back({"logits", "f32", {2, 1, 96}, {2, 1, 96}});
@@ -208,6 +219,19 @@ TEST(Generate, RunsAPromptInChunks) {
   EXPECT_EQ(tprt::promptCalls(s, 11),
             (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));
   EXPECT_EQ(tprt::promptCalls(s, 12), (Calls{{0, 0}, {2, 4}, {2, 8}}));
+  // An @extend told its count runs a last chunk of 3 padded, where the
+  // caches have rows for all 4 (12 of them), rings or not; else as before.
+  s.extend->count = 3;
+  s.cacheLength = 12;
+  for (bool rings : {true, false}) {
+    s.rings = rings;
+    EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 8}}));
+  }
+  s.cacheLength = 11;
+  EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 7}}));
+  s.rings = true;
+  EXPECT_EQ(tprt::promptCalls(s, 11),
+            (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));
 }
 
 } // namespace

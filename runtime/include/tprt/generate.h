@@ -31,6 +31,10 @@ struct GenerationCall {
   /// only: a rank-0 integer), the caches (updated in place).
   size_t tokens = 0;
   std::optional<size_t> position;
+  /// @extend's second rank-0 integer input, when it has one: how many of
+  /// its tokens are the prompt's (a last chunk shorter than prefillLength,
+  /// the rest padding that writes no ring row and gives no logits).
+  std::optional<size_t> count;
   std::vector<size_t> caches;
   /// The result of the next ids, [B, 1], and of their logits, [B, 1, V],
   /// when the model returns them (tpmlir.build --keep-logits).
@@ -74,9 +78,12 @@ idOutsideVocabulary(const std::vector<int64_t> &ids,
 
 /// The calls that run a prompt of `length` tokens: (function, first
 /// position) pairs, function 0 @prefill, 1 @decode (one token), 2
-/// @extend (see generate()). The last chunk ends at the prompt's end,
-/// running positions the one before ran again, unless the caches are
-/// rings: then the tokens after the last whole chunk run through @decode.
+/// @extend (see generate()). A last chunk shorter than prefillLength runs
+/// padded, told its count, when @extend takes one and the caches have rows
+/// for the whole chunk; otherwise it ends at the prompt's end, running
+/// positions the one before ran again, unless the caches are rings (whose
+/// rows have dropped keys those positions attend to): then the tokens after
+/// the last whole chunk run through @decode.
 std::vector<std::pair<size_t, int64_t>>
 promptCalls(const GenerationSignature &signature, int64_t length);
 
