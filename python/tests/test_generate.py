@@ -410,16 +410,16 @@ CHUNKED = ("gpt2", "llama_gqa", "phi3_longrope", "gemma", "gemma2", "qwen3")
 @pytest.mark.parametrize("attention", ["seen", "masked"])
 @pytest.mark.parametrize("name", CHUNKED)
 def test_chunked_prefill(mlir_runner, name, attention):
-    """A prompt of 7 past @prefill's 4: @extend over positions 4 .. 7, 3 of
-    them the prompt's (the logits of the chunk's row 2, position 7 written
-    and overwritten by the first step) gives the ids and logits of one
-    prefill over all 7."""
+    """A prompt of 6 past @prefill's 4: @extend over positions 4 .. 7, 2 of
+    them the prompt's (the logits of the chunk's row 1; positions 6 and 7
+    written with padding, then by the steps before they are read) gives the
+    ids and logits of one prefill over all 6."""
     cfg = GEN[name].replace(decode_attention=attention, chunked_prefill=True)
     w = weights_for(cfg)
-    prompt = np.random.default_rng(7).integers(0, cfg.vocab, (cfg.batch, 7))
-    assert prompt_calls(7, cfg.seq, cfg.generate) == [("prefill", 0), ("extend", 4)]
+    prompt = np.random.default_rng(7).integers(0, cfg.vocab, (cfg.batch, 6))
+    assert prompt_calls(6, cfg.seq, cfg.generate) == [("prefill", 0), ("extend", 4)]
     got_ids, got_logits = run_generate(cfg, w, prompt, STEPS)
-    ids, logits = reference.generate(cfg.replace(seq=7, chunked_prefill=False), w, prompt, STEPS)
+    ids, logits = reference.generate(cfg.replace(seq=6, chunked_prefill=False), w, prompt, STEPS)
     assert min_gap(logits) > 1e-3
     np.testing.assert_array_equal(got_ids, ids)
     assert relative(got_logits, logits) < 1e-4
@@ -476,7 +476,7 @@ def test_last_chunk_without_rows(mlir_runner, name):
 @pytest.mark.parametrize("length", [8, 11])
 def test_chunks_after_chunks(mlir_runner, length):
     """Prompts of two whole chunks (@extend at 4) and of three (at 4, then
-    at 7 again over position 7)."""
+    at 8, 3 of its 4 the prompt's)."""
     cfg = GEN["llama_gqa"].replace(generate=14, chunked_prefill=True)
     w = weights_for(cfg)
     prompt = np.random.default_rng(length).integers(0, cfg.vocab, (cfg.batch, length))
@@ -493,14 +493,14 @@ def test_chunked_prefill_graph():
     text = build_mlir(GEN["llama_gqa"].replace(chunked_prefill=True))
     extend = text[text.index("func.func @extend("):]
     assert re.search(r'tensor<2x4xi64> \{tp.name = "ids"\},\s+%\w+: tensor<i64> \{tp.name = "pos"\},'
-                     r'\s+%\w+: tensor<i64> \{tp.name = "count"\}', extend)
+                     r'\s+%\w+: tensor<i64> \{tp.name = "valid"\}', extend)
     assert re.search(r"tensor.extract_slice %\w+\[0, %last_row, 0\] \[2, 1, 64\]", extend)
     assert "%chunk = arith.constant 4 : index" in extend
     assert re.search(r"tensor.extract_slice %\w+\[0, 0, 0, 0\] \[2, 2, %seen, 16\]", extend)
     assert extend.count("arith.cmpi sgt") == 2  # one mask per layer
     assert "func.func @extend(" not in build_mlir(GEN["llama_gqa"])
     # Over a ring of 3: the ring as it was and the chunk's keys, then two
-    # writes of sizes the position gives.
+    # writes of sizes the position and the count give.
     text = build_mlir(GEN["mistral_window"].replace(chunked_prefill=True))
     extend = text[text.index("func.func @extend("):]
     concat = extend.index("tensor.concat dim(2)")

@@ -566,8 +566,8 @@ class _Builder:
         """@prefill's, @decode's or @extend's body; returns its results
         (result_specs order)."""
         cfg, ir = self.cfg, self.ir
-        if "count" in self.args:
-            self.count = ir.index_of(self.args["count"], "count_idx")
+        if "valid" in self.args:
+            self.count = ir.index_of(self.args["valid"], "valid_idx")
         if "pos" in self.args:
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
             self.seen = cfg.generate  # "masked": all S_max positions
@@ -582,7 +582,7 @@ class _Builder:
         if self.seq > 1:  # only the last position predicts the next token
             last = (cfg.batch, 1, cfg.d_model)
             row = self.seq - 1
-            if "count" in self.args:  # @extend: the last of its tokens of the prompt
+            if "valid" in self.args:  # @extend: the last of its tokens of the prompt
                 one = ir.scalar("one", "arith.constant 1 : index")
                 row = ir.scalar("last_row", f"arith.subi {self.count}, {one} : index")
             x = ir.extract_slice(x, [0, row, 0], last, last, "last")

@@ -203,8 +203,8 @@ class ModelConfig:
     # masked (static shapes: no size depends on pos, as capturing a step in
     # a CUDA graph needs; the reads grow with S_max).
     decode_attention: str = "seen"
-    # Also @extend(ids [B, seq], pos, count, caches): the prompt's next seq
-    # tokens at positions pos .. pos+seq-1 (the first `count` of them the
+    # Also @extend(ids [B, seq], pos, valid, caches): the prompt's next seq
+    # tokens at positions pos .. pos+seq-1 (the first `valid` of them the
     # prompt's, the rest padding) over the cache written before them, so
     # that a prompt longer than seq runs in chunks of seq rather than one
     # @decode per token past the first seq (execute.prompt_calls).

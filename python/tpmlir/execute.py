@@ -153,7 +153,7 @@ def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: n
         if 0 < t <= first_new:  # the prompt's ids
             values["ids"], types["ids"] = f"%chunk{t - 1}", tensor_type((cfg.batch, widths[function]), "i64")
             values["pos"], types["pos"] = f"%start{t - 1}", "tensor<i64>"
-            values["count"], types["count"] = f"%count{t - 1}", "tensor<i64>"
+            values["valid"], types["valid"] = f"%count{t - 1}", "tensor<i64>"
         elif function == "decode":
             values["pos"], types["pos"] = f"%pos{t}", "tensor<i64>"
             lines.append(f"  %pos{t} = arith.constant dense<{start}> : tensor<i64>")

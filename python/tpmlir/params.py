@@ -154,8 +154,8 @@ def arg_specs(cfg: ModelConfig) -> list[Spec]:
 # -- generation: @prefill and @decode ------------------------------------------
 
 # The integer inputs of a step: token ids, @decode's and @extend's position,
-# @extend's count of the prompt's tokens.
-STEP_INPUTS = ("ids", "pos", "count")
+# @extend's count of its tokens that are the prompt's.
+STEP_INPUTS = ("ids", "pos", "valid")
 
 def cache_shape(cfg: ModelConfig, layer: int) -> tuple[int, int, int, int]:
     """Layer `layer`'s K (or V) cache: [B, kv_heads, S_max, head_dim], or
@@ -170,15 +170,15 @@ def cache_specs(cfg: ModelConfig) -> list[Spec]:
 
 def function_arg_specs(cfg: ModelConfig, function: str) -> list[Spec]:
     """Arguments of @prefill (ids [B, S]), @decode (ids [B, 1], pos []) or
-    @extend (ids [B, S], pos [], count []: how many of the S are the
+    @extend (ids [B, S], pos [], valid []: how many of the S are the
     prompt's, the rest padding): the inputs, the caches, then the weights.
-    `pos` and `count` are rank-0 i64 tensors."""
+    `pos` and `valid` are rank-0 i64 tensors."""
     if function == "prefill":
         inputs = [("ids", (cfg.batch, cfg.seq))]
     elif function == "decode":
         inputs = [("ids", (cfg.batch, 1)), ("pos", ())]
     elif function == "extend" and cfg.chunked_prefill:
-        inputs = [("ids", (cfg.batch, cfg.seq)), ("pos", ()), ("count", ())]
+        inputs = [("ids", (cfg.batch, cfg.seq)), ("pos", ()), ("valid", ())]
     else:
         raise ValueError(f"no function {function!r}; a generating model has prefill and decode "
                          f"(and extend with chunked_prefill)")

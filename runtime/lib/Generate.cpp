@@ -85,7 +85,8 @@ static GenerationCall callOf(const ManifestFunction &function,
       call.caches.push_back(i);
     } else if (input && takesPosition && !call.position && isPosition(arg)) {
       call.position = i;
-    } else if (input && takesCount && !call.count && isPosition(arg)) {
+    } else if (input && takesCount && !call.count && isPosition(arg) &&
+               arg.name == "valid") {
       call.count = i;
     } else if (input) {
       auto seen =
@@ -442,12 +443,12 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   // The prompt: @prefill, @extend and @decode calls (promptCalls).
   std::vector<int64_t> next;
   for (auto [function, first] : promptCalls(signature, prompt.length)) {
-    int64_t width = function == 1 ? 1 : signature.prefillLength;
+    int64_t tokens = function == 1 ? 1 : signature.prefillLength;
     // A last chunk of fewer tokens is padded with the prompt's last.
-    int64_t count = std::min(width, prompt.length - first);
+    int64_t count = std::min(tokens, prompt.length - first);
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = first; t < first + width; ++t)
+      for (int64_t t = first; t < first + tokens; ++t)
         ids.push_back(prompt.ids[size_t(b * prompt.length +
                                         std::min(t, first + count - 1))]);
     Expected<std::vector<int64_t>> ids0 = step(function, ids, first, count);

@@ -558,8 +558,9 @@ static std::string describeInputs(const ManifestFunction &function,
 }
 
 /// Why the integer input `i` of `function` cannot run: an id outside the
-/// vocabulary its lookup reads, or a position past the caches the function
-/// writes at it (a write there would land outside their buffers).
+/// vocabulary its lookup reads, a position past the caches the function
+/// writes at it (a write there would land outside their buffers), or
+/// @extend's count of the prompt's tokens outside 1 to its tokens.
 static std::optional<std::string>
 whyOutOfRange(const ManifestFunction &function, size_t i,
               const NpyArray &array) {
@@ -579,6 +580,14 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
   for (const ManifestArg &ids : function.args)
     if (ids.tokens && ids.shape.size() == 2)
       tokens = ids.shape[1];
+  if (&arg !=
+      &*std::find_if(function.args.begin(), function.args.end(), isPosition)) {
+    if (arg.name == "valid" && (values[0] < 1 || values[0] > tokens))
+      return " is " + std::to_string(values[0]) +
+             "; it counts the step's tokens of the prompt, 1 to " +
+             std::to_string(tokens);
+    return std::nullopt;
+  }
   for (const ManifestResult &result : function.results) {
     if (!result.inPlace)
       continue;

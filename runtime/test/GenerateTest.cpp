@@ -175,7 +175,7 @@ TEST(Generate, FindsAChunkedPrefill) {
   // A second rank-0 integer after the position: the chunk's count.
   tprt::ManifestFunction counted = extend;
   counted.args.insert(counted.args.begin() + 2,
-                      {"count", "", "i64", {}, {}, std::nullopt});
+                      {"valid", "", "i64", {}, {}, std::nullopt});
   counted.results[1].inPlace = 3;
   s = tprt::generationSignature(prefill, inputs(prefill), decode,
                                 inputs(decode), &counted, inputs(counted));
@@ -227,11 +227,20 @@ TEST(Generate, RunsAPromptInChunks) {
     s.rings = rings;
     EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 8}}));
   }
+  // No rows for it: the last chunk runs positions again, or over rings
+  // the rest is stepped.
   s.cacheLength = 11;
   EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 7}}));
   s.rings = true;
   EXPECT_EQ(tprt::promptCalls(s, 11),
             (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));
+  // Rows enough, but an @extend that takes no count: as before.
+  s.extend->count.reset();
+  s.cacheLength = 12;
+  EXPECT_EQ(tprt::promptCalls(s, 11),
+            (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));
+  s.rings = false;
+  EXPECT_EQ(tprt::promptCalls(s, 11), (Calls{{0, 0}, {2, 4}, {2, 7}}));
 }
 
 } // namespace

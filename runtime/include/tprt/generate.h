@@ -31,9 +31,10 @@ struct GenerationCall {
   /// only: a rank-0 integer), the caches (updated in place).
   size_t tokens = 0;
   std::optional<size_t> position;
-  /// @extend's second rank-0 integer input, when it has one: how many of
-  /// its tokens are the prompt's (a last chunk shorter than prefillLength,
-  /// the rest padding that writes no ring row and gives no logits).
+  /// @extend's second rank-0 integer input, "valid", when it has one: how
+  /// many of its tokens are the prompt's (a last chunk shorter than
+  /// prefillLength, the rest padding that writes no ring row and gives no
+  /// logits).
   std::optional<size_t> count;
   std::vector<size_t> caches;
   /// The result of the next ids, [B, 1], and of their logits, [B, 1, V],
@@ -152,9 +153,9 @@ struct GenerationResult {
 /// Generation of `newTokens` ids after `prompt`: @prefill over its
 /// first prefillLength tokens (a shorter prompt goes through @decode
 /// alone), @extend over the rest in chunks of prefillLength when the model
-/// has it (the last chunk ending at the prompt's end, so it may run
-/// positions the one before ran again, or over ring caches the tokens
-/// after the last whole chunk through @decode: promptCalls), else @decode over
+/// has it (a last chunk of fewer tokens padded with the prompt's last and
+/// told their count, or as promptCalls says where the caches have no rows
+/// for it), else @decode over
 /// the rest of the prompt; then @decode once per new id; stops early when every
 /// sequence has given one of the ids `eos` (each sequence that has is continued
 /// with its own end id). `arguments` come from `model.slice` with functions
