@@ -414,23 +414,16 @@ generate(const LoadedModel &model, ModelArguments &arguments,
                   int64_t count = 0) -> Expected<std::vector<int64_t>> {
     const ManifestFunction &fn = model.function(function);
     const GenerationCall &call = signature.call(function);
-    std::vector<uint8_t> idBytes = encode(ids, fn.args[call.tokens].dtype);
-    if (Status status = arguments.write(function, call.tokens, idBytes.data());
-        !status)
-      return status;
-    if (call.position) {
-      std::vector<uint8_t> posBytes =
-          encode({position}, fn.args[*call.position].dtype);
-      if (Status status =
-              arguments.write(function, *call.position, posBytes.data());
-          !status)
-        return status;
-    }
-    if (call.count) {
-      std::vector<uint8_t> countBytes =
-          encode({count}, fn.args[*call.count].dtype);
-      if (Status status =
-              arguments.write(function, *call.count, countBytes.data());
+    // The ids, the position and the count, each where the function takes it.
+    for (auto [arg, values] :
+         {std::pair<std::optional<size_t>, std::vector<int64_t>>{call.tokens,
+                                                                 ids},
+          {call.position, {position}},
+          {call.count, {count}}}) {
+      if (!arg)
+        continue;
+      std::vector<uint8_t> bytes = encode(values, fn.args[*arg].dtype);
+      if (Status status = arguments.write(function, *arg, bytes.data());
           !status)
         return status;
     }
