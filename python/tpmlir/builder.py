@@ -38,7 +38,7 @@ class _Builder:
         # `pos` in @decode and @extend (an SSA index, set when the body starts).
         self.seq = 1 if function == "decode" else cfg.seq
         self.pos: int | str = 0
-        self.count = ""  # @extend's count of the chunk's tokens of the prompt (SSA index)
+        self.valid = ""  # @extend: how many of its tokens are the prompt's (SSA index)
         # @decode, @extend: the cached positions read, pos + seq (or S_max, masked).
         self.seen: str | int | None = None
         # RoPE's cos/sin tables computed in the graph, by layer (a model whose
@@ -442,8 +442,8 @@ class _Builder:
         if ring not in self.chunk_rings:
             ir = self.ir
             w = ir.scalar(f"cw{ring}", f"arith.constant {ring} : index")
-            m = ir.scalar(f"cw{ring}_m", f"arith.minui {self.count}, {w} : index")
-            skip = ir.scalar(f"cw{ring}_skip", f"arith.subi {self.count}, {m} : index")
+            m = ir.scalar(f"cw{ring}_m", f"arith.minui {self.valid}, {w} : index")
+            skip = ir.scalar(f"cw{ring}_skip", f"arith.subi {self.valid}, {m} : index")
             start = ir.scalar(f"cw{ring}_start", f"arith.addi {self.pos}, {skip} : index")
             first = ir.scalar(f"cw{ring}_row", f"arith.remui {start}, {w} : index")
             room = ir.scalar(f"cw{ring}_room", f"arith.subi {w}, {first} : index")
@@ -567,7 +567,7 @@ class _Builder:
         (result_specs order)."""
         cfg, ir = self.cfg, self.ir
         if "valid" in self.args:
-            self.count = ir.index_of(self.args["valid"], "valid_idx")
+            self.valid = ir.index_of(self.args["valid"], "valid_idx")
         if "pos" in self.args:
             self.pos = ir.index_of(self.args["pos"], "pos_idx")
             self.seen = cfg.generate  # "masked": all S_max positions
@@ -584,7 +584,7 @@ class _Builder:
             row = self.seq - 1
             if "valid" in self.args:  # @extend: the last of its tokens of the prompt
                 one = ir.scalar("one", "arith.constant 1 : index")
-                row = ir.scalar("last_row", f"arith.subi {self.count}, {one} : index")
+                row = ir.scalar("last_row", f"arith.subi {self.valid}, {one} : index")
             x = ir.extract_slice(x, [0, row, 0], last, last, "last")
         logits = self.lm_head(x)
         _, next_ids = ir.argmax_last(logits, "next")

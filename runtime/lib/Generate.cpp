@@ -46,7 +46,7 @@ struct Unfilled {
 /// `errors`, inputs that none of the roles covers to `unfilled`.
 static GenerationCall callOf(const ManifestFunction &function,
                              const std::vector<size_t> &inputs,
-                             bool takesPosition, bool takesCount,
+                             bool takesPosition, bool takesValid,
                              std::vector<std::string> &errors,
                              std::vector<Unfilled> &unfilled) {
   GenerationCall call;
@@ -85,9 +85,9 @@ static GenerationCall callOf(const ManifestFunction &function,
       call.caches.push_back(i);
     } else if (input && takesPosition && !call.position && isPosition(arg)) {
       call.position = i;
-    } else if (input && takesCount && !call.count && isPosition(arg) &&
+    } else if (input && takesValid && !call.valid && isPosition(arg) &&
                arg.name == "valid") {
-      call.count = i;
+      call.valid = i;
     } else if (input) {
       auto seen =
           std::find_if(unfilled.begin(), unfilled.end(),
@@ -125,12 +125,12 @@ Expected<GenerationSignature> generationSignature(
   std::vector<Unfilled> unfilled;
   GenerationSignature s;
   s.prefill = callOf(prefill, prefillInputs, /*takesPosition=*/false,
-                     /*takesCount=*/false, errors, unfilled);
+                     /*takesValid=*/false, errors, unfilled);
   s.decode = callOf(decode, decodeInputs, /*takesPosition=*/true,
-                    /*takesCount=*/false, errors, unfilled);
+                    /*takesValid=*/false, errors, unfilled);
   if (extend)
     s.extend = callOf(*extend, extendInputs, /*takesPosition=*/true,
-                      /*takesCount=*/true, errors, unfilled);
+                      /*takesValid=*/true, errors, unfilled);
   // One line for all of them: a checkpoint left out makes every weight one.
   if (!unfilled.empty()) {
     const Unfilled &first = unfilled.front();
@@ -230,7 +230,7 @@ promptCalls(const GenerationSignature &signature, int64_t length) {
   if (t && signature.extend)
     for (; t < length; t += chunk) {
       bool padded =
-          signature.extend->count && t + chunk <= signature.cacheLength;
+          signature.extend->valid && t + chunk <= signature.cacheLength;
       if (t + chunk <= length || padded)
         calls.emplace_back(2, t);
       else if (signature.rings)
@@ -419,7 +419,7 @@ generate(const LoadedModel &model, ModelArguments &arguments,
          {std::pair<std::optional<size_t>, std::vector<int64_t>>{call.tokens,
                                                                  ids},
           {call.position, {position}},
-          {call.count, {count}}}) {
+          {call.valid, {count}}}) {
       if (!arg)
         continue;
       std::vector<uint8_t> bytes = encode(values, fn.args[*arg].dtype);

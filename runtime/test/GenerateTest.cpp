@@ -171,7 +171,7 @@ TEST(Generate, FindsAChunkedPrefill) {
   ASSERT_TRUE(s->extend);
   EXPECT_EQ(s->extend->position, std::optional<size_t>(1));
   EXPECT_EQ(s->extend->caches, std::vector<size_t>{2});
-  EXPECT_FALSE(s->extend->count);
+  EXPECT_FALSE(s->extend->valid);
   // A second rank-0 integer after the position: the chunk's count.
   tprt::ManifestFunction counted = extend;
   counted.args.insert(counted.args.begin() + 2,
@@ -180,7 +180,7 @@ TEST(Generate, FindsAChunkedPrefill) {
   s = tprt::generationSignature(prefill, inputs(prefill), decode,
                                 inputs(decode), &counted, inputs(counted));
   ASSERT_TRUE(s) << s.status().message();
-  EXPECT_EQ(s->extend->count, std::optional<size_t>(2));
+  EXPECT_EQ(s->extend->valid, std::optional<size_t>(2));
   EXPECT_EQ(s->extend->caches, std::vector<size_t>{3});
   // Logits where @prefill has none: refused (a draw would read stale ones).
   tprt::ManifestFunction withLogits = extend;
@@ -221,7 +221,7 @@ TEST(Generate, RunsAPromptInChunks) {
   EXPECT_EQ(tprt::promptCalls(s, 12), (Calls{{0, 0}, {2, 4}, {2, 8}}));
   // An @extend told its count runs a last chunk of 3 padded, where the
   // caches have rows for all 4 (12 of them), rings or not; else as before.
-  s.extend->count = 3;
+  s.extend->valid = 3;
   s.cacheLength = 12;
   for (bool rings : {true, false}) {
     s.rings = rings;
@@ -235,7 +235,7 @@ TEST(Generate, RunsAPromptInChunks) {
   EXPECT_EQ(tprt::promptCalls(s, 11),
             (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));
   // Rows enough, but an @extend that takes no count: as before.
-  s.extend->count.reset();
+  s.extend->valid.reset();
   s.cacheLength = 12;
   EXPECT_EQ(tprt::promptCalls(s, 11),
             (Calls{{0, 0}, {2, 4}, {1, 8}, {1, 9}, {1, 10}}));

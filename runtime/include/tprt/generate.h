@@ -35,7 +35,7 @@ struct GenerationCall {
   /// many of its tokens are the prompt's (a last chunk shorter than
   /// prefillLength, the rest padding that writes no ring row and gives no
   /// logits).
-  std::optional<size_t> count;
+  std::optional<size_t> valid;
   std::vector<size_t> caches;
   /// The result of the next ids, [B, 1], and of their logits, [B, 1, V],
   /// when the model returns them (tpmlir.build --keep-logits).
