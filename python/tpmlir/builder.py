@@ -120,7 +120,7 @@ class _Builder:
         x2 = ir.extract_slice(x, [0, 0, 0, dh // 2], half, half, hint + "_x2")
         neg = ir.pointwise(hint + "_negx2", [x2], lambda bd, a, o: bd.neg(a))
         rot = ir.concat(3, [neg, x1], hint + "_rot")
-        table = (1, 3)  # cos/sin are [S, R]
+        table = (0, 1, 3) if self.cfg.ragged else (1, 3)  # cos/sin are [B, S, R] or [S, R]
         cos_t, sin_t = self.rope_tables.get(i) or (self.args["rope.cos"], self.args["rope.sin"])
         cos, sin = (cos_t, table), (sin_t, table)
         return ir.pointwise(hint, [x, rot, cos, sin],
@@ -140,7 +140,8 @@ class _Builder:
         return tables
 
     def rope_table_pair(self, theta: float, scaling: dict, suffix: str) -> tuple[Val, Val]:
-        """cos/sin [S, R] (R = rope_dim) at positions pos .. pos+S-1, computed as
+        """cos/sin [S, R] (R = rope_dim) at positions pos .. pos+S-1 (ragged:
+        [B, S, R], each sequence's positions less its padding), computed as
         Hugging Face does in fp32: inv_freq_j = 1 / theta^(2j/R), angle = position * inv_freq,
         each frequency used for both halves (rotate_half). longrope: 1 /
         (short_factor_j * theta^(2j/R)), cos and sin times its attention
@@ -148,18 +149,23 @@ class _Builder:
         cfg, ir = self.cfg, self.ir
         dh = cfg.rope_dim
         ins = [(self.args["pos"], ())] if "pos" in self.args else []
+        ragged = cfg.ragged
+        if ragged:
+            ins.append((self.args["padding"], (0,)))
         factors = scaling.get("short_factor") if scaling.get("rope_type") == "longrope" else None
         attention = rope_attention_factor(scaling)
 
         def table(fn):
             def body(b, *args):
-                row = b("linalg.index 0 : index")
+                row = b(f"linalg.index {int(ragged)} : index")
                 row = b(f"arith.index_cast {row} : index to i64")
-                if ins:
+                if "pos" in self.args:
                     row = b(f"arith.addi {row}, {args[0]} : i64")
+                if ragged:  # scores see differences only; cos/sin as alone
+                    row = b(f"arith.subi {row}, {args[-2]} : i64")
                 position = b(f"arith.sitofp {row} : i64 to f32")
                 half, two = b(f"arith.constant {dh // 2} : index"), b("arith.constant 2 : index")
-                j = b(f"arith.remui {b('linalg.index 1 : index')}, {half} : index")
+                j = b(f"arith.remui {b(f'linalg.index {int(ragged) + 1} : index')}, {half} : index")
                 two_j = b(f"arith.index_cast {b(f'arith.muli {j}, {two} : index')} : index to i64")
                 exponent = b.div(b(f"arith.sitofp {two_j} : i64 to f32"), b.const(float(dh)))
                 power = b(f"math.powf {b.const(theta)}, {exponent} : f32")
@@ -168,7 +174,8 @@ class _Builder:
                 inv_freq = b.div(b.const(1.0), power)
                 value = b.math(fn, b.mul(position, self.scale_inv_freq(b, inv_freq, scaling)))
                 return b.mul(value, b.const(attention)) if attention != 1.0 else value
-            return ir.generic(f"rope_{fn}{suffix}", ins, 2, (self.seq, dh), range(2), (), body)
+            shape = (cfg.batch, self.seq, dh) if ragged else (self.seq, dh)
+            return ir.generic(f"rope_{fn}{suffix}", ins, len(shape), shape, range(len(shape)), (), body)
         return table("cos"), table("sin")
 
     @staticmethod
@@ -253,10 +260,25 @@ class _Builder:
             return self.ir.pointwise("embed", [tokens], lambda b, t, o: b.mul(t, b.const(scale)))
         if not cfg.positions:
             return tokens
+        if cfg.ragged:
+            return self.ir.pointwise("embed", [tokens, (self.args["padding"], (0,))], self.position_row)
         # Learned positions: rows pos .. pos+S-1 of wpe, added to every sequence.
         rows = (self.seq, cfg.d_model)
         wpe = self.ir.extract_slice(self.args["wpe.weight"], [self.pos, 0], rows, rows, "wpe_rows")
         return self.ir.pointwise("embed", [tokens, (wpe, (1, 2))], lambda b, t, p, o: b.add(t, p))
+
+    def position_row(self, b, t: str, pad: str, o: str) -> str:
+        """A ragged batch's token t [b, s, c] plus wpe[pos + s - padding[b], c]:
+        each sequence's own positions (a padding slot reads row 0)."""
+        wpe = self.args["wpe.weight"]
+        slot = b("linalg.index 1 : index")
+        if "pos" in self.args:
+            slot = b(f"arith.addi {slot}, {self.pos} : index")
+        pad = b(f"arith.index_cast {pad} : i64 to index")
+        zero = b("arith.constant 0 : index")
+        row = b(f"arith.maxsi {b(f'arith.subi {slot}, {pad} : index')}, {zero} : index")
+        col = b("linalg.index 2 : index")
+        return b.add(t, b(f"tensor.extract {wpe.name}[{row}, {col}] : {wpe.type}"))
 
     def lm_head(self, x: Val) -> Val:
         """Final norm, then logits [B, S, vocab_rows]: through wte transposed
@@ -320,7 +342,7 @@ class _Builder:
         # the query; a window no position reaches changes nothing. @decode's
         # sliding layers keep their window alone, a ring (update_cache):
         # every key there is one to attend to.
-        # (@extend: mask_ring_chunk over a ring; a window no position reaches.)
+        # (@extend: ring_chunk_keys over a ring; a window no position reaches.)
         window = cfg.window_of_layer(i) if "pos" not in self.args else 0
         if window >= self.seq:
             window = 0
@@ -344,7 +366,7 @@ class _Builder:
             kh, vh = (ir.collapse(t, [[0, 1], [2], [3]], f"{p}_{n}h") for t, n in ((k_all, "k"), (v_all, "v")))
         elif chunk_over_ring:
             # A chunk's S queries over the ring's W rows before it and its own
-            # S keys (mask_ring_chunk), kv heads repeated as @prefill's.
+            # S keys (ring_chunk_keys), kv heads repeated as @prefill's.
             qh = self.to_heads(q, f"{p}_qh")
             kh, vh = (self.repeat_cached(before[n], f"{p}_{n}h") for n in "kv")
         elif self.function == "extend":
@@ -368,33 +390,55 @@ class _Builder:
         scores = ir.pointwise(f"{p}_scaled", [scores], lambda b, s, o: b.mul(s, b.const(scale)))
         if cfg.attn_softcap:
             scores = self.softcap(scores, cfg.attn_softcap, f"{p}_capped")
-        # @decode reading the keys written so far only: nothing to mask.
+        # Each mask also hides a ragged batch's padding: key slots before
+        # padding[b] (by row of scores: pad_rows, the operand before the
+        # body's output in `pad_out`).
+        pads = [(self.pad_rows(KVH if self.function == "decode" else H, p), (0,))] if cfg.ragged else []
+
+        def unpadded(b, seen, slot, pad):
+            if not pad:
+                return seen
+            return b(f"arith.andi {seen}, {b(f'arith.cmpi sge, {slot}, {pad[0]} : i64')} : i1")
+
+        def i64(b, v):
+            return b(f"arith.index_cast {v} : index to i64")
         if cfg.causal and "pos" not in self.args:
-            def mask(b, s, o):
+            def mask(b, s, *pad_out):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
-                hidden = b(f"arith.cmpi ugt, {col}, {row} : index")
-                if window:  # row - col >= window
+                seen = b(f"arith.cmpi ule, {col}, {row} : index")
+                if window:  # row - col < window
                     reach = b(f"arith.addi {col}, {b(f'arith.constant {window} : index')} : index")
-                    hidden = b(f"arith.ori {hidden}, {b(f'arith.cmpi ule, {reach}, {row} : index')} : i1")
-                return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
-            scores = ir.pointwise(f"{p}_masked", [scores], mask)
+                    seen = b(f"arith.andi {seen}, {b(f'arith.cmpi ugt, {reach}, {row} : index')} : i1")
+                seen = unpadded(b, seen, i64(b, col), pad_out[:-1])
+                return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores] + pads, mask)
         elif chunk_over_ring:
-            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())],
-                                  lambda b, s, pos, o: self.mask_ring_chunk(b, s, pos, ring))
+            def mask_ring(b, s, pos, *pad_out):
+                seen, slot = self.ring_chunk_keys(b, pos, ring)
+                seen = unpadded(b, seen, slot, pad_out[:-1])
+                return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())] + pads, mask_ring)
         elif self.function == "extend":
-            def mask_chunk(b, s, pos, o):  # keys past the query's position pos + row
-                row = b(f"arith.index_cast {b('linalg.index 1 : index')} : index to i64")
+            def mask_chunk(b, s, pos, *pad_out):  # keys past the query's position pos + row
+                row = i64(b, b("linalg.index 1 : index"))
                 limit = b(f"arith.addi {pos}, {row} : i64")
-                col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
-                hidden = b(f"arith.cmpi sgt, {col}, {limit} : i64")
-                return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
-            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_chunk)
-        elif self.function == "decode" and cfg.decode_attention == "masked":
-            def mask_by_pos(b, s, pos, o):  # rows not written yet (a ring's too)
-                col = b(f"arith.index_cast {b('linalg.index 2 : index')} : index to i64")
-                hidden = b(f"arith.cmpi sgt, {col}, {pos} : i64")
-                return b(f"arith.select {hidden}, {b.const(MASK_VALUE)}, {s} : f32")
-            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())], mask_by_pos)
+                col = i64(b, b("linalg.index 2 : index"))
+                seen = unpadded(b, b(f"arith.cmpi sle, {col}, {limit} : i64"), col, pad_out[:-1])
+                return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())] + pads, mask_chunk)
+        elif self.function == "decode" and (cfg.decode_attention == "masked" or pads):
+            # "masked": rows not written yet (a ring's too); "seen" reads
+            # the keys written so far only, with nothing to mask but padding.
+            def mask_by_pos(b, s, pos, *pad_out):
+                col = i64(b, b("linalg.index 2 : index"))
+                seen = b("arith.constant true")
+                if cfg.decode_attention == "masked":
+                    seen = b(f"arith.cmpi sle, {col}, {pos} : i64")
+                if pads:
+                    slot = self.ring_slot(b, col, pos, ring if ring < cfg.generate else 0)
+                    seen = unpadded(b, seen, slot, pad_out[:-1])
+                return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
+            scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())] + pads, mask_by_pos)
         probs = self.softmax(scores, f"{p}_probs")
         ctx = ir.batch_matmul(probs, vh, f"{p}_ctx")
         if self.function == "decode":  # [B*KVH, G, Dh] -> [B, 1, H, Dh]
@@ -406,13 +450,33 @@ class _Builder:
         ctx = ir.transpose(ctx, [0, 2, 1, 3], f"{p}_ctx_bshd")
         return self.project(ctx, f"{a}.out", cfg.d_model, f"{p}_attn_out")
 
+    def pad_rows(self, heads: int, hint: str) -> Val:
+        """padding [B] for each row of the attention's scores [B*heads, ...]
+        (each head of a sequence its sequence's): broadcast and merged as the
+        heads are, so that a cut of the heads cuts it alike."""
+        b = self.cfg.batch
+        wide = self.ir.broadcast(self.args["padding"], (b, heads), [1], hint + "_pad_heads")
+        return self.ir.collapse(wide, [[0, 1]], hint + "_pad_rows")
+
     @staticmethod
-    def mask_ring_chunk(b, s: str, pos: str, window: int) -> str:
-        """@extend's mask over a ring of W = window rows, then the chunk's
-        keys: query row i at position p = pos + i sees key position k when
-        p - W < k <= p. Ring row r (r < pos: written) holds the latest
-        position before pos in its class mod W, pos - 1 - (pos - 1 - r) mod W;
-        chunk key j (column W + j) is position pos + j."""
+    def ring_slot(b, col: str, pos: str, ring: int) -> str:
+        """@decode at position pos: the position cache row `col` holds (i64),
+        col itself, or in a ring of `ring` rows (ring < S_max: a window)
+        the latest position up to pos in its class mod ring."""
+        if not ring:
+            return col
+        w = b(f"arith.constant {ring} : i64")
+        back = b(f"arith.remsi {b(f'arith.subi {pos}, {col} : i64')}, {w} : i64")
+        return b(f"arith.subi {pos}, {back} : i64")
+
+    @staticmethod
+    def ring_chunk_keys(b, pos: str, window: int) -> tuple[str, str]:
+        """@extend's keys over a ring of W = window rows, then the chunk's:
+        whether query row i at position p = pos + i sees the key of the
+        column (p - W < k <= p), and that key's position k. Ring row r
+        (r < pos: written) holds the latest position before pos in its class
+        mod W, pos - 1 - (pos - 1 - r) mod W; chunk key j (column W + j) is
+        position pos + j."""
         def i64(v):
             return b(f"arith.index_cast {v} : index to i64")
 
@@ -431,7 +495,7 @@ class _Builder:
         chunk_seen = op("andi", causal, near, "i1")
         in_ring = b(f"arith.cmpi slt, {col}, {w} : i64")
         seen = b(f"arith.select {in_ring}, {ring_seen}, {chunk_seen} : i1")
-        return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
+        return seen, b(f"arith.select {in_ring}, {held}, {op('addi', pos, j)} : i64")
 
     def chunk_ring_bounds(self, ring: int) -> tuple[str, str, str, str, str]:
         """@extend's writes into a ring of `ring` rows: of the chunk's `count`
@@ -673,7 +737,7 @@ def build_mlir(cfg: ModelConfig, inline_weights: dict | None = None) -> str:
 _LATER_FIELDS = ("head_dim", "qk_norm", "gate_up", "norm_plus_one", "embed_scale", "post_norms",
                  "query_pre_attn_scalar", "attn_softcap", "logit_softcap", "positions", "rope_theta",
                  "rope_scaling", "rotary_dim", "sliding_window", "sliding_layers", "rope_local_theta", "qkv_bias", "generate",
-                 "keep_logits", "pad_vocab", "eos_token_ids", "decode_attention", "chunked_prefill", "names",
+                 "keep_logits", "pad_vocab", "eos_token_ids", "decode_attention", "chunked_prefill", "ragged", "names",
                  "name_prefix")
 
 

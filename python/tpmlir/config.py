@@ -209,6 +209,12 @@ class ModelConfig:
     # that a prompt longer than seq runs in chunks of seq rather than one
     # @decode per token past the first seq (execute.prompt_calls).
     chunked_prefill: bool = False
+    # Prompts of different lengths in one batch: each function also takes
+    # `padding` [B], the positions each sequence's prompt is left-padded by
+    # (its tokens at positions padding[b] on, position p being its p -
+    # padding[b]). No key of the padding is attended to, and each sequence
+    # continues as it would alone.
+    ragged: bool = False
     # The weights' names: tpmlir's own, or a Hugging Face checkpoint's
     # (GPT2LMHeadModel, LlamaForCausalLM / Qwen2ForCausalLM), see params.py.
     names: str = "tpmlir"
@@ -427,6 +433,8 @@ class ModelConfig:
             raise ValueError("decode_attention is an option of generate")
         if self.chunked_prefill and not self.generate:
             raise ValueError("chunked_prefill is an option of generate")
+        if self.ragged and not self.generate:
+            raise ValueError("ragged is an option of generate")
         self._validate_names()
 
     def _validate_names(self) -> None:

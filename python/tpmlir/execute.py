@@ -19,7 +19,7 @@ import numpy as np
 from .builder import build_mlir
 from .config import ModelConfig
 from .ir import tensor_type
-from .params import arg_specs, function_arg_specs, input_name, output_shape, result_specs
+from .params import STEP_INPUTS, arg_specs, function_arg_specs, input_name, output_shape, result_specs
 
 DEFAULT_TOOLS = "/usr/lib/llvm-22"
 
@@ -115,11 +115,12 @@ def prompt_calls(length: int, seq: int, rows: int, rings: bool = False) -> list[
 
 
 def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.ndarray,
-                     steps: int) -> str:
+                     steps: int, padding: np.ndarray | None = None) -> str:
     """A @main that runs @prefill on `prompt` with zeroed caches (and
     @extend over the rest of a longer prompt, prompt_calls), then @decode
     steps-1 times at the positions after it, each on the ids and caches the
-    step before returned, and prints every step's next ids (and logits)."""
+    step before returned, and prints every step's next ids (and logits).
+    A ragged model's every call takes `padding` [B] (default: none)."""
     lines = ["func.func private @printMemrefF32(memref<*xf32>)",
              "func.func private @printMemrefI64(memref<*xi64>)", "func.func @main() {"]
     values: dict[str, str] = {}  # argument name -> SSA value
@@ -127,17 +128,18 @@ def generate_wrapper(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: n
     prompt = np.asarray(prompt)
     length = prompt.shape[1]
     calls = prompt_calls(length, cfg.seq, cfg.generate, cfg.rings)
+    pads = np.zeros(cfg.batch, dtype=np.int64) if padding is None else np.asarray(padding, dtype=np.int64)
     for name, shape in function_arg_specs(cfg, "prefill"):
         if name.startswith("cache."):
             a = np.zeros(shape, dtype=np.float32)
             constant = f"dense<0.0> : {tensor_type(shape)}"
         else:
-            a = np.asarray(prompt[:, :cfg.seq] if name == "ids" else weights[name])
+            a = np.asarray({"ids": prompt[:, :cfg.seq], "padding": pads}.get(name, weights.get(name)))
             a = a if a.dtype.kind in "iu" else a.astype(np.float32)
             if a.shape != shape:
                 raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
             constant = _dense(a)
-        values[name], types[name] = f"%a{len(values)}", tensor_type(shape, "i64" if name == "ids" else "f32")
+        values[name], types[name] = f"%a{len(values)}", tensor_type(shape, "i64" if name in STEP_INPUTS else "f32")
         lines.append(f"  {values[name]} = arith.constant {constant}")
     results = result_specs(cfg)
     result_types = [tensor_type(shape, "i64" if name == "next_ids" else "f32") for name, shape in results]
@@ -227,7 +229,7 @@ def run_forward(cfg: ModelConfig, weights: dict[str, np.ndarray], x: np.ndarray,
 
 
 def run_generate(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.ndarray, steps: int,
-                 prefix: str | None = None, timeout: float = 300
+                 prefix: str | None = None, timeout: float = 300, padding: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray | None]:
     """Compile the @prefill and @decode of `build_mlir(cfg)` (cfg.generate > 0)
     with upstream MLIR and generate `steps` tokens greedily (one prefill, and
@@ -242,7 +244,10 @@ def run_generate(cfg: ModelConfig, weights: dict[str, np.ndarray], prompt: np.nd
     if length != cfg.seq and not (length > cfg.seq and cfg.chunked_prefill):
         raise ValueError(f"a prompt of {length} tokens: the model takes {cfg.seq} "
                          f"(more with chunked_prefill)")
-    out = _lower_and_run(build_mlir(cfg), generate_wrapper(cfg, weights, prompt, steps), prefix, timeout)
+    if padding is not None and not cfg.ragged:
+        raise ValueError("padding: the model takes prompts of one length (build it ragged)")
+    main = generate_wrapper(cfg, weights, prompt, steps, padding)
+    out = _lower_and_run(build_mlir(cfg), main, prefix, timeout)
     printed = out.split("Unranked Memref")[1:]
     per_step = 2 if cfg.keep_logits else 1
     if len(printed) != per_step * steps:

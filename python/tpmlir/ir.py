@@ -145,7 +145,7 @@ class Emitter:
     def collapse(self, v: Val, reassoc: list[list[int]], hint: str) -> Val:
         shape = [_prod(v.shape[d] for d in group) for group in reassoc]
         return self.op(hint, shape, f"tensor.collapse_shape {v.name} {_reassoc(reassoc)} "
-                                    f": {v.type} into {tensor_type(shape)}")
+                                    f": {v.type} into {tensor_type(shape, v.dtype)}", v.dtype)
 
     def expand(self, v: Val, reassoc: list[list[int]], shape: Sequence[int], hint: str) -> Val:
         return self.op(hint, shape, f"tensor.expand_shape {v.name} {_reassoc(reassoc)} "
@@ -182,9 +182,9 @@ class Emitter:
                                     f"outs({init.name} : {init.type}) permutation = {ilist(perm)}")
 
     def broadcast(self, v: Val, shape: Sequence[int], dims: Sequence[int], hint: str) -> Val:
-        init = self.empty(shape, hint + "_empty")
+        init = self.empty(shape, hint + "_empty", v.dtype)
         return self.op(hint, shape, f"linalg.broadcast ins({v.name} : {v.type}) "
-                                    f"outs({init.name} : {init.type}) dimensions = {ilist(dims)}")
+                                    f"outs({init.name} : {init.type}) dimensions = {ilist(dims)}", v.dtype)
 
     def _contract(self, opname: str, a: Val, b: Val, shape: Sequence[int], hint: str) -> Val:
         init = self.fill(0.0, shape, hint + "_init")

@@ -154,8 +154,9 @@ def arg_specs(cfg: ModelConfig) -> list[Spec]:
 # -- generation: @prefill and @decode ------------------------------------------
 
 # The integer inputs of a step: token ids, @decode's and @extend's position,
-# @extend's count of its tokens that are the prompt's.
-STEP_INPUTS = ("ids", "pos", "valid")
+# @extend's count of its tokens that are the prompt's, and a ragged batch's
+# left padding of each sequence.
+STEP_INPUTS = ("ids", "pos", "valid", "padding")
 
 def cache_shape(cfg: ModelConfig, layer: int) -> tuple[int, int, int, int]:
     """Layer `layer`'s K (or V) cache: [B, kv_heads, S_max, head_dim], or
@@ -172,7 +173,9 @@ def function_arg_specs(cfg: ModelConfig, function: str) -> list[Spec]:
     """Arguments of @prefill (ids [B, S]), @decode (ids [B, 1], pos []) or
     @extend (ids [B, S], pos [], valid []: how many of the S are the
     prompt's, the rest padding): the inputs, the caches, then the weights.
-    `pos` and `valid` are rank-0 i64 tensors."""
+    `pos` and `valid` are rank-0 i64 tensors. A ragged model's functions
+    also take `padding` [B] (i64): how many of each sequence's first
+    positions are padding (its prompt starts there: left padding)."""
     if function == "prefill":
         inputs = [("ids", (cfg.batch, cfg.seq))]
     elif function == "decode":
@@ -182,6 +185,8 @@ def function_arg_specs(cfg: ModelConfig, function: str) -> list[Spec]:
     else:
         raise ValueError(f"no function {function!r}; a generating model has prefill and decode "
                          f"(and extend with chunked_prefill)")
+    if cfg.ragged:
+        inputs.append(("padding", (cfg.batch,)))
     return inputs + cache_specs(cfg) + param_specs(cfg)
 
 

@@ -346,3 +346,25 @@ def generate(cfg: ModelConfig, weights: dict, prompt: np.ndarray, steps: int
         ids.append(next_ids)
         all_logits.append(logits)
     return np.concatenate(ids, axis=1), np.concatenate(all_logits, axis=1)
+
+
+def generate_alone(cfg: ModelConfig, weights: dict, prompts: list[np.ndarray], steps: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy generation of each prompt (1-D ids; their lengths may differ)
+    by itself, at batch 1 from position 0: what a ragged batch of them must
+    give each sequence. Returns the new ids [B, steps] and their logits
+    [B, steps, vocab]."""
+    one = cfg.replace(batch=1, ragged=False)
+    ids, logits = [], []
+    for prompt in prompts:
+        fed, pos, caches = np.asarray(prompt, dtype=np.int64)[None], 0, empty_caches(one)
+        rows, row_logits = [], []
+        for _ in range(steps):
+            fed_next, step_logits, caches = step(one, weights, fed, pos, caches)
+            pos += fed.shape[1]
+            fed = fed_next
+            rows.append(fed_next)
+            row_logits.append(step_logits)
+        ids.append(np.concatenate(rows, axis=1))
+        logits.append(np.concatenate(row_logits, axis=1))
+    return np.concatenate(ids), np.concatenate(logits)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <tuple>
 
 namespace tprt {
 
@@ -88,6 +89,9 @@ static GenerationCall callOf(const ManifestFunction &function,
     } else if (input && takesValid && !call.valid && isPosition(arg) &&
                arg.name == "valid") {
       call.valid = i;
+    } else if (input && !call.padding && arg.name == "padding" &&
+               isInteger(arg.dtype) && arg.shape.size() == 1) {
+      call.padding = i;
     } else if (input) {
       auto seen =
           std::find_if(unfilled.begin(), unfilled.end(),
@@ -209,6 +213,26 @@ Expected<GenerationSignature> generationSignature(
                          formatShape(logitsShape(prefill, s.prefill)));
     }
     s.vocab = prefill.args[s.prefill.tokens].vocab;
+    // Every call of a ragged batch must know its padding.
+    for (auto [name, function, call] :
+         {std::tuple<const char *, const ManifestFunction *,
+                     const GenerationCall *>{"@prefill", &prefill, &s.prefill},
+          {"@decode", &decode, &s.decode},
+          {"@extend", extend, s.extend ? &*s.extend : nullptr}}) {
+      if (!call)
+        continue;
+      if (call->padding != std::nullopt &&
+          function->args[*call->padding].shape != std::vector<int64_t>{s.batch})
+        errors.push_back(std::string(name) + "'s padding " +
+                         formatShape(function->args[*call->padding].shape) +
+                         " is not [" + std::to_string(s.batch) +
+                         "] (one per sequence)");
+      if (call->padding.has_value() != s.prefill.padding.has_value())
+        errors.push_back(std::string(name) +
+                         (call->padding ? " takes" : " does not take") +
+                         " a padding input and @prefill " +
+                         (s.prefill.padding ? "does" : "does not"));
+    }
   }
   if (!errors.empty()) {
     std::string message;
@@ -243,44 +267,88 @@ promptCalls(const GenerationSignature &signature, int64_t length) {
   return calls;
 }
 
-std::optional<Prompt> readPrompt(const std::string &path,
+std::optional<Prompt> readPrompt(const std::vector<std::string> &paths,
                                  const GenerationSignature &signature,
                                  int64_t newTokens,
                                  std::vector<std::string> &errors) {
-  Expected<NpyArray> read = readNpy(path);
-  if (!read) {
-    errors.push_back("prompt " + read.status().message());
-    return std::nullopt;
+  // Each file's rows and their length.
+  std::vector<std::pair<std::vector<int64_t>, int64_t>> files;
+  bool unread = false;
+  std::vector<std::string> outside; // after the batch's problems
+
+  for (const std::string &path : paths) {
+    Expected<NpyArray> read = readNpy(path);
+    if (!read) {
+      errors.push_back("prompt " + read.status().message());
+      unread = true;
+      continue;
+    }
+    std::string where = "prompt '" + path + "'";
+    if (!isInteger(read->dtype) || read->shape.size() != 2) {
+      errors.push_back(where + " is " + read->dtype + " " +
+                       formatShape(read->shape) +
+                       "; it must be token ids [B, P] of int64 or int32");
+      unread = true;
+      continue;
+    }
+    if (read->shape[1] < 1 || read->shape[0] < 1) {
+      errors.push_back(where + " is empty");
+      unread = true;
+      continue;
+    }
+    if (signature.vocab)
+      if (std::optional<std::string> why = idOutsideVocabulary(
+              integerValues(*read), read->shape, *signature.vocab))
+        outside.push_back(where + ": " + *why);
+    files.emplace_back(integerValues(*read), read->shape[1]);
   }
-  std::string where = "prompt '" + path + "'";
-  if (!isInteger(read->dtype) || read->shape.size() != 2) {
-    errors.push_back(where + " is " + read->dtype + " " +
-                     formatShape(read->shape) +
-                     "; it must be token ids [B, P] of int64 or int32");
+  if (unread)
     return std::nullopt;
-  }
   Prompt prompt;
-  prompt.batch = read->shape[0];
-  prompt.length = read->shape[1];
-  prompt.ids = integerValues(*read);
+  for (const auto &[ids, length] : files) {
+    prompt.batch += int64_t(ids.size()) / length;
+    prompt.length = std::max(prompt.length, length);
+  }
+  std::string where =
+      paths.size() == 1 ? "prompt '" + paths[0] + "'" : "the prompts";
   if (prompt.batch != signature.batch)
-    errors.push_back(where + " holds " + std::to_string(prompt.batch) +
+    errors.push_back(where + " hold" + (paths.size() == 1 ? "s " : " ") +
+                     std::to_string(prompt.batch) +
                      " sequences; the model was built for a batch of " +
                      std::to_string(signature.batch));
-  if (prompt.length < 1)
-    errors.push_back(where + " is empty");
   // The last new id is not fed back: S + K - 1 positions.
   if (prompt.length + newTokens - 1 > signature.cacheLength)
-    errors.push_back(where + " has " + std::to_string(prompt.length) +
-                     " tokens; with " + std::to_string(newTokens) +
+    errors.push_back(where + " ha" + (paths.size() == 1 ? "s " : "ve ") +
+                     std::to_string(prompt.length) + " tokens; with " +
+                     std::to_string(newTokens) +
                      (newTokens == 1 ? " new one" : " new ones") + " that is " +
                      std::to_string(prompt.length + newTokens - 1) +
                      " positions, and the caches hold " +
                      std::to_string(signature.cacheLength));
-  if (signature.vocab)
-    if (std::optional<std::string> why =
-            idOutsideVocabulary(prompt.ids, read->shape, *signature.vocab))
-      errors.push_back(where + ": " + *why);
+  errors.insert(errors.end(), outside.begin(), outside.end());
+  // Left padding, with each sequence's first id (any id the lookup reads).
+  bool ragged = false;
+  for (const auto &[ids, length] : files)
+    for (size_t row = 0; row < ids.size() / size_t(length); ++row) {
+      const int64_t *first = ids.data() + row * size_t(length);
+      prompt.ids.insert(prompt.ids.end(), size_t(prompt.length - length),
+                        *first);
+      prompt.ids.insert(prompt.ids.end(), first, first + length);
+      prompt.padding.push_back(prompt.length - length);
+      ragged |= length != prompt.length;
+    }
+  if (!ragged)
+    prompt.padding.clear();
+  if (ragged && !signature.prefill.padding) {
+    int64_t shortest = prompt.length;
+    for (const auto &file : files)
+      shortest = std::min(shortest, file.second);
+    errors.push_back(where + " are of different lengths (" +
+                     std::to_string(shortest) + " to " +
+                     std::to_string(prompt.length) +
+                     " tokens): the model takes prompts of one length (build "
+                     "it with tpmlir.build --ragged)");
+  }
   return prompt;
 }
 
@@ -322,6 +390,11 @@ std::vector<int64_t> decodeIds(const std::vector<uint8_t> &bytes,
   return values;
 }
 
+/// Sequence b's left padding in `prompt`.
+int64_t paddingOf(const Prompt &prompt, int64_t b) {
+  return prompt.padding.empty() ? 0 : prompt.padding[size_t(b)];
+}
+
 } // namespace
 
 Expected<GenerationResult>
@@ -340,7 +413,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
   // penalty reads them all).
   std::vector<std::vector<int64_t>> sequences(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b)
-    sequences[size_t(b)].assign(prompt.ids.begin() + b * prompt.length,
+    sequences[size_t(b)].assign(prompt.ids.begin() + b * prompt.length +
+                                    paddingOf(prompt, b),
                                 prompt.ids.begin() + (b + 1) * prompt.length);
   // The end id each sequence gave, once it has.
   std::vector<std::optional<int64_t>> ended(static_cast<size_t>(batch));
@@ -407,6 +481,10 @@ generate(const LoadedModel &model, ModelArguments &arguments,
                             ") (NaN logits? check the weights)");
     return ids;
   };
+  // Each sequence's padding, for a model that takes it.
+  std::vector<int64_t> padding;
+  for (int64_t b = 0; b < batch; ++b)
+    padding.push_back(paddingOf(prompt, b));
   // `function` over `ids` [B, its tokens], at `position` when it takes one,
   // `count` of them the prompt's when it takes that.
   auto step = [&](size_t function, const std::vector<int64_t> &ids,
@@ -419,7 +497,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
          {std::pair<std::optional<size_t>, std::vector<int64_t>>{call.tokens,
                                                                  ids},
           {call.position, {position}},
-          {call.valid, {count}}}) {
+          {call.valid, {count}},
+          {call.padding, padding}}) {
       if (!arg)
         continue;
       std::vector<uint8_t> bytes = encode(values, fn.args[*arg].dtype);
@@ -506,7 +585,9 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     out.stepSeconds.push_back(now() - stepStart);
   }
   for (int64_t b = 0; b < batch; ++b) {
-    out.ids.insert(out.ids.end(), sequences[size_t(b)].begin() + prompt.length,
+    out.ids.insert(out.ids.end(),
+                   sequences[size_t(b)].begin() + prompt.length -
+                       paddingOf(prompt, b),
                    sequences[size_t(b)].end());
     out.logits.insert(out.logits.end(), logitsOfIds[size_t(b)].begin(),
                       logitsOfIds[size_t(b)].end());

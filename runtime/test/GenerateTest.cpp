@@ -143,7 +143,7 @@ TEST(Generate, ChecksThePrompt) {
   ASSERT_TRUE(tprt::writeNpy(path, ids.data(), {2, 5}, "i64").ok());
   std::vector<std::string> errors;
   // 5 prompt tokens and 13 new ones need 17 positions; the caches hold 16.
-  std::optional<tprt::Prompt> prompt = tprt::readPrompt(path, *s, 13, errors);
+  std::optional<tprt::Prompt> prompt = tprt::readPrompt({path}, *s, 13, errors);
   ASSERT_TRUE(prompt);
   EXPECT_EQ(prompt->length, 5);
   ASSERT_EQ(errors.size(), 2u);
@@ -156,9 +156,68 @@ TEST(Generate, ChecksThePrompt) {
   errors.clear();
   ids[7] = 8;
   ASSERT_TRUE(tprt::writeNpy(path, ids.data(), {2, 5}, "i64").ok());
-  EXPECT_TRUE(tprt::readPrompt(path, *s, 12, errors));
+  EXPECT_TRUE(tprt::readPrompt({path}, *s, 12, errors));
   EXPECT_TRUE(errors.empty()) << errors[0];
   std::remove(path.c_str());
+}
+
+/// `f` with a "padding" input [2] after its other inputs (before the
+/// caches), as tpmlir.build --ragged writes it.
+tprt::ManifestFunction ragged(tprt::ManifestFunction f) {
+  size_t at = f.name == "prefill" ? 1 : 2;
+  f.args.insert(f.args.begin() + long(at),
+                {"padding", "", "i64", {2}, {2}, std::nullopt});
+  for (tprt::ManifestResult &result : f.results)
+    if (result.inPlace)
+      ++*result.inPlace;
+  return f;
+}
+
+TEST(Generate, ReadsPromptsOfDifferentLengths) {
+  tprt::ManifestFunction prefill = ragged(function("prefill"));
+  tprt::ManifestFunction decode = ragged(function("decode"));
+  auto s = tprt::generationSignature(prefill, inputs(prefill), decode,
+                                     inputs(decode));
+  ASSERT_TRUE(s) << s.status().message();
+  EXPECT_EQ(s->prefill.padding, std::optional<size_t>(1));
+  EXPECT_EQ(s->decode.padding, std::optional<size_t>(2));
+  EXPECT_EQ(s->decode.caches, std::vector<size_t>{3});
+
+  std::string five = testing::TempDir() + "five.npy",
+              three = testing::TempDir() + "three.npy";
+  std::vector<int64_t> ids = {1, 2, 3, 4, 5};
+  ASSERT_TRUE(tprt::writeNpy(five, ids.data(), {1, 5}, "i64").ok());
+  std::vector<int32_t> narrow = {3, 4, 5};
+  ASSERT_TRUE(tprt::writeNpy(three, narrow.data(), {1, 3}, "i32").ok());
+  std::vector<std::string> errors;
+  std::optional<tprt::Prompt> prompt =
+      tprt::readPrompt({five, three}, *s, 4, errors);
+  ASSERT_TRUE(prompt);
+  EXPECT_TRUE(errors.empty()) << errors[0];
+  EXPECT_EQ(prompt->batch, 2);
+  EXPECT_EQ(prompt->length, 5);
+  // The shorter one left-padded with its first id.
+  EXPECT_EQ(prompt->ids, (std::vector<int64_t>{1, 2, 3, 4, 5, 3, 3, 3, 4, 5}));
+  EXPECT_EQ(prompt->padding, (std::vector<int64_t>{0, 2}));
+
+  // A model without the input takes one length only; a batch of 3 is not 2.
+  auto plain = tprt::generationSignature(
+      function("prefill"), inputs(function("prefill")), function("decode"),
+      inputs(function("decode")));
+  ASSERT_TRUE(plain);
+  tprt::readPrompt({five, three, three}, *plain, 4, errors);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], "the prompts hold 3 sequences; the model was built "
+                       "for a batch of 2");
+  EXPECT_EQ(errors[1], "the prompts are of different lengths (3 to 5 "
+                       "tokens): the model takes prompts of one length "
+                       "(build it with tpmlir.build --ragged)");
+  std::remove(five.c_str());
+  std::remove(three.c_str());
+
+  // Every function takes it, or none.
+  EXPECT_EQ(problems(prefill, function("decode")),
+            "@decode does not take a padding input and @prefill does");
 }
 
 TEST(Generate, FindsAChunkedPrefill) {

@@ -40,7 +40,7 @@ const char *kUsage =
     "              --input NAME=X.npy... [--function NAME] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
-    "              --prompt IDS.npy --generate K [--eos ID[,ID...]]...\n"
+    "              --prompt IDS.npy... --generate K [--eos ID[,ID...]]...\n"
     "              [--ignore-eos] [--temperature T] [--sample] [--top-k K]\n"
     "              [--top-p P] [--min-p M] [--seed S]\n"
     "              [--repetition-penalty R] [--output Y.npy]\n"
@@ -52,6 +52,8 @@ const char *kUsage =
     "  --function to run one function of a model with several;\n"
     "  --generate K: K new ids after the prompt, greedily, with the model's\n"
     "  @prefill and @decode (default --warmup 0 --iters 1);\n"
+    "  --prompt again: more sequences of the batch, of another length for a\n"
+    "  model built with --ragged (shorter ones left-padded);\n"
     "  --eos: the end ids (default: the model's, its config's eos_token_id):\n"
     "  a sequence ends at the first it gives, the run when every sequence\n"
     "  has; --ignore-eos: K ids each;\n"
@@ -78,7 +80,8 @@ struct Options {
   /// --eos, each value a comma list: the end ids (empty: the model's).
   std::vector<int64_t> eos;
   bool ignoreEos = false;
-  std::string prompt;
+  /// --prompt, one or more: their rows make the batch.
+  std::vector<std::string> prompts;
   bool cudaGraph = false;
   /// --temperature or --sample (with --top-k, --top-p, --min-p, --seed),
   /// --repetition-penalty: ids drawn, or the penalized logits' argmax, not
@@ -180,7 +183,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
                          : arg == "--input"       ? &input
                          : arg == "--output"      ? &f.output
                          : arg == "--report-json" ? &f.reportJson
-                         : arg == "--prompt"      ? &o.prompt
+                         : arg == "--prompt"      ? &o.prompts.emplace_back()
                          : arg == "--function"    ? &function
                          : arg == "--eos"         ? &eos
                          : isCount                ? &count
@@ -263,7 +266,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
   if (f.functions.size() > 1)
     return bad("--function is given more than once");
   bool generating = o.generate > 0;
-  if (generating != !o.prompt.empty())
+  if (generating != !o.prompts.empty())
     return bad(generating ? "--generate needs --prompt IDS.npy"
                           : "--prompt needs --generate K");
   if (!o.eos.empty() && !generating)
@@ -514,7 +517,7 @@ int launch(int argc, char **argv) {
                        found.status().message());
     } else {
       signature = *found;
-      prompt = tprt::readPrompt(options->prompt, *signature, options->generate,
+      prompt = tprt::readPrompt(options->prompts, *signature, options->generate,
                                 errors);
       // The model's end ids unless the command line says.
       bool model = options->eos.empty() && !options->ignoreEos;

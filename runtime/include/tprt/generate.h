@@ -36,6 +36,9 @@ struct GenerationCall {
   /// prefillLength, the rest padding that writes no ring row and gives no
   /// logits).
   std::optional<size_t> valid;
+  /// A ragged model's "padding", an integer [B] input: how many of each
+  /// sequence's first positions are left padding (tpmlir.build --ragged).
+  std::optional<size_t> padding;
   std::vector<size_t> caches;
   /// The result of the next ids, [B, 1], and of their logits, [B, 1, V],
   /// when the model returns them (tpmlir.build --keep-logits).
@@ -105,16 +108,21 @@ Expected<GenerationSignature> generationSignature(
     const ManifestFunction *extend = nullptr,
     const std::vector<size_t> &extendInputs = {});
 
-/// A prompt read from an .npy file: ids [B, P], int64 or int32.
+/// A prompt read from .npy files: ids [B, P], int64 or int32. Sequences
+/// shorter than P are left-padded (with their first id) by `padding[b]`
+/// positions; empty when none is.
 struct Prompt {
   int64_t batch = 0, length = 0;
   std::vector<int64_t> ids;
+  std::vector<int64_t> padding;
 };
 
-/// Reads `path` and checks it against `signature` for `newTokens` new ids:
-/// the batch, a length that leaves room for them in the caches, ids inside
-/// the vocabulary. Every problem goes to `errors`.
-std::optional<Prompt> readPrompt(const std::string &path,
+/// Reads `paths`, each ids [b, P] (the files' P may differ), their rows one
+/// batch in order, and checks it against `signature` for `newTokens` new
+/// ids: the batch, a length that leaves room for them in the caches, ids
+/// inside the vocabulary, and prompts of different lengths only for a model
+/// that takes "padding". Every problem goes to `errors`.
+std::optional<Prompt> readPrompt(const std::vector<std::string> &paths,
                                  const GenerationSignature &signature,
                                  int64_t newTokens,
                                  std::vector<std::string> &errors);

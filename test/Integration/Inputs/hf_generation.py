@@ -24,13 +24,15 @@ greedy continuations of the numpy reference and of PyTorch (generate.test).
       mistral: the llama model with every layer seeing its last 12
       positions only; gpt2: learned
       positions for S_MAX, tied head).
-  hf_generation.py prompt DIR OUT.npy B P
-      random ids [B, P] inside the vocabulary.
-  hf_generation.py reference DIR PROMPT.npy K PREFIX
+  hf_generation.py prompt DIR OUT.npy B P [SEED]
+      random ids [B, P] inside the vocabulary (SEED: 7).
+  hf_generation.py reference DIR PROMPT.npy[,PROMPT.npy...] K PREFIX
       PREFIX.numpy.npy and PREFIX.torch.npy: the new ids [B, K] of the numpy
       reference and of tpmlir.torch_reference (a PyTorch model with a KV
       cache, written from Hugging Face's), which must agree; and
-      PREFIX.torch.logits.npy, the logits [B, K, V] each id came from.
+      PREFIX.torch.logits.npy, the logits [B, K, V] each id came from. Of
+      several prompts (of different lengths: tp-run's ragged batch), each
+      is continued by itself, their rows stacked.
   hf_generation.py forced DIR PROMPT.npy IDS.npy OUT.npy
       OUT.npy: the logits [B, K, V] PyTorch gives the prompt's last position
       and each of the new ids IDS [B, K] but the last, fed in (not its own
@@ -93,14 +95,15 @@ def model(model_dir: str, family: str, s_max: int, vocab: int, floats: str):
     save_model_dir(model_dir, config, tensors, 1, floats)
 
 
-def prompt(model_dir: str, out: str, batch: int, length: int):
+def prompt(model_dir: str, out: str, batch: int, length: int, seed: int = 7):
     cfg = hf.read_config(os.path.join(model_dir, "config.json"))
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
     np.save(out, rng.integers(0, cfg.vocab, (batch, length)).astype(np.int64))
 
 
-def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
-    ids = np.load(prompt_path)
+def continuations(model_dir: str, ids: np.ndarray, steps: int):
+    """The numpy and PyTorch greedy continuations of ids [B, P], and
+    PyTorch's logits, checked to agree."""
     config = os.path.join(model_dir, "config.json")
     cfg = hf.read_config(config, batch=ids.shape[0], seq=ids.shape[1],
                          generate=ids.shape[1] + steps)
@@ -111,9 +114,13 @@ def references(model_dir: str, prompt_path: str, steps: int, prefix: str):
     torch_ids, torch_logits = torch_reference.greedy_generate(torch_model, ids, steps)
     if not np.array_equal(numpy_ids, torch_ids):
         sys.exit(f"numpy {numpy_ids} and PyTorch {torch_ids} differ")
-    np.save(prefix + ".numpy.npy", numpy_ids)
-    np.save(prefix + ".torch.npy", torch_ids)
-    np.save(prefix + ".torch.logits.npy", torch_logits)
+    return numpy_ids, torch_ids, torch_logits
+
+
+def references(model_dir: str, prompt_paths: str, steps: int, prefix: str):
+    each = [continuations(model_dir, np.load(path), steps) for path in prompt_paths.split(",")]
+    for suffix, part in ((".numpy.npy", 0), (".torch.npy", 1), (".torch.logits.npy", 2)):
+        np.save(prefix + suffix, np.concatenate([e[part] for e in each]))
 
 
 def forced(model_dir: str, prompt_path: str, ids_path: str, out: str):
@@ -130,7 +137,7 @@ if __name__ == "__main__":
         model(args[0], args[1], int(args[2]), int(args[3]) if len(args) > 3 else 96,
               args[4] if len(args) > 4 else "F32")
     elif command == "prompt":
-        prompt(args[0], args[1], int(args[2]), int(args[3]))
+        prompt(args[0], args[1], int(args[2]), int(args[3]), *map(int, args[4:5]))
     elif command == "reference":
         references(args[0], args[1], int(args[2]), args[3])
     elif command == "forced":
