@@ -572,6 +572,23 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
     if (std::optional<std::string> why =
             idOutsideVocabulary(values, array.shape, *arg.vocab))
       return ": " + *why;
+  // A ragged batch's left padding of each sequence: positions of its
+  // caches (a negative one would read learned positions past the table).
+  if (arg.name == "padding" && arg.shape.size() == 1)
+    for (const ManifestResult &result : function.results) {
+      const ManifestArg &cache = function.args[result.inPlace.value_or(i)];
+      if (!result.inPlace || cache.shape.size() != 4)
+        continue;
+      int64_t positions = cachePositions(cache);
+      for (size_t b = 0; b < values.size(); ++b)
+        if (values[b] < 0 || values[b] >= positions)
+          return " is " + std::to_string(values[b]) + " at [" +
+                 std::to_string(b) +
+                 "]; it pads a sequence by a count of the positions the "
+                 "cache '" +
+                 cache.name + "' holds, 0 to " + std::to_string(positions - 1);
+      break;
+    }
   // A position beside caches [B, kv_heads, S_max, head_dim] that the
   // function updates in place: its S tokens go to positions [pos, pos + S).
   if (!isPosition(arg))
