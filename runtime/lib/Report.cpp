@@ -204,6 +204,7 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"world_size", r.worldSize},
       {"batch", r.batch},
       {"prompt_tokens", r.promptTokens},
+      {"prompt_padding", r.promptPadding},
       {"prompt_calls",
        {{"prefill", r.promptCalls[0]},
         {"extend", r.promptCalls[2]},
@@ -259,8 +260,13 @@ std::string reportText(const GenerationReport &report) {
   std::ostringstream os;
   os << "tp-run --generate: " << r["model"].get<std::string>() << ", backend "
      << r["backend"].get<std::string>() << ", tp " << r["tp_size"] << ", batch "
-     << r["batch"] << ", prompt " << r["prompt_tokens"] << " tokens, "
-     << r["new_tokens"] << " new";
+     << r["batch"] << ", prompt " << r["prompt_tokens"] << " tokens";
+  if (!report.promptPadding.empty())
+    os << " (left-padded by "
+       << *std::max_element(report.promptPadding.begin(),
+                            report.promptPadding.end())
+       << " at most)";
+  os << ", " << r["new_tokens"] << " new";
   for (size_t i = 0; i < report.eosTokenIds.size(); ++i)
     os << (i ? ", " : "; ends at ids ") << report.eosTokenIds[i];
   if (const std::optional<Sampling> &s = report.sampling) {

@@ -423,6 +423,7 @@ int runGenerate(const Options &options, tprt::LoadedModel &loaded,
   r.worldSize = tprt_world_size();
   r.batch = signature.batch;
   r.promptTokens = prompt.length;
+  r.promptPadding = prompt.padding;
   for (auto [function, first] : tprt::promptCalls(signature, prompt.length))
     ++r.promptCalls[function];
   r.eosTokenIds = options.eos;

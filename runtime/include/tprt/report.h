@@ -59,6 +59,8 @@ struct GenerationReport {
   int64_t tpSize = 0;
   int worldSize = 1;
   int64_t batch = 0, promptTokens = 0, newTokens = 0;
+  /// Each sequence's left padding in a ragged batch (empty: none).
+  std::vector<int64_t> promptPadding;
   /// The calls that ran the prompt, by function as GenerationSignature::call
   /// numbers them: @prefill's, @decode's, @extend's.
   std::array<int64_t, 3> promptCalls{};
