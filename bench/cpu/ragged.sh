@@ -18,7 +18,10 @@
 # ratios, and writes them with the command, date, machine and load to
 # docs/bench-ragged.md.
 #
-#   bench/cpu/ragged.sh     (R=3 STEPS=32 CHUNK=64 LENGTHS="40 52 64 76 88 100 112 128"; DOC=- to print only)
+#   bench/cpu/ragged.sh     (R=3 STEPS=32 CHUNK=32 LENGTHS="40 52 64 76 88 100 112 128"; DOC=- to print only)
+#
+# CHUNK is at most the shortest prompt, so that each prompt alone runs as
+# @prefill and @extend chunks too, not one @decode per token.
 #
 # Environment: R rounds, STEPS new ids, CHUNK (@prefill's tokens), LENGTHS
 # (the prompts', 8 of them), WORK (/tmp/tp-bench-ragged), PYTHON
@@ -28,7 +31,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 CMDLINE="bench/cpu/ragged.sh${R:+ (R=$R)}${STEPS:+ (STEPS=$STEPS)}${CHUNK:+ (CHUNK=$CHUNK)}${LENGTHS:+ (LENGTHS=\"$LENGTHS\")}"
-R="${R:-3}" STEPS="${STEPS:-32}" CHUNK="${CHUNK:-64}" LENGTHS="${LENGTHS:-40 52 64 76 88 100 112 128}"
+R="${R:-3}" STEPS="${STEPS:-32}" CHUNK="${CHUNK:-32}" LENGTHS="${LENGTHS:-40 52 64 76 88 100 112 128}"
 WORK="${WORK:-/tmp/tp-bench-ragged}"
 DOC="${DOC:-$ROOT/docs/bench-ragged.md}"
 PYTHON="${PYTHON:-/usr/bin/python3}"

@@ -24,6 +24,19 @@ GELU_C = math.sqrt(2.0 / math.pi)
 MASK_VALUE = -1e9
 
 
+def _i64(b, v: str) -> str:
+    return b(f"arith.index_cast {v} : index to i64")
+
+
+def _ring_position(b, latest: str, row: str, w: str) -> str:
+    """The position ring row `row` (i64) holds once position `latest` is
+    written, in a ring of `w` rows: the latest up to it in its class mod w,
+    latest - (latest - row) mod w (wrong for a row not written yet, which
+    its mask hides apart)."""
+    back = b(f"arith.remui {b(f'arith.subi {latest}, {row} : i64')}, {w} : i64")
+    return b(f"arith.subi {latest}, {back} : i64")
+
+
 class _Builder:
     """Builds one function: @forward, or a generating model's @prefill,
     @decode or @extend."""
@@ -395,13 +408,11 @@ class _Builder:
         # body's output in `pad_out`).
         pads = [(self.pad_rows(KVH if self.function == "decode" else H, p), (0,))] if cfg.ragged else []
 
-        def unpadded(b, seen, slot, pad):
+        def unpadded(b, seen, slot, pad):  # seen None: every key but padding
             if not pad:
                 return seen
-            return b(f"arith.andi {seen}, {b(f'arith.cmpi sge, {slot}, {pad[0]} : i64')} : i1")
-
-        def i64(b, v):
-            return b(f"arith.index_cast {v} : index to i64")
+            real = b(f"arith.cmpi sge, {slot}, {pad[0]} : i64")
+            return real if seen is None else b(f"arith.andi {seen}, {real} : i1")
         if cfg.causal and "pos" not in self.args:
             def mask(b, s, *pad_out):
                 row, col = b("linalg.index 1 : index"), b("linalg.index 2 : index")
@@ -409,7 +420,7 @@ class _Builder:
                 if window:  # row - col < window
                     reach = b(f"arith.addi {col}, {b(f'arith.constant {window} : index')} : index")
                     seen = b(f"arith.andi {seen}, {b(f'arith.cmpi ugt, {reach}, {row} : index')} : i1")
-                seen = unpadded(b, seen, i64(b, col), pad_out[:-1])
+                seen = unpadded(b, seen, _i64(b, col), pad_out[:-1])
                 return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores] + pads, mask)
         elif chunk_over_ring:
@@ -420,9 +431,9 @@ class _Builder:
             scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())] + pads, mask_ring)
         elif self.function == "extend":
             def mask_chunk(b, s, pos, *pad_out):  # keys past the query's position pos + row
-                row = i64(b, b("linalg.index 1 : index"))
+                row = _i64(b, b("linalg.index 1 : index"))
                 limit = b(f"arith.addi {pos}, {row} : i64")
-                col = i64(b, b("linalg.index 2 : index"))
+                col = _i64(b, b("linalg.index 2 : index"))
                 seen = unpadded(b, b(f"arith.cmpi sle, {col}, {limit} : i64"), col, pad_out[:-1])
                 return b(f"arith.select {seen}, {s}, {b.const(MASK_VALUE)} : f32")
             scores = ir.pointwise(f"{p}_masked", [scores, (self.args["pos"], ())] + pads, mask_chunk)
@@ -430,8 +441,8 @@ class _Builder:
             # "masked": rows not written yet (a ring's too); "seen" reads
             # the keys written so far only, with nothing to mask but padding.
             def mask_by_pos(b, s, pos, *pad_out):
-                col = i64(b, b("linalg.index 2 : index"))
-                seen = b("arith.constant true")
+                col = _i64(b, b("linalg.index 2 : index"))
+                seen = None
                 if cfg.decode_attention == "masked":
                     seen = b(f"arith.cmpi sle, {col}, {pos} : i64")
                 if pads:
@@ -453,9 +464,11 @@ class _Builder:
     def pad_rows(self, heads: int, hint: str) -> Val:
         """padding [B] for each row of the attention's scores [B*heads, ...]
         (each head of a sequence its sequence's): broadcast and merged as the
-        heads are, so that a cut of the heads cuts it alike."""
-        b = self.cfg.batch
-        wide = self.ir.broadcast(self.args["padding"], (b, heads), [1], hint + "_pad_heads")
+        heads are, so that a cut of the heads cuts it alike. Once per layer:
+        one value that every layer's scores read would tie the layers'
+        attentions together, and tp-shard would no longer cut each between
+        its heads."""
+        wide = self.ir.broadcast(self.args["padding"], (self.cfg.batch, heads), [1], hint + "_pad_heads")
         return self.ir.collapse(wide, [[0, 1]], hint + "_pad_rows")
 
     @staticmethod
@@ -465,9 +478,7 @@ class _Builder:
         the latest position up to pos in its class mod ring."""
         if not ring:
             return col
-        w = b(f"arith.constant {ring} : i64")
-        back = b(f"arith.remsi {b(f'arith.subi {pos}, {col} : i64')}, {w} : i64")
-        return b(f"arith.subi {pos}, {back} : i64")
+        return _ring_position(b, pos, col, b(f"arith.constant {ring} : i64"))
 
     @staticmethod
     def ring_chunk_keys(b, pos: str, window: int) -> tuple[str, str]:
@@ -477,15 +488,11 @@ class _Builder:
         (r < pos: written) holds the latest position before pos in its class
         mod W, pos - 1 - (pos - 1 - r) mod W; chunk key j (column W + j) is
         position pos + j."""
-        def i64(v):
-            return b(f"arith.index_cast {v} : index to i64")
-
         def op(name, x, y, t="i64"):
             return b(f"arith.{name} {x}, {y} : {t}")
-        row, col = i64(b("linalg.index 1 : index")), i64(b("linalg.index 2 : index"))
+        row, col = _i64(b, b("linalg.index 1 : index")), _i64(b, b("linalg.index 2 : index"))
         w, one = b(f"arith.constant {window} : i64"), b("arith.constant 1 : i64")
-        last = op("subi", pos, one)
-        held = op("subi", last, op("remui", op("subi", last, col), w))
+        held = _ring_position(b, op("subi", pos, one), col, w)
         written = b(f"arith.cmpi slt, {col}, {pos} : i64")
         recent = b(f"arith.cmpi sgt, {op('addi', held, w)}, {op('addi', pos, row)} : i64")
         ring_seen = op("andi", written, recent, "i1")

@@ -149,7 +149,7 @@ class Emitter:
 
     def expand(self, v: Val, reassoc: list[list[int]], shape: Sequence[int], hint: str) -> Val:
         return self.op(hint, shape, f"tensor.expand_shape {v.name} {_reassoc(reassoc)} "
-                                    f"output_shape {ilist(shape)} : {v.type} into {tensor_type(shape)}")
+                                    f"output_shape {ilist(shape)} : {v.type} into {tensor_type(shape, v.dtype)}", v.dtype)
 
     def extract_slice(self, v: Val, offsets, sizes, result_shape, hint: str) -> Val:
         """offsets may mix integers and SSA index names (a dynamic offset)."""

@@ -576,17 +576,16 @@ whyOutOfRange(const ManifestFunction &function, size_t i,
   // caches (a negative one would read learned positions past the table).
   if (arg.name == "padding" && arg.shape.size() == 1)
     for (const ManifestResult &result : function.results) {
-      const ManifestArg &cache = function.args[result.inPlace.value_or(i)];
-      if (!result.inPlace || cache.shape.size() != 4)
+      if (!result.inPlace || function.args[*result.inPlace].shape.size() != 4)
         continue;
+      const ManifestArg &cache = function.args[*result.inPlace];
       int64_t positions = cachePositions(cache);
       for (size_t b = 0; b < values.size(); ++b)
         if (values[b] < 0 || values[b] >= positions)
           return " is " + std::to_string(values[b]) + " at [" +
-                 std::to_string(b) +
-                 "]; it pads a sequence by a count of the positions the "
-                 "cache '" +
-                 cache.name + "' holds, 0 to " + std::to_string(positions - 1);
+                 std::to_string(b) + "]; a sequence's left padding is 0 to " +
+                 std::to_string(positions - 1) + " (the positions cache '" +
+                 cache.name + "' holds)";
       break;
     }
   // A position beside caches [B, kv_heads, S_max, head_dim] that the

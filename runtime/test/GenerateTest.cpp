@@ -215,9 +215,18 @@ TEST(Generate, ReadsPromptsOfDifferentLengths) {
   std::remove(five.c_str());
   std::remove(three.c_str());
 
-  // Every function takes it, or none.
+  // Every function takes it, or none; one per sequence.
   EXPECT_EQ(problems(prefill, function("decode")),
             "@decode does not take a padding input and @prefill does");
+  tprt::ManifestFunction extend = function("extend");
+  tprt::ManifestFunction wide = decode;
+  wide.args[2].shape = wide.args[2].localShape = {3};
+  auto refused = tprt::generationSignature(
+      prefill, inputs(prefill), wide, inputs(wide), &extend, inputs(extend));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().message(),
+            "@decode's padding [3] is not [2] (one per sequence)\n"
+            "@extend does not take a padding input and @prefill does");
 }
 
 TEST(Generate, FindsAChunkedPrefill) {
