@@ -408,6 +408,9 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     return Status(TPRT_ERR_INVALID_ARGUMENT,
                   "sampling needs the model's logits (tpmlir.build "
                   "--keep-logits)");
+  if (std::optional<std::string> why =
+          drawn ? drawn->sampling.whyNotFor(batch) : std::nullopt)
+    return Status(TPRT_ERR_INVALID_ARGUMENT, *why);
   GenerationResult out;
   // Each sequence's ids: its prompt's, then the new ones (a repetition
   // penalty reads them all).
@@ -543,8 +546,9 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     if (sampler) {
       double drawStart = now();
       for (int64_t b = 0; b < batch; ++b)
-        next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab,
-                                        sequences[size_t(b)]);
+        next[size_t(b)] = sampler->draw(
+            &logits[size_t(b * width)], out.vocab, sequences[size_t(b)],
+            drawn->sampling.seeds.empty() ? 0 : size_t(b));
       if (drawn->fromRankZero)
         drawn->fromRankZero(next);
       for (int64_t b = 0; b < batch; ++b)

@@ -218,7 +218,8 @@ static nlohmann::json toJson(const GenerationReport &r) {
                                    {"min_p", r.sampling->minP},
                                    {"repetition_penalty",
                                     r.sampling->repetitionPenalty},
-                                   {"seed", r.sampling->seed}}
+                                   {"seed", r.sampling->seed},
+                                   {"seeds", r.sampling->seeds}}
                   : nlohmann::json()},
       {"warmup", r.warmup},
       {"iterations", r.iterations},
@@ -275,7 +276,10 @@ std::string reportText(const GenerationReport &report) {
          << s->topK << ", top-p " << s->topP;
       if (s->minP > 0)
         os << ", min-p " << s->minP;
-      os << ", seed " << s->seed;
+      if (s->seeds.empty())
+        os << ", seed " << s->seed;
+      for (size_t i = 0; i < s->seeds.size(); ++i)
+        os << (i ? "," : ", seeds ") << s->seeds[i];
     }
     if (s->repetitionPenalty != 1)
       os << (s->draws() ? ", " : "; greedy, ") << "repetition penalty "

@@ -14,8 +14,16 @@
 
 namespace tprt {
 
-double TokenSampler::uniform() {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+std::optional<std::string> Sampling::whyNotFor(int64_t batch) const {
+  if (seeds.empty() || seeds.size() == size_t(batch))
+    return std::nullopt;
+  return std::to_string(seeds.size()) + " seeds for a batch of " +
+         std::to_string(batch) +
+         " sequences (one per sequence, or one for the batch)";
+}
+
+double TokenSampler::uniform(size_t stream) {
+  uint64_t z = (states[stream] += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
@@ -32,7 +40,7 @@ static double sum(const std::vector<double> &p,
 }
 
 int64_t TokenSampler::draw(const float *logits, int64_t vocab,
-                           const std::vector<int64_t> &seen) {
+                           const std::vector<int64_t> &seen, size_t stream) {
   if (vocab <= 0)
     return -1;
   std::vector<double> &p = probabilities; // the logits, then their p
@@ -118,7 +126,7 @@ int64_t TokenSampler::draw(const float *logits, int64_t vocab,
                    kept.begin(), kept.end(),
                    [&](int64_t id) { return p[size_t(id)] < sampling.minP; }),
                kept.end());
-  double u = uniform() * sum(p, kept), running = 0;
+  double u = uniform(stream) * sum(p, kept), running = 0;
   for (int64_t id : kept)
     if (u < (running += p[size_t(id)]))
       return id;

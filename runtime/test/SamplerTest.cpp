@@ -36,6 +36,38 @@ TEST(Sampler, StreamIsSplitmix64) {
   EXPECT_EQ(sampler.uniform(), double(0xe220a8397b1dcdafull >> 11) * 0x1.0p-53);
 }
 
+TEST(Sampler, OneStreamPerSeed) {
+  // Stream 1 of seeds {5, 9} is seed 9's stream alone, however many values
+  // stream 0 gives between.
+  tprt::Sampling both, nine;
+  both.seeds = {5, 9};
+  nine.seed = 9;
+  tprt::TokenSampler sampler(both), alone(nine);
+  for (int i = 0; i < 3; ++i) {
+    sampler.uniform(0);
+    EXPECT_EQ(sampler.uniform(1), alone.uniform());
+  }
+  std::vector<int64_t> drawn, drawnAlone;
+  for (int i = 0; i < 20; ++i) {
+    drawn.push_back(sampler.draw(kLogits.data(), 4, {}, 1));
+    sampler.draw(kLogits.data(), 4, {}, 0);
+    drawnAlone.push_back(alone.draw(kLogits.data(), 4));
+  }
+  EXPECT_EQ(drawn, drawnAlone);
+  EXPECT_EQ(both.streams(), 2u);
+  EXPECT_EQ(nine.streams(), 1u);
+}
+
+TEST(Sampler, SeedsOnePerSequence) {
+  tprt::Sampling s;
+  EXPECT_FALSE(s.whyNotFor(3));
+  s.seeds = {1, 2};
+  EXPECT_FALSE(s.whyNotFor(2));
+  EXPECT_EQ(s.whyNotFor(3).value_or(""),
+            "2 seeds for a batch of 3 sequences (one per sequence, or one "
+            "for the batch)");
+}
+
 TEST(Sampler, DrawsInProportion) {
   std::map<int64_t, int> seen = counts(tprt::Sampling{}, 20000);
   for (int64_t id = 0; id < 4; ++id)

@@ -42,7 +42,7 @@ const char *kUsage =
     "       mpirun -np N tp-run MODEL.so [--weights FILE.safetensors|DIR]...\n"
     "              --prompt IDS.npy... --generate K [--eos ID[,ID...]]...\n"
     "              [--ignore-eos] [--temperature T] [--sample] [--top-k K]\n"
-    "              [--top-p P] [--min-p M] [--seed S]\n"
+    "              [--top-p P] [--min-p M] [--seed S[,S...]]\n"
     "              [--repetition-penalty R] [--output Y.npy]\n"
     "              [--warmup K] [--iters K] [--quiet] [--report-json FILE]\n"
     "              [--cuda-graph]\n"
@@ -62,7 +62,8 @@ const char *kUsage =
     "  to the likeliest of those that hold P of their probability (--top-p;\n"
     "  default, or 0: no cut), then to those at least M times as likely as\n"
     "  the likeliest (--min-p), on a stream seeded with S (--seed, default\n"
-    "  0): the same ids on every rank and every run;\n"
+    "  0): the same ids on every rank and every run; one S per sequence:\n"
+    "  a stream each, a sequence's ids those it would be drawn alone;\n"
     "  --sample: draws with the settings of the generation_config.json\n"
     "  beside the weights (the options given win);\n"
     "  --repetition-penalty R: the logit of each id the sequence holds\n"
@@ -131,6 +132,25 @@ Expected<int64_t> parseCount(const std::string &arg, const std::string &text,
   return int64_t(n);
 }
 
+/// The integers >= 0 separated by commas of `text`, `what` of option `arg`.
+Expected<std::vector<int64_t>> parseCounts(const std::string &arg,
+                                           const std::string &text,
+                                           const std::string &what) {
+  if (text.front() == ',' || text.back() == ',' ||
+      text.find(",,") != std::string::npos)
+    return bad(arg + " takes " + what + " separated by commas, not '" + text +
+               "'");
+  std::vector<int64_t> counts;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    Expected<int64_t> n = parseCount(arg, item, 0, INT64_MAX);
+    if (!n)
+      return n.status();
+    counts.push_back(*n);
+  }
+  return counts;
+}
+
 /// The finite number `text` of option `arg`, > 0 (>= 0 if `zeroOk`; and
 /// <= 1 if `atMostOne`).
 Expected<double> parseNumber(const std::string &arg, const std::string &text,
@@ -171,7 +191,8 @@ Expected<Options> parseOptions(int argc, char **argv) {
   // The sampling options as given (generation_config.json fills the rest
   // for --sample).
   std::optional<double> temperature, topP, minP, penalty;
-  std::optional<int64_t> topK, seed;
+  std::optional<int64_t> topK;
+  std::vector<int64_t> seeds; // --seed: one, or one per sequence
   bool sample = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], count, input, function, eos, sampling;
@@ -207,22 +228,21 @@ Expected<Options> parseOptions(int argc, char **argv) {
       else
         o.generate = *n;
     } else if (value == &eos) {
-      if (eos.front() == ',' || eos.back() == ',' ||
-          eos.find(",,") != std::string::npos)
-        return bad("--eos takes ids separated by commas, not '" + eos + "'");
-      std::istringstream ids(eos);
-      for (std::string id; std::getline(ids, id, ',');) {
-        Expected<int64_t> n = parseCount(arg, id, 0, INT64_MAX);
-        if (!n)
-          return n.status();
-        o.eos.push_back(*n);
-      }
+      Expected<std::vector<int64_t>> ids = parseCounts(arg, eos, "ids");
+      if (!ids)
+        return ids.status();
+      o.eos.insert(o.eos.end(), ids->begin(), ids->end());
     } else if (value == &sampling) {
-      if (arg == "--top-k" || arg == "--seed") {
+      if (arg == "--top-k") {
         Expected<int64_t> n = parseCount(arg, sampling, 0, INT64_MAX);
         if (!n)
           return n.status();
-        (arg == "--top-k" ? topK : seed) = *n;
+        topK = *n;
+      } else if (arg == "--seed") {
+        Expected<std::vector<int64_t>> n = parseCounts(arg, sampling, "seeds");
+        if (!n)
+          return n.status();
+        seeds = std::move(*n);
       } else {
         bool fraction = arg == "--top-p" || arg == "--min-p";
         Expected<double> x =
@@ -274,7 +294,7 @@ Expected<Options> parseOptions(int argc, char **argv) {
   if (o.ignoreEos && (!generating || !o.eos.empty()))
     return bad(generating ? "--ignore-eos and --eos exclude each other"
                           : "--ignore-eos needs --generate K");
-  if ((topK || topP || minP || seed) && !temperature && !sample)
+  if ((topK || topP || minP || !seeds.empty()) && !temperature && !sample)
     return bad("--top-k, --top-p, --min-p and --seed shape the draws of "
                "--temperature T or --sample; give one");
   // A penalty of 1 penalizes nothing.
@@ -299,7 +319,10 @@ Expected<Options> parseOptions(int argc, char **argv) {
     s.topP = topP.value_or(s.topP);
     s.minP = minP.value_or(s.minP);
     s.repetitionPenalty = penalty.value_or(s.repetitionPenalty);
-    s.seed = uint64_t(seed.value_or(int64_t(s.seed)));
+    if (seeds.size() == 1)
+      s.seed = uint64_t(seeds.front());
+    else
+      s.seeds.assign(seeds.begin(), seeds.end());
     if (sample && !s.draws())
       return bad("--sample: the generation_config.json's temperature is 0 "
                  "(nothing to draw with); give --temperature T");
@@ -538,6 +561,10 @@ int launch(int argc, char **argv) {
                          options->files.model +
                          "' returns no logits to draw from (build it with "
                          "tpmlir.build --keep-logits)");
+      if (std::optional<std::string> why =
+              options->sampling ? options->sampling->whyNotFor(signature->batch)
+                                : std::nullopt)
+        errors.push_back("--seed: " + *why);
       // Rank 0 writes the ids, and the logits when the model returns them.
       if (tprt_rank() == 0) {
         std::vector<std::string> found =

@@ -21,6 +21,7 @@
 #include "tprt/loader.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,10 +45,21 @@ struct Sampling {
   /// prompt's and its new ids) divided by it where positive, multiplied by
   /// it where not; 1: none.
   double repetitionPenalty = 1.0;
+  /// The stream's start: one stream for the batch, drawn from in sequence
+  /// order (a sequence's ids depend on the others'), unless `seeds`.
   uint64_t seed = 0;
+  /// One seed per sequence, each sequence its own stream: its ids are those
+  /// it would be drawn alone (at batch 1 with `seed` its seed), whatever
+  /// else is in the batch; empty: `seed`.
+  std::vector<uint64_t> seeds;
 
   /// Whether the ids are drawn (not the penalized argmax).
   bool draws() const { return temperature > 0; }
+  /// The streams: `seeds`, or `seed` alone.
+  size_t streams() const { return seeds.empty() ? 1 : seeds.size(); }
+  /// Why the sampling cannot draw for `batch` sequences: `seeds` not one
+  /// per sequence.
+  std::optional<std::string> whyNotFor(int64_t batch) const;
 };
 
 /// Hugging Face's sampling settings from a generation_config.json (what
@@ -59,11 +71,14 @@ struct Sampling {
 /// file and the field.
 Expected<Sampling> readGenerationConfig(const std::string &path);
 
-/// One draw per call, from a splitmix64 stream started at the seed.
+/// One draw per call, from one of the sampling's splitmix64 streams, each
+/// started at its seed.
 class TokenSampler {
 public:
   explicit TokenSampler(const Sampling &sampling)
-      : sampling(sampling), state(sampling.seed) {}
+      : sampling(sampling),
+        states(sampling.seeds.empty() ? std::vector<uint64_t>{sampling.seed}
+                                      : sampling.seeds) {}
 
   /// An id of `logits` [vocab] (fp32, -inf: never drawn) of a sequence that
   /// holds the ids `seen` (its prompt and new ids so far), in doubles:
@@ -81,16 +96,17 @@ public:
   /// -1 when no logit is finite or one is NaN. No cut sorts the
   /// vocabulary: a draw without them is two passes over it (three with a
   /// repetition penalty).
+  /// `stream` < sampling.streams().
   int64_t draw(const float *logits, int64_t vocab,
-               const std::vector<int64_t> &seen = {});
+               const std::vector<int64_t> &seen = {}, size_t stream = 0);
 
-  /// The next double in [0, 1): the top 53 bits of splitmix64's next value
-  /// times 2^-53.
-  double uniform();
+  /// The next double in [0, 1) of `stream`: the top 53 bits of splitmix64's
+  /// next value times 2^-53.
+  double uniform(size_t stream = 0);
 
 private:
   Sampling sampling;
-  uint64_t state;
+  std::vector<uint64_t> states;
   /// A draw's work, kept between draws (a vocabulary of 262144: 4 MB).
   std::vector<double> probabilities;
   std::vector<int64_t> candidates;

@@ -1,10 +1,12 @@
 """Replays the draws of `tp-run --generate --temperature` (the stream and the
 steps runtime/include/tprt/sampler.h writes down) over the logits it wrote
 with the ids: each id must be the one its logits and the seeded stream give,
-drawn per step for each sequence in order; and some must differ from their
-logits' argmax (the draws were taken, not the greedy ids).
+drawn per step for each sequence in order (SEED one integer), or each
+sequence from its own stream (SEED one per sequence, separated by commas);
+and some must differ from their logits' argmax (the draws were taken, not the
+greedy ids).
 
-  sampled_ids.py IDS.npy LOGITS.npy T K P SEED [--min-p M]
+  sampled_ids.py IDS.npy LOGITS.npy T K P SEED[,SEED...] [--min-p M]
                  [--repetition-penalty R --prompt PROMPT.npy]
     ->  "sampled ids: [B, T], N not the argmax"
 
@@ -76,7 +78,7 @@ def main():
     parser.add_argument("temperature", type=float)
     parser.add_argument("top_k", type=int)
     parser.add_argument("top_p", type=float)
-    parser.add_argument("seed", type=int)
+    parser.add_argument("seed", type=lambda text: [int(s) for s in text.split(",")])
     parser.add_argument("--min-p", dest="min_p", type=float, default=0.0)
     parser.add_argument("--repetition-penalty", dest="penalty", type=float, default=1.0)
     parser.add_argument("--prompt")
@@ -88,10 +90,13 @@ def main():
     if (a.penalty != 1) != bool(a.prompt):
         sys.exit("--repetition-penalty and --prompt go together")
     seen = [list(row) for row in np.load(a.prompt)] if a.prompt else [[] for _ in range(batch)]
-    stream, greedy = Stream(a.seed), 0
+    if len(a.seed) not in (1, batch):
+        sys.exit(f"{len(a.seed)} seeds for a batch of {batch}")
+    streams = [Stream(seed) for seed in a.seed]
+    greedy = 0
     for t in range(steps):
         for b in range(batch):
-            want = draw(logits[b, t], seen[b], a, stream)
+            want = draw(logits[b, t], seen[b], a, streams[b % len(streams)])
             if ids[b, t] != want:
                 sys.exit(f"{a.ids_path}: sequence {b}, new id {t}: {ids[b, t]}, the draw gives {want}")
             seen[b].append(want)
