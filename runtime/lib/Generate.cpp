@@ -546,9 +546,8 @@ generate(const LoadedModel &model, ModelArguments &arguments,
     if (sampler) {
       double drawStart = now();
       for (int64_t b = 0; b < batch; ++b)
-        next[size_t(b)] = sampler->draw(
-            &logits[size_t(b * width)], out.vocab, sequences[size_t(b)],
-            drawn->sampling.seeds.empty() ? 0 : size_t(b));
+        next[size_t(b)] = sampler->draw(&logits[size_t(b * width)], out.vocab,
+                                        sequences[size_t(b)], size_t(b));
       if (drawn->fromRankZero)
         drawn->fromRankZero(next);
       for (int64_t b = 0; b < batch; ++b)

@@ -212,15 +212,18 @@ static nlohmann::json toJson(const GenerationReport &r) {
       {"new_tokens", r.newTokens},
       {"eos_token_ids", r.eosTokenIds},
       {"sampling",
-       r.sampling ? nlohmann::json{{"temperature", r.sampling->temperature},
-                                   {"top_k", r.sampling->topK},
-                                   {"top_p", r.sampling->topP},
-                                   {"min_p", r.sampling->minP},
-                                   {"repetition_penalty",
-                                    r.sampling->repetitionPenalty},
-                                   {"seed", r.sampling->seed},
-                                   {"seeds", r.sampling->seeds}}
-                  : nlohmann::json()},
+       r.sampling
+           ? nlohmann::json{{"temperature", r.sampling->temperature},
+                            {"top_k", r.sampling->topK},
+                            {"top_p", r.sampling->topP},
+                            {"min_p", r.sampling->minP},
+                            {"repetition_penalty",
+                             r.sampling->repetitionPenalty},
+                            {"seed", r.sampling->seeds.empty()
+                                         ? nlohmann::json(r.sampling->seed)
+                                         : nlohmann::json()},
+                            {"seeds", r.sampling->seeds}}
+           : nlohmann::json()},
       {"warmup", r.warmup},
       {"iterations", r.iterations},
       {"load_validate_s", r.loadSeconds},

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <fstream>
@@ -15,15 +16,17 @@
 namespace tprt {
 
 std::optional<std::string> Sampling::whyNotFor(int64_t batch) const {
-  if (seeds.empty() || seeds.size() == size_t(batch))
+  if (seeds.size() <= 1 || seeds.size() == size_t(batch))
     return std::nullopt;
   return std::to_string(seeds.size()) + " seeds for a batch of " +
          std::to_string(batch) +
          " sequences (one per sequence, or one for the batch)";
 }
 
-double TokenSampler::uniform(size_t stream) {
-  uint64_t z = (states[stream] += 0x9e3779b97f4a7c15ull);
+double TokenSampler::uniform(size_t sequence) {
+  uint64_t *state = stateOf(sequence);
+  assert(state && "a sequence past the seeds");
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
@@ -40,8 +43,8 @@ static double sum(const std::vector<double> &p,
 }
 
 int64_t TokenSampler::draw(const float *logits, int64_t vocab,
-                           const std::vector<int64_t> &seen, size_t stream) {
-  if (vocab <= 0)
+                           const std::vector<int64_t> &seen, size_t sequence) {
+  if (vocab <= 0 || !stateOf(sequence))
     return -1;
   std::vector<double> &p = probabilities; // the logits, then their p
   p.resize(size_t(vocab));
@@ -126,7 +129,7 @@ int64_t TokenSampler::draw(const float *logits, int64_t vocab,
                    kept.begin(), kept.end(),
                    [&](int64_t id) { return p[size_t(id)] < sampling.minP; }),
                kept.end());
-  double u = uniform(stream) * sum(p, kept), running = 0;
+  double u = uniform(sequence) * sum(p, kept), running = 0;
   for (int64_t id : kept)
     if (u < (running += p[size_t(id)]))
       return id;

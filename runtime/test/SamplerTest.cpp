@@ -54,12 +54,20 @@ TEST(Sampler, OneStreamPerSeed) {
     drawnAlone.push_back(alone.draw(kLogits.data(), 4));
   }
   EXPECT_EQ(drawn, drawnAlone);
-  EXPECT_EQ(both.streams(), 2u);
-  EXPECT_EQ(nine.streams(), 1u);
+  // A sequence past the seeds: no draw.
+  EXPECT_EQ(sampler.draw(kLogits.data(), 4, {}, 2), -1);
+  // One seed is the batch's: every sequence draws from it in turn.
+  tprt::Sampling one;
+  one.seeds = {9};
+  tprt::TokenSampler shared(one), nineAgain(nine);
+  EXPECT_EQ(shared.uniform(0), nineAgain.uniform());
+  EXPECT_EQ(shared.uniform(3), nineAgain.uniform());
 }
 
 TEST(Sampler, SeedsOnePerSequence) {
   tprt::Sampling s;
+  EXPECT_FALSE(s.whyNotFor(3));
+  s.seeds = {1};
   EXPECT_FALSE(s.whyNotFor(3));
   s.seeds = {1, 2};
   EXPECT_FALSE(s.whyNotFor(2));

@@ -129,7 +129,8 @@ std::optional<Prompt> readPrompt(const std::vector<std::string> &paths,
 
 /// Ids drawn from the logits (tp-run --temperature, --sample), or their
 /// argmax after a repetition penalty: a TokenSampler, one stream per
-/// generation, one draw per sequence and new id, in order.
+/// generation or per sequence (Sampling::seeds), one draw per sequence and
+/// new id, in order.
 struct DrawnIds {
   Sampling sampling;
   /// Makes a step's B drawn ids rank 0's on every rank (tp-run: MPI_Bcast).

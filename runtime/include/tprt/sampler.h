@@ -50,15 +50,13 @@ struct Sampling {
   uint64_t seed = 0;
   /// One seed per sequence, each sequence its own stream: its ids are those
   /// it would be drawn alone (at batch 1 with `seed` its seed), whatever
-  /// else is in the batch; empty: `seed`.
+  /// else is in the batch; one seed: the batch's, as `seed`; empty: `seed`.
   std::vector<uint64_t> seeds;
 
   /// Whether the ids are drawn (not the penalized argmax).
   bool draws() const { return temperature > 0; }
-  /// The streams: `seeds`, or `seed` alone.
-  size_t streams() const { return seeds.empty() ? 1 : seeds.size(); }
-  /// Why the sampling cannot draw for `batch` sequences: `seeds` not one
-  /// per sequence.
+  /// Why the sampling cannot draw for `batch` sequences: more than one of
+  /// `seeds`, but not one per sequence.
   std::optional<std::string> whyNotFor(int64_t batch) const;
 };
 
@@ -71,8 +69,8 @@ struct Sampling {
 /// file and the field.
 Expected<Sampling> readGenerationConfig(const std::string &path);
 
-/// One draw per call, from one of the sampling's splitmix64 streams, each
-/// started at its seed.
+/// One draw per call, from a splitmix64 stream started at the seed, or from
+/// one of several, one per sequence.
 class TokenSampler {
 public:
   explicit TokenSampler(const Sampling &sampling)
@@ -96,15 +94,22 @@ public:
   /// -1 when no logit is finite or one is NaN. No cut sorts the
   /// vocabulary: a draw without them is two passes over it (three with a
   /// repetition penalty).
-  /// `stream` < sampling.streams().
+  /// Drawn from the stream of `sequence` (the one stream when there is
+  /// one); -1 too for a sequence past the seeds.
   int64_t draw(const float *logits, int64_t vocab,
-               const std::vector<int64_t> &seen = {}, size_t stream = 0);
+               const std::vector<int64_t> &seen = {}, size_t sequence = 0);
 
-  /// The next double in [0, 1) of `stream`: the top 53 bits of splitmix64's
-  /// next value times 2^-53.
-  double uniform(size_t stream = 0);
+  /// The next double in [0, 1) of the stream of `sequence` (which must have
+  /// one): the top 53 bits of splitmix64's next value times 2^-53.
+  double uniform(size_t sequence = 0);
 
 private:
+  /// The state of the stream of `sequence`; null past the seeds.
+  uint64_t *stateOf(size_t sequence) {
+    size_t stream = states.size() == 1 ? 0 : sequence;
+    return stream < states.size() ? &states[stream] : nullptr;
+  }
+
   Sampling sampling;
   std::vector<uint64_t> states;
   /// A draw's work, kept between draws (a vocabulary of 262144: 4 MB).
