@@ -17,9 +17,12 @@
 
 #include "CudaState.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 using namespace tprt::cuda;
 
@@ -39,6 +42,20 @@ struct Module {
 std::mutex &mutex() {
   static std::mutex m;
   return m;
+}
+
+/// The kernels' names, for TPRT_KERNEL_LOG (under mutex()).
+std::unordered_map<const void *, std::string> &kernelNames() {
+  static std::unordered_map<const void *, std::string> names;
+  return names;
+}
+
+FILE *kernelLog() {
+  static FILE *log = [] {
+    const char *path = std::getenv("TPRT_KERNEL_LOG");
+    return path && *path ? std::fopen(path, "w") : nullptr;
+  }();
+  return log;
 }
 
 } // namespace
@@ -80,6 +97,7 @@ MGPU_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
   check(call, cudaLibraryGetKernel(&kernel, m->library, name),
         ("cudaLibraryGetKernel(" + std::string(name) + ")").c_str());
   m->kernels.emplace(name, kernel);
+  kernelNames().emplace(static_cast<const void *>(kernel), name);
   return kernel;
 }
 
@@ -94,10 +112,36 @@ MGPU_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   dim3 block{unsigned(blockX), unsigned(blockY), unsigned(blockZ)};
   cudaStream_t s =
       stream ? static_cast<cudaStream_t>(stream) : tprt::cuda::stream(call);
+  FILE *log = state().capturing ? nullptr : kernelLog();
+  Event start, stop;
+  if (log) {
+    start = takeEvent();
+    stop = takeEvent();
+    check(call, cudaEventRecord(start.get(), s), "cudaEventRecord");
+  }
   check(call,
         cudaLaunchKernel(static_cast<const void *>(function), grid, block,
                          params, size_t(smem), s),
         "cudaLaunchKernel");
+  if (!log)
+    return;
+  check(call, cudaEventRecord(stop.get(), s), "cudaEventRecord");
+  check(call, cudaEventSynchronize(stop.get()), "cudaEventSynchronize");
+  float ms = 0;
+  check(call, cudaEventElapsedTime(&ms, start.get(), stop.get()),
+        "cudaEventElapsedTime");
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(mutex());
+    auto it = kernelNames().find(function);
+    name = it == kernelNames().end() ? "?" : it->second;
+  }
+  std::fprintf(log, "%s %u %u %u %u %u %u %.6f\n", name.c_str(), grid.x, grid.y,
+               grid.z, block.x, block.y, block.z, double(ms));
+  std::fflush(log);
+  std::vector<Event> &free = state().resources->freeEvents;
+  free.push_back(std::move(start));
+  free.push_back(std::move(stop));
 }
 
 MGPU_EXPORT void *mgpuStreamCreate() {

@@ -45,6 +45,8 @@
 #     fp32 ids must equal tp-run-cuda's); the fp32 model again built with
 #     --decode-attention masked, run plainly and with --cuda-graph (which
 #     must replay its decode steps unless REPLAY=0);
+#  4c. the same fp32 and bf16 models generating 16 ids with each kernel timed
+#     alone (TPRT_KERNEL_LOG), summed per kernel (bench/gpu/kernel_times.py);
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
 # Stops at once when step 0 or 1 fails; a failed check after that is
 # recorded and the run goes on (one device run then shows every failure and
@@ -411,6 +413,29 @@ gen_bench gen_llama7b f32
 gen_bench gen_llama7b_masked f32 masked
 gen_bench gen_llama7b_graph f32 masked --cuda-graph
 gen_bench gen_llama7b_bf16 bf16
+
+# --- 4c. where a decode step's time goes ---------------------------------------------------
+# Each kernel of a short generation timed alone (TPRT_KERNEL_LOG), summed per
+# kernel by bench/gpu/kernel_times.py: kernels/NAME.txt (and .json) in the work folder.
+kernel_profile() {  # kernel_profile NAME DTYPE: the bundle's gen_llama7b (m.DTYPE.so)
+  local name=$1 so="$BUNDLE/models/gen_llama7b/m.$2.so" data="$WORK/gen_llama7b.data"
+  local dir="$WORK/kernels"
+  mkdir -p "$dir"
+  if [ ! -f "$data/done" ] || (( $(date +%s) - T0 >= DEADLINE )); then
+    log "$name: kernel profile not run (no weights, or past DEADLINE)"; return 0
+  fi
+  log "$name: each kernel timed alone (TPRT_KERNEL_LOG), 16 new ids"
+  if TPRT_KERNEL_LOG="$dir/$name.log" "${MPIRUN_GEN[@]}" -np 1 -x TPRT_KERNEL_LOG "$TP_RUN_CUDA" "$so" \
+       --weights "$data/w.safetensors" --prompt "$data/prompt.npy" --generate 16 \
+       --warmup 0 --iters 1 --output "$dir/$name.ids.npy" > "$dir/$name.run.txt"; then
+    "$PYTHON" "$ROOT/bench/gpu/kernel_times.py" "$dir/$name.log" --json "$dir/$name.json" \
+      | tee "$dir/$name.txt" || failed "$name: kernel_times.py"
+  else
+    cat "$dir/$name.run.txt"; failed "$name: tp-run-cuda with TPRT_KERNEL_LOG"
+  fi
+}
+kernel_profile gen_llama7b f32
+kernel_profile gen_llama7b_bf16 bf16
 
 # --- 5. report -------------------------------------------------------------------------
 log "report"
