@@ -1,21 +1,27 @@
-//===- SplitReductions.cpp - long reductions in two coalesced stages ------===//
+//===- SplitReductions.cpp - long reductions in coalesced stages ----------===//
 //
 // The GPU path gives each output point of a reduction one thread with a
 // sequential loop: a LayerNorm or RMSNorm over d = 4096 at 128 tokens is 128
 // threads, each walking its own row, where neighbouring threads read 16 KB
-// apart. A reduction of N becomes 32 interleaved partial reductions per
-// output point (thread j reads elements j, j + 32, ...: a warp reads
-// contiguous memory) and a short final reduction of the partials, as
-// upstream's linalg::splitReduction (innerParallel) does. Upstream needs a
-// static N that 32 divides; decode attention's softmax reduces over the
-// `pos + 1` positions written so far, a dynamic N. So here the reduced
-// operands are padded up to a multiple of 32 and reshaped to [chunks, 32];
-// a partial reduction keeps its accumulator at the padded positions (a
-// select on the position), so any body works, not only a bare combiner.
+// apart; a decode step's argmax over a vocabulary of 32000 was one thread
+// walking 32000 logits (1.8 ms on the H200, 60% of the step). A reduction
+// of N becomes L = ceil(N / 32) partial reductions per output point, each
+// of 32 elements, interleaved (lane j reads j, j + L, ...: a warp reads
+// contiguous memory), as upstream's linalg::splitReduction (innerParallel)
+// does; the L partials are merged the same way, 32 at a time, while more
+// than 32 are left and their number is static, and the last ones into the
+// original init. Upstream needs a static N that the factor divides;
+// decode attention's softmax reduces over the `pos + 1` positions written
+// so far, a dynamic N. So here the reduced operands are padded up to a
+// multiple of 32 and reshaped to [32, L]; a partial reduction keeps its
+// accumulator at the padded positions (a select on the position), so any
+// body works, not only a bare combiner; `linalg.index` of the reduced
+// dimension becomes the position.
 // On tensors, before bufferization; only generics with one reduction
-// dimension whose body folds into the accumulator with one combiner that has
-// a neutral element (the partials start from it), projected-permutation maps
-// and no linalg.index.
+// dimension and projected-permutation maps whose body either folds into one
+// accumulator with one combiner that has a neutral element, or is an
+// argmax/argmin (a value by maximumf/minimumf-like combiner, an index
+// taken where the element is strictly greater/less: the first occurrence).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +47,8 @@ using namespace mlir;
 
 namespace {
 
-/// Partial reductions per output point: a warp's worth.
-constexpr int64_t kRatio = 32;
+/// Elements each partial reduction reads (a thread's sequential loop).
+constexpr int64_t kIterations = 32;
 
 /// A reduction the pass splits.
 struct Reduction {
@@ -52,19 +58,22 @@ struct Reduction {
   /// reduction reads indexes it: where the reduced length comes from.
   OpOperand *lengthOperand;
   unsigned lengthPosition;
-  /// The op folding a value into the accumulator, and its neutral element.
+  /// The op folding a value into accumulator 0, and its neutral element.
   Operation *combiner;
   TypedAttr neutral;
+  /// An argmax/argmin: result 1 is the index of result 0's extremum, taken
+  /// where an element compares `better` than the accumulator.
+  std::optional<arith::CmpFPredicate> better;
 };
 
 /// `v` padded at the end of dimension `pos` by `high` elements, then
-/// reshaped there to [chunks, 32]. The partial reductions skip the padding,
-/// but the body still computes on it before the select: NaN for floats, so
-/// that a value of it used by mistake shows in every result instead of
-/// passing for a plausible number; one for integers, which no division or
-/// remainder in the body can trap on.
+/// reshaped there to [kIterations, lanes]. The partial reductions skip the
+/// padding, but the body still computes on it before the select: NaN for
+/// floats, so that a value of it used by mistake shows in every result
+/// instead of passing for a plausible number; one for integers, which no
+/// division or remainder in the body can trap on.
 Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
-                  OpFoldResult high, OpFoldResult chunks) {
+                  OpFoldResult high, OpFoldResult lanes) {
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<OpFoldResult> shape;
   SmallVector<ReassociationIndices> groups;
@@ -76,8 +85,8 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
       continue;
     }
     groups.push_back({first, first + 1});
-    shape.push_back(chunks);
-    shape.push_back(rewriter.getIndexAttr(kRatio));
+    shape.push_back(rewriter.getIndexAttr(kIterations));
+    shape.push_back(lanes);
   }
   if (!isZeroInteger(high)) {
     SmallVector<OpFoldResult> low(type.getRank(), rewriter.getIndexAttr(0));
@@ -92,12 +101,12 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
     v = tensor::PadOp::create(rewriter, loc, Type(), v, low, highs, fill);
   }
   // Another input may have given a static length where this one's is
-  // dynamic: the split's static chunks need a static padded dimension.
+  // dynamic: the split's static lanes need a static padded dimension.
   auto padded = cast<RankedTensorType>(v.getType());
-  if (std::optional<int64_t> staticChunks = getConstantIntValue(chunks);
-      staticChunks && padded.isDynamicDim(pos)) {
+  if (std::optional<int64_t> staticLanes = getConstantIntValue(lanes);
+      staticLanes && padded.isDynamicDim(pos)) {
     SmallVector<int64_t> paddedShape(padded.getShape());
-    paddedShape[pos] = *staticChunks * kRatio;
+    paddedShape[pos] = kIterations * *staticLanes;
     v = tensor::CastOp::create(rewriter, loc, padded.clone(paddedShape), v);
   }
   auto splitType = RankedTensorType::get(decomposeMixedValues(shape).first,
@@ -106,16 +115,119 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
                                        shape);
 }
 
+/// The argmax/argmin predicate of `op`'s body, if result 1 is the index of
+/// result 0's extremum (`combiner` folds the element into accumulator 0):
+/// `select(cmpf better(element, acc0), index, acc1)`, where the index does
+/// not depend on the accumulators and `better` agrees with the combiner.
+std::optional<arith::CmpFPredicate> argExtremum(linalg::GenericOp op,
+                                                Operation *combiner) {
+  Block *body = op.getBody();
+  BlockArgument acc0 = op.getRegionOutputArgs()[0];
+  BlockArgument acc1 = op.getRegionOutputArgs()[1];
+  auto select =
+      body->getTerminator()->getOperand(1).getDefiningOp<arith::SelectOp>();
+  if (!select || select.getFalseValue() != acc1 ||
+      !isa<IntegerType, IndexType>(select.getType()))
+    return std::nullopt;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getRhs() != acc0)
+    return std::nullopt;
+  Value element = combiner->getOperand(0) == acc0 ? combiner->getOperand(1)
+                                                  : combiner->getOperand(0);
+  if (cmp.getLhs() != element)
+    return std::nullopt;
+  bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner);
+  bool min = isa<arith::MinimumFOp, arith::MinNumFOp>(combiner);
+  arith::CmpFPredicate p = cmp.getPredicate();
+  if (!(max && p == arith::CmpFPredicate::OGT) &&
+      !(min && p == arith::CmpFPredicate::OLT))
+    return std::nullopt;
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  (void)getBackwardSlice(select.getTrueValue(), &slice, options);
+  for (Operation *o : slice)
+    if (llvm::is_contained(o->getOperands(), acc0) ||
+        llvm::is_contained(o->getOperands(), acc1))
+      return std::nullopt;
+  if (select.getTrueValue() == acc0 || select.getTrueValue() == acc1)
+    return std::nullopt;
+  return p;
+}
+
+/// Folds partial results `in` into accumulators `acc`: the combiner, and
+/// for an argmax/argmin the index of the better value, the smaller index
+/// on a tie (the partials' order is not the elements' order).
+SmallVector<Value> merge(OpBuilder &b, Location loc, const Reduction &r,
+                         ValueRange in, ValueRange acc) {
+  Operation *combine = b.clone(*r.combiner);
+  combine->setOperands({in[0], acc[0]});
+  if (!r.better)
+    return {combine->getResult(0)};
+  Value better = arith::CmpFOp::create(b, loc, *r.better, in[0], acc[0]);
+  Value tie = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, in[0], acc[0]),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, in[1], acc[1]));
+  Value take = arith::OrIOp::create(b, loc, better, tie);
+  return {combine->getResult(0),
+          arith::SelectOp::create(b, loc, take, in[1], acc[1])};
+}
+
+/// Tensors of `sizes` with `types`' elements, filled with where each partial
+/// result starts: the combiner's neutral element, and for an index the
+/// largest one (any real index wins a tie against it).
+SmallVector<Value> partialInits(RewriterBase &rewriter, Location loc,
+                                const Reduction &r, TypeRange types,
+                                ArrayRef<OpFoldResult> sizes) {
+  SmallVector<Value> inits;
+  for (auto [k, type] : llvm::enumerate(types)) {
+    TypedAttr start = r.neutral;
+    if (k == 1)
+      start = rewriter.getIntegerAttr(
+          type, APInt::getSignedMaxValue(
+                    type.isIndex() ? 64 : type.getIntOrFloatBitWidth()));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, type);
+    Value fill = arith::ConstantOp::create(rewriter, loc, start);
+    inits.push_back(
+        linalg::FillOp::create(rewriter, loc, fill, empty).getResult(0));
+  }
+  return inits;
+}
+
+/// The element types of `values`, tensors.
+SmallVector<Type> elementTypes(ValueRange values) {
+  return llvm::map_to_vector(values, [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  });
+}
+
+/// The accumulator at padded positions: `position` past `length` keeps it.
+SmallVector<Value> skipPadding(OpBuilder &b, Location loc, Value position,
+                               Value length, ValueRange results,
+                               ValueRange acc) {
+  Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       position, length);
+  SmallVector<Value> kept;
+  for (auto [result, a] : llvm::zip(results, acc))
+    kept.push_back(arith::SelectOp::create(b, loc, inside, result, a));
+  return kept;
+}
+
 struct SplitReductionsPass
     : tp::impl::TPSplitReductionsBase<SplitReductionsPass> {
   using TPSplitReductionsBase::TPSplitReductionsBase;
 
   /// The reduction to split, if `op` is one.
   std::optional<Reduction> splittable(linalg::GenericOp op) const {
+    unsigned inits = op.getNumDpsInits();
     if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1 ||
-        op.getNumDpsInits() != 1 || op.hasIndexSemantics() ||
+        (inits != 1 && inits != 2) ||
         !llvm::all_of(op.getIndexingMapsArray(),
                       [](AffineMap m) { return m.isProjectedPermutation(); }))
+      return std::nullopt;
+    if (inits == 2 && op.getIndexingMapsArray()[op.getNumDpsInputs()] !=
+                          op.getIndexingMapsArray()[op.getNumDpsInputs() + 1])
       return std::nullopt;
     Reduction r;
     SmallVector<unsigned> dims;
@@ -134,12 +246,25 @@ struct SplitReductionsPass
     int64_t size = op.getStaticLoopRanges()[r.dim];
     if (!r.lengthOperand || (!ShapedType::isDynamic(size) && size < minSize))
       return std::nullopt;
-    SmallVector<Operation *> combiners;
-    if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
-        combiners.size() != 1 || combiners.front()->getNumOperands() != 2 ||
-        combiners.front()->getNumResults() != 1)
-      return std::nullopt;
-    r.combiner = combiners.front();
+    if (inits == 1) {
+      SmallVector<Operation *> combiners;
+      if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+          combiners.size() != 1 || combiners.front()->getNumOperands() != 2 ||
+          combiners.front()->getNumResults() != 1)
+        return std::nullopt;
+      r.combiner = combiners.front();
+    } else {
+      // The argmax's accumulator 0 is read twice (by the combiner and the
+      // comparison), which matchReduction refuses.
+      r.combiner = op.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+      if (!r.combiner ||
+          !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+               arith::MinNumFOp>(r.combiner) ||
+          !llvm::is_contained(r.combiner->getOperands(),
+                              op.getRegionOutputArgs()[0]) ||
+          !(r.better = argExtremum(op, r.combiner)))
+        return std::nullopt;
+    }
     std::optional<TypedAttr> neutral = arith::getNeutralElement(r.combiner);
     if (!neutral)
       return std::nullopt;
@@ -147,8 +272,8 @@ struct SplitReductionsPass
     return r;
   }
 
-  /// Rewrites `op` as 32 partial reductions per output point, then their
-  /// combination into `op`'s init.
+  /// Rewrites `op` as partial reductions of kIterations elements each, the
+  /// merges of their results, and the last merge into `op`'s inits.
   void split(RewriterBase &rewriter, linalg::GenericOp op,
              const Reduction &r) const {
     Location loc = op.getLoc();
@@ -156,19 +281,15 @@ struct SplitReductionsPass
     rewriter.setInsertionPoint(op);
     OpFoldResult length = tensor::getMixedSize(
         rewriter, loc, r.lengthOperand->get(), r.lengthPosition);
-    AffineExpr n = rewriter.getAffineSymbolExpr(0);
-    OpFoldResult chunks = affine::makeComposedFoldedAffineApply(
-        rewriter, loc, n.ceilDiv(kRatio), {length});
-    OpFoldResult high = affine::makeComposedFoldedAffineApply(
-        rewriter, loc, n.ceilDiv(kRatio) * kRatio - n, {length});
-    bool padded = !isZeroInteger(high);
+    auto [lanes, high] = lanesFor(rewriter, loc, length);
 
-    // Loops: every other loop of `op` in its order, then the 32 lanes, then
-    // the chunks (the only reduction, innermost: all parallel loops become
-    // threads, each walking its chunks).
-    unsigned numLoops = op.getNumLoops(), lane = numLoops - 1, chunk = numLoops;
+    // Loops: every other loop of `op` in its order, then the lanes, then
+    // the iterations (the only reduction, innermost: all parallel loops
+    // become threads, each walking its kIterations elements).
+    unsigned numLoops = op.getNumLoops(), lane = numLoops - 1,
+             iteration = numLoops;
     auto renamed = [&](unsigned d) {
-      return getAffineDimExpr(d == r.dim ? chunk : (d < r.dim ? d : d - 1),
+      return getAffineDimExpr(d == r.dim ? iteration : (d < r.dim ? d : d - 1),
                               ctx);
     };
     auto rename = [&](AffineMap map) {
@@ -185,75 +306,192 @@ struct SplitReductionsPass
       SmallVector<AffineExpr> results = rename(map);
       Value value = in->get();
       if (auto pos = map.getResultPosition(getAffineDimExpr(r.dim, ctx))) {
-        value = padAndSplit(rewriter, loc, value, *pos, high, chunks);
+        value = padAndSplit(rewriter, loc, value, *pos, high, lanes);
         results.insert(results.begin() + *pos + 1, getAffineDimExpr(lane, ctx));
       }
       inputs.push_back(value);
       maps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
     }
-    Value init = op.getDpsInitOperand(0)->get();
-    auto initType = cast<RankedTensorType>(init.getType());
+    SmallVector<Value> outs = op.getDpsInits();
     SmallVector<AffineExpr> partialResults =
         rename(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
     partialResults.push_back(getAffineDimExpr(lane, ctx));
-    maps.push_back(AffineMap::get(numLoops + 1, 0, partialResults, ctx));
-
-    SmallVector<OpFoldResult> partialSizes =
-        tensor::getMixedSizes(rewriter, loc, init);
-    partialSizes.push_back(rewriter.getIndexAttr(kRatio));
-    Value empty = tensor::EmptyOp::create(rewriter, loc, partialSizes,
-                                          initType.getElementType());
-    Value neutral = arith::ConstantOp::create(rewriter, loc, r.neutral);
-    Value partialInit =
-        linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
+    for (unsigned k = 0; k < outs.size(); ++k)
+      maps.push_back(AffineMap::get(numLoops + 1, 0, partialResults, ctx));
 
     SmallVector<utils::IteratorType> iterators(numLoops - 1,
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::parallel);  // lanes
-    iterators.push_back(utils::IteratorType::reduction); // chunks
+    iterators.push_back(utils::IteratorType::reduction); // iterations
     Value lengthValue = getValueOrCreateConstantIndexOp(rewriter, loc, length);
+    Value lanesValue = getValueOrCreateConstantIndexOp(rewriter, loc, lanes);
     Block *body = op.getBody();
+    SmallVector<OpFoldResult> outSizes =
+        tensor::getMixedSizes(rewriter, loc, outs[0]);
+    SmallVector<OpFoldResult> partialSizes = outSizes;
+    partialSizes.push_back(lanes);
+    SmallVector<Value> partialOuts =
+        partialInits(rewriter, loc, r, elementTypes(outs), partialSizes);
     auto partial = linalg::GenericOp::create(
-        rewriter, loc, partialInit.getType(), inputs, partialInit, maps,
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        rewriter, loc, ValueRange(partialOuts).getTypes(), inputs, partialOuts,
+        maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          // Position iteration * lanes + lane of the reduction.
+          Value position;
+          auto positionOf = [&] {
+            if (!position)
+              position = arith::AddIOp::create(
+                  b, l,
+                  arith::MulIOp::create(
+                      b, l, linalg::IndexOp::create(b, l, iteration),
+                      lanesValue),
+                  linalg::IndexOp::create(b, l, lane));
+            return position;
+          };
           IRMapping mapping;
           mapping.map(body->getArguments(), args);
-          for (Operation &inner : body->without_terminator())
+          for (Operation &inner : body->without_terminator()) {
+            if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+              unsigned d = index.getDim();
+              mapping.map(index.getResult(),
+                          d == r.dim ? positionOf()
+                                     : linalg::IndexOp::create(
+                                           b, l, d < r.dim ? d : d - 1)
+                                           .getResult());
+              continue;
+            }
             b.clone(inner, mapping);
-          Value result =
-              mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
-          if (padded) {
-            // Position chunk * 32 + lane of the reduction: past its length
-            // the padding, which leaves the accumulator as it is.
-            Value position = arith::AddIOp::create(
-                b, l,
-                arith::MulIOp::create(
-                    b, l, linalg::IndexOp::create(b, l, chunk),
-                    arith::ConstantIndexOp::create(b, l, kRatio)),
-                linalg::IndexOp::create(b, l, lane));
-            Value inside = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::ult, position, lengthValue);
-            result = arith::SelectOp::create(b, l, inside, result, args.back());
           }
-          linalg::YieldOp::create(b, l, result);
+          SmallVector<Value> results;
+          for (Value v : body->getTerminator()->getOperands())
+            results.push_back(mapping.lookupOrDefault(v));
+          ValueRange acc = args.take_back(outs.size());
+          if (!isZeroInteger(high))
+            results =
+                skipPadding(b, l, positionOf(), lengthValue, results, acc);
+          linalg::YieldOp::create(b, l, results);
         });
 
-    // The partials [outputs..., 32] combined into op's init.
-    unsigned outRank = initType.getRank();
+    // Merge the partials 32 at a time while more than 32 are left (a
+    // dynamic number is merged at once: it is seen only at run time).
+    SmallVector<Value> partials = partial.getResults();
+    unsigned outRank = cast<RankedTensorType>(outs[0].getType()).getRank();
+    while (std::optional<int64_t> n = getConstantIntValue(lanes)) {
+      if (*n <= kIterations)
+        break;
+      std::tie(partials, lanes) =
+          mergeStage(rewriter, loc, r, partials, lanes, outRank);
+    }
+
+    // The last partials merged into op's inits: at once for a combiner,
+    // which the inits' values do not disturb; an argmax/argmin first into
+    // fresh partial inits, then takes the index only where the extremum
+    // beats op's init strictly, as op does.
+    SmallVector<Value> finalOuts =
+        r.better ? partialInits(rewriter, loc, r, elementTypes(outs), outSizes)
+                 : outs;
     AffineMap all = rewriter.getMultiDimIdentityMap(outRank + 1);
-    SmallVector<AffineMap> finalMaps = {
-        all, AffineMap::get(outRank + 1, 0, all.getResults().drop_back(), ctx)};
+    AffineMap outMap =
+        AffineMap::get(outRank + 1, 0, all.getResults().drop_back(), ctx);
+    SmallVector<AffineMap> finalMaps(partials.size(), all);
+    finalMaps.append(partials.size(), outMap);
     SmallVector<utils::IteratorType> finalIterators(
         outRank, utils::IteratorType::parallel);
     finalIterators.push_back(utils::IteratorType::reduction);
     auto combined = linalg::GenericOp::create(
-        rewriter, loc, initType, partial.getResult(0), init, finalMaps,
-        finalIterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Operation *combine = b.clone(*r.combiner);
-          combine->setOperands(args);
-          linalg::YieldOp::create(b, l, combine->getResult(0));
+        rewriter, loc, ValueRange(finalOuts).getTypes(), partials, finalOuts,
+        finalMaps, finalIterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l,
+                                  merge(b, l, r,
+                                        args.take_front(partials.size()),
+                                        args.take_back(partials.size())));
         });
-    rewriter.replaceOp(op, combined.getResults());
+    if (!r.better) {
+      rewriter.replaceOp(op, combined.getResults());
+      return;
+    }
+    AffineMap id = rewriter.getMultiDimIdentityMap(outRank);
+    auto initial = linalg::GenericOp::create(
+        rewriter, loc, ValueRange(outs).getTypes(), combined.getResults(), outs,
+        SmallVector<AffineMap>(4, id),
+        SmallVector<utils::IteratorType>(outRank,
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Operation *combine = b.clone(*r.combiner);
+          combine->setOperands({args[0], args[2]});
+          Value take = arith::CmpFOp::create(b, l, *r.better, args[0], args[2]);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{
+                  combine->getResult(0),
+                  arith::SelectOp::create(b, l, take, args[1], args[3])});
+        });
+    rewriter.replaceOp(op, initial.getResults());
+  }
+
+  /// ceil(length / kIterations) lanes, and the padding that makes
+  /// kIterations * lanes.
+  static std::pair<OpFoldResult, OpFoldResult>
+  lanesFor(RewriterBase &rewriter, Location loc, OpFoldResult length) {
+    AffineExpr n = rewriter.getAffineSymbolExpr(0);
+    return {
+        affine::makeComposedFoldedAffineApply(rewriter, loc,
+                                              n.ceilDiv(kIterations), {length}),
+        affine::makeComposedFoldedAffineApply(
+            rewriter, loc, n.ceilDiv(kIterations) * kIterations - n, {length})};
+  }
+
+  /// `partials` [outputs..., lanes] merged kIterations at a time into
+  /// [outputs..., ceil(lanes / kIterations)].
+  static std::pair<SmallVector<Value>, OpFoldResult>
+  mergeStage(RewriterBase &rewriter, Location loc, const Reduction &r,
+             ArrayRef<Value> partials, OpFoldResult lanes, unsigned outRank) {
+    MLIRContext *ctx = rewriter.getContext();
+    auto [next, high] = lanesFor(rewriter, loc, lanes);
+    unsigned lane = outRank, iteration = outRank + 1;
+    SmallVector<AffineExpr> inResults, outResults;
+    for (unsigned d = 0; d < outRank; ++d)
+      inResults.push_back(getAffineDimExpr(d, ctx));
+    outResults = inResults;
+    inResults.push_back(getAffineDimExpr(iteration, ctx));
+    inResults.push_back(getAffineDimExpr(lane, ctx));
+    outResults.push_back(getAffineDimExpr(lane, ctx));
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (Value p : partials) {
+      inputs.push_back(padAndSplit(rewriter, loc, p, outRank, high, next));
+      maps.push_back(AffineMap::get(outRank + 2, 0, inResults, ctx));
+    }
+    maps.append(partials.size(),
+                AffineMap::get(outRank + 2, 0, outResults, ctx));
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, partials.front());
+    sizes.back() = next;
+    SmallVector<Value> outs =
+        partialInits(rewriter, loc, r, elementTypes(partials), sizes);
+    SmallVector<utils::IteratorType> iterators(outRank + 1,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value lengthValue = getValueOrCreateConstantIndexOp(rewriter, loc, lanes);
+    Value nextValue = getValueOrCreateConstantIndexOp(rewriter, loc, next);
+    bool padded = !isZeroInteger(high);
+    auto stage = linalg::GenericOp::create(
+        rewriter, loc, ValueRange(outs).getTypes(), inputs, outs, maps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          ValueRange acc = args.take_back(partials.size());
+          SmallVector<Value> results =
+              merge(b, l, r, args.take_front(partials.size()), acc);
+          if (padded) {
+            Value position = arith::AddIOp::create(
+                b, l,
+                arith::MulIOp::create(
+                    b, l, linalg::IndexOp::create(b, l, iteration), nextValue),
+                linalg::IndexOp::create(b, l, lane));
+            results = skipPadding(b, l, position, lengthValue, results, acc);
+          }
+          linalg::YieldOp::create(b, l, results);
+        });
+    return {stage.getResults(), next};
   }
 
   void runOnOperation() override {
