@@ -28,6 +28,7 @@ for so in "$bundle"/models/*/m.*.so; do
     m.bf16.so) flags=(--dtype bf16) ;;
     m.inline.so) mlir=m.inline.mlir ;;
     m.masked.f32.so) mlir=m.masked.mlir ;;
+    m.masked.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16) ;;
   esac
   bash "$(dirname "${BASH_SOURCE[0]}")/../../lib/tp-compile-emulated.sh" \
     "$build/bin" "$(dirname "$so")/$mlir" --backend cuda "${flags[@]}" -o "$so"

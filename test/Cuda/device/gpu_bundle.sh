@@ -29,8 +29,9 @@
 #             random weights (hf/model.safetensors), a prompt and the numpy
 #             reference's new ids (prompt.npy, ids.npy, steps);
 #             gen_llama7b: a generating Llama-7B-shaped model (m.f32.so,
-#               m.masked.f32.so with --decode-attention masked,
-#             m.bf16.so), its build_args and steps (weights made there)
+#               m.masked.f32.so and m.masked.bf16.so with
+#               --decode-attention masked, m.bf16.so), its build_args and
+#               steps (weights made there)
 #   BUNDLE.txt  the commit, the date and the sizes
 #
 # Environment: BUILD (default build), SKIP_BUILD=1 (use $BUILD as it is),
@@ -169,12 +170,14 @@ echo "$GEN_STEPS" > "$BUNDLE/models/gen_llama7b/steps"
 # position themselves: the host reads no device memory within a step.
 "$PYTHON" -m tpmlir.build "${GEN_ARGS[@]}" --decode-attention masked \
   -o "$BUNDLE/models/gen_llama7b/m.masked.mlir"
-log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype f32"
-t0=$(date +%s.%N)
-compile "$BUNDLE/models/gen_llama7b/m.masked.mlir" --backend cuda --dtype f32 --tp-size 1 \
-  -o "$BUNDLE/models/gen_llama7b/m.masked.f32.so"
-awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' \
-  > "$BUNDLE/models/gen_llama7b/compile_s.masked.f32"
+for dtype in f32 bf16; do
+  log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype $dtype"
+  t0=$(date +%s.%N)
+  compile "$BUNDLE/models/gen_llama7b/m.masked.mlir" --backend cuda --dtype "$dtype" --tp-size 1 \
+    -o "$BUNDLE/models/gen_llama7b/m.masked.$dtype.so"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' \
+    > "$BUNDLE/models/gen_llama7b/compile_s.masked.$dtype"
+done
 
 # --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------
 log "shared libraries"

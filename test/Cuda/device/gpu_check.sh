@@ -44,7 +44,8 @@
 #     PyTorch eager with a KV cache (bench/gpu/torch_generate_gpu.py, whose
 #     fp32 ids must equal tp-run-cuda's); the fp32 model again built with
 #     --decode-attention masked, run plainly and with --cuda-graph (which
-#     must replay its decode steps unless REPLAY=0);
+#     must replay its decode steps unless REPLAY=0), and the bf16 one with
+#     --cuda-graph;
 #  4c. the same fp32 and bf16 models generating 16 ids with each kernel timed
 #     alone (TPRT_KERNEL_LOG), summed per kernel (bench/gpu/kernel_times.py);
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
@@ -388,7 +389,9 @@ gen_bench() {  # gen_bench NAME DTYPE [VARIANT [TP-RUN FLAGS...]]: the bundle's 
   fi
   # A variant of the same model and dtype: PyTorch's run is the plain one's.
   if [ -n "$variant" ]; then
-    cp "$WORK/gen_llama7b/torch.json" "$WORK/gen_llama7b/torch_ids.npy" "$dir/" 2>/dev/null || true
+    local plain="$WORK/gen_llama7b"
+    if [ "$dtype" = bf16 ]; then plain+=_bf16; fi
+    cp "$plain/torch.json" "$plain/torch_ids.npy" "$dir/" 2>/dev/null || true
   elif { [ "$HAVE_TORCH" = 1 ] || [ "$TORCH_GEN_DEVICE" = cpu ]; } \
      && (( $(date +%s) - T0 < DEADLINE )); then
     log "$name: PyTorch eager with a KV cache ($dtype, $TORCH_GEN_DEVICE)"
@@ -413,6 +416,7 @@ gen_bench gen_llama7b f32
 gen_bench gen_llama7b_masked f32 masked
 gen_bench gen_llama7b_graph f32 masked --cuda-graph
 gen_bench gen_llama7b_bf16 bf16
+gen_bench gen_llama7b_bf16_graph bf16 masked --cuda-graph
 
 # --- 4c. where a decode step's time goes ---------------------------------------------------
 # Each kernel of a short generation timed alone (TPRT_KERNEL_LOG), summed per
