@@ -223,7 +223,8 @@ Model (random weights made on the GPU machine):
 
 - tp-run-cuda: medians over {_read(os.path.join(work, "gen_iters.txt"), "the timed")} generations after
   one; first token: the prefill and its id on the host; decode step: every step after it, each a
-  launch per kernel (no CUDA graph yet) and the next id copied to the host.
+  launch per kernel (in the `--cuda-graph` rows: the step replayed as one CUDA graph) and the
+  next id copied to the host.
 - Weights read per step: every weight once as stored (bf16: the matrices only GEMMs read, at 2
   bytes; norms and the embedding fp32) but the embedding table, of which one row is looked up,
   computed from the shapes; the bound is those bytes over the bandwidth. The cache is read whole

@@ -11,19 +11,24 @@
 include "mlir/Pass/PassBase.td"
 
 def TPSplitReductions : Pass<"tp-split-reductions", "func::FuncOp"> {
-  let summary = "Split long reductions into interleaved partial reductions and "
-                "a short final one (coalesced on the GPU)";
+  let summary = "Split long reductions into stages of interleaved partial "
+                "reductions of 32 elements (coalesced on the GPU)";
   let description = [{
     A `linalg.generic` with one reduction dimension of at least `min-size`
-    elements, or of a dynamic size, becomes 32 partial reductions per output point, the inner factor
-    parallel (thread j reads j, j + 32, ...: a warp reads contiguous
-    memory), then the partials' combination into the original init. A size
-    that 32 does not divide, dynamic included (decode attention's softmax
-    over `pos + 1` positions), is padded to a multiple of 32, and the
-    partial reductions skip the padding. The body must fold into the
-    accumulator with one combiner that has a neutral element; bodies that
-    use `linalg.index` and maps that are not projected permutations are
-    left alone.
+    elements, or of a dynamic size, becomes ceil(N / 32) partial reductions
+    of 32 elements per output point, interleaved (lane j reads j, j + L,
+    ...: a warp reads contiguous memory); their results are merged 32 at a
+    time while more than 32 are left (and their number is static), then
+    into the original init. A size that 32 does not divide, dynamic
+    included (decode attention's softmax over `pos + 1` positions), is
+    padded to a multiple of 32, and the partial reductions skip the padding;
+    `linalg.index` of the reduced dimension becomes the element's position.
+    The body must fold into the accumulator with one combiner that has a
+    neutral element, or be an argmax/argmin (a value by maximumf, maxnumf,
+    minimumf or minnumf, and the index taken where the element compares
+    strictly better: its merges take the smaller index on a tie, so the
+    first occurrence wins as in the loop). Maps that are not projected
+    permutations are left alone.
   }];
   let options = [
     Option<"minSize", "min-size", "int64_t",
