@@ -248,8 +248,11 @@ func.func @argmax(%x: tensor<2x1024xf32>, %v0: tensor<2xf32>, %i0: tensor<2xi64>
   return %r#0, %r#1 : tensor<2xf32>, tensor<2xi64>
 }
 
-// An index taken where the element is greater or equal (the last
-// occurrence) is not an argmax this pass knows how to merge: left whole.
+// Not argmaxes this pass knows how to merge, left whole: an index taken
+// where the element is greater or equal (the last occurrence); one that
+// falls as the position grows (a tie would go to the later element); a
+// maxnumf one (its partials would start from NaN, which nothing beats, and
+// lose their index).
 // CHECK-LABEL: func.func @last_argmax(
 // CHECK-NOT: tensor.expand_shape
 // CHECK: return
@@ -262,6 +265,42 @@ func.func @last_argmax(%x: tensor<2x1024xf32>, %v0: tensor<2xf32>, %i0: tensor<2
     %m = arith.maximumf %a, %acc : f32
     %ge = arith.cmpf oge, %a, %acc : f32
     %i = arith.select %ge, %gi, %idx : i64
+    linalg.yield %m, %i : f32, i64
+  } -> (tensor<2xf32>, tensor<2xi64>)
+  return %r#0, %r#1 : tensor<2xf32>, tensor<2xi64>
+}
+
+// CHECK-LABEL: func.func @reversed_argmax(
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @reversed_argmax(%x: tensor<2x1024xf32>, %v0: tensor<2xf32>, %i0: tensor<2xi64>) -> (tensor<2xf32>, tensor<2xi64>) {
+  %r:2 = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x1024xf32>) outs(%v0, %i0 : tensor<2xf32>, tensor<2xi64>) {
+  ^bb0(%a: f32, %acc: f32, %idx: i64):
+    %p = linalg.index 1 : index
+    %last = arith.constant 1023 : index
+    %q = arith.subi %last, %p : index
+    %gi = arith.index_cast %q : index to i64
+    %m = arith.maximumf %a, %acc : f32
+    %gt = arith.cmpf ogt, %a, %acc : f32
+    %i = arith.select %gt, %gi, %idx : i64
+    linalg.yield %m, %i : f32, i64
+  } -> (tensor<2xf32>, tensor<2xi64>)
+  return %r#0, %r#1 : tensor<2xf32>, tensor<2xi64>
+}
+
+// CHECK-LABEL: func.func @maxnumf_argmax(
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @maxnumf_argmax(%x: tensor<2x1024xf32>, %v0: tensor<2xf32>, %i0: tensor<2xi64>) -> (tensor<2xf32>, tensor<2xi64>) {
+  %r:2 = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x1024xf32>) outs(%v0, %i0 : tensor<2xf32>, tensor<2xi64>) {
+  ^bb0(%a: f32, %acc: f32, %idx: i64):
+    %p = linalg.index 1 : index
+    %gi = arith.index_cast %p : index to i64
+    %m = arith.maxnumf %a, %acc : f32
+    %gt = arith.cmpf ogt, %a, %acc : f32
+    %i = arith.select %gt, %gi, %idx : i64
     linalg.yield %m, %i : f32, i64
   } -> (tensor<2xf32>, tensor<2xi64>)
   return %r#0, %r#1 : tensor<2xf32>, tensor<2xi64>

@@ -24,11 +24,11 @@ def TPSplitReductions : Pass<"tp-split-reductions", "func::FuncOp"> {
     padded to a multiple of 32, and the partial reductions skip the padding;
     `linalg.index` of the reduced dimension becomes the element's position.
     The body must fold into the accumulator with one combiner that has a
-    neutral element, or be an argmax/argmin (a value by maximumf, maxnumf,
-    minimumf or minnumf, and the index taken where the element compares
-    strictly better: its merges take the smaller index on a tie, so the
-    first occurrence wins as in the loop). Maps that are not projected
-    permutations are left alone.
+    neutral element, or be an argmax/argmin (a value by maximumf or
+    minimumf, and an index growing with the position, taken where the
+    element compares strictly better: its merges take the smaller index on
+    a tie, so the first occurrence wins as in the loop). Maps that are not
+    projected permutations are left alone.
   }];
   let options = [
     Option<"minSize", "min-size", "int64_t",

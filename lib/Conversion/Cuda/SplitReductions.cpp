@@ -20,8 +20,12 @@
 // On tensors, before bufferization; only generics with one reduction
 // dimension and projected-permutation maps whose body either folds into one
 // accumulator with one combiner that has a neutral element, or is an
-// argmax/argmin (a value by maximumf/minimumf-like combiner, an index
-// taken where the element is strictly greater/less: the first occurrence).
+// argmax/argmin: a value by maximumf/minimumf, an index that grows with the
+// position taken where the element is strictly greater/less (the first
+// occurrence; merges take the smaller index on equal values). Where a NaN
+// makes the maximum NaN, the loop's index is that of the maximum before it,
+// the split one keeps the init's: the value is NaN either way (a decode
+// step's vocabulary argmax turns a NaN maximum into id -1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,63 +119,88 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
                                        shape);
 }
 
+/// Whether `v` is the position along reduction loop `dim`, plus a value
+/// defined outside `op`, cast or not: an index that grows with the
+/// position, so that the smaller index is the earlier element.
+bool growsWithPosition(linalg::GenericOp op, unsigned dim, Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto index = dyn_cast_if_present<linalg::IndexOp>(def))
+    return index.getDim() == dim;
+  if (isa_and_present<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return growsWithPosition(op, dim, def->getOperand(0));
+  auto add = dyn_cast_if_present<arith::AddIOp>(def);
+  if (!add)
+    return false;
+  auto outside = [&](Value x) {
+    return !op->isAncestor(x.getParentRegion()->getParentOp());
+  };
+  return (outside(add.getRhs()) && growsWithPosition(op, dim, add.getLhs())) ||
+         (outside(add.getLhs()) && growsWithPosition(op, dim, add.getRhs()));
+}
+
 /// The argmax/argmin predicate of `op`'s body, if result 1 is the index of
-/// result 0's extremum (`combiner` folds the element into accumulator 0):
-/// `select(cmpf better(element, acc0), index, acc1)`, where the index does
-/// not depend on the accumulators and `better` agrees with the combiner.
-std::optional<arith::CmpFPredicate> argExtremum(linalg::GenericOp op,
-                                                Operation *combiner) {
+/// result 0's extremum (`combiner`, maximumf or minimumf, folds the element
+/// into accumulator 0): `select(cmpf better(element, acc0), index, acc1)`,
+/// the accumulators read nowhere else and the index growing with the
+/// position along reduction loop `dim`. (maxnumf's neutral element, NaN,
+/// never compares better: a partial's index would be lost.)
+std::optional<arith::CmpFPredicate>
+argExtremum(linalg::GenericOp op, unsigned dim, Operation *combiner) {
   Block *body = op.getBody();
   BlockArgument acc0 = op.getRegionOutputArgs()[0];
   BlockArgument acc1 = op.getRegionOutputArgs()[1];
   auto select =
       body->getTerminator()->getOperand(1).getDefiningOp<arith::SelectOp>();
-  if (!select || select.getFalseValue() != acc1 ||
-      !isa<IntegerType, IndexType>(select.getType()))
+  if (!select || select.getFalseValue() != acc1 || !acc1.hasOneUse() ||
+      !growsWithPosition(op, dim, select.getTrueValue()))
     return std::nullopt;
   auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
-  if (!cmp || cmp.getRhs() != acc0)
+  if (!cmp || cmp.getRhs() != acc0 ||
+      !llvm::all_of(acc0.getUsers(), [&](Operation *user) {
+        return user == combiner || user == cmp;
+      }))
     return std::nullopt;
   Value element = combiner->getOperand(0) == acc0 ? combiner->getOperand(1)
                                                   : combiner->getOperand(0);
   if (cmp.getLhs() != element)
     return std::nullopt;
-  bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner);
-  bool min = isa<arith::MinimumFOp, arith::MinNumFOp>(combiner);
   arith::CmpFPredicate p = cmp.getPredicate();
-  if (!(max && p == arith::CmpFPredicate::OGT) &&
-      !(min && p == arith::CmpFPredicate::OLT))
-    return std::nullopt;
-  SetVector<Operation *> slice;
-  BackwardSliceOptions options;
-  options.inclusive = true;
-  (void)getBackwardSlice(select.getTrueValue(), &slice, options);
-  for (Operation *o : slice)
-    if (llvm::is_contained(o->getOperands(), acc0) ||
-        llvm::is_contained(o->getOperands(), acc1))
-      return std::nullopt;
-  if (select.getTrueValue() == acc0 || select.getTrueValue() == acc1)
+  if (!(isa<arith::MaximumFOp>(combiner) && p == arith::CmpFPredicate::OGT) &&
+      !(isa<arith::MinimumFOp>(combiner) && p == arith::CmpFPredicate::OLT))
     return std::nullopt;
   return p;
 }
 
 /// Folds partial results `in` into accumulators `acc`: the combiner, and
-/// for an argmax/argmin the index of the better value, the smaller index
-/// on a tie (the partials' order is not the elements' order).
+/// for an argmax/argmin the index of the better value, with `breakTies` the
+/// smaller index on equal values (the partials' order is not the elements'
+/// order), without it the accumulator's (what the loop does with its init).
 SmallVector<Value> merge(OpBuilder &b, Location loc, const Reduction &r,
-                         ValueRange in, ValueRange acc) {
+                         ValueRange in, ValueRange acc, bool breakTies = true) {
   Operation *combine = b.clone(*r.combiner);
   combine->setOperands({in[0], acc[0]});
   if (!r.better)
     return {combine->getResult(0)};
-  Value better = arith::CmpFOp::create(b, loc, *r.better, in[0], acc[0]);
-  Value tie = arith::AndIOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, in[0], acc[0]),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, in[1], acc[1]));
-  Value take = arith::OrIOp::create(b, loc, better, tie);
+  Value take = arith::CmpFOp::create(b, loc, *r.better, in[0], acc[0]);
+  if (breakTies) {
+    Value equal =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, in[0], acc[0]);
+    Value smaller =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, in[1], acc[1]);
+    Value tie = arith::AndIOp::create(b, loc, equal, smaller);
+    take = arith::OrIOp::create(b, loc, take, tie);
+  }
   return {combine->getResult(0),
           arith::SelectOp::create(b, loc, take, in[1], acc[1])};
+}
+
+/// Position iteration * lanes + lane of a split reduction, in a body.
+Value positionOf(OpBuilder &b, Location loc, unsigned iteration, Value lanes,
+                 unsigned lane) {
+  Value first = linalg::IndexOp::create(b, loc, iteration);
+  Value start = arith::MulIOp::create(b, loc, first, lanes);
+  Value offset = linalg::IndexOp::create(b, loc, lane);
+  return arith::AddIOp::create(b, loc, start, offset);
 }
 
 /// Tensors of `sizes` with `types`' elements, filled with where each partial
@@ -229,6 +258,15 @@ struct SplitReductionsPass
     if (inits == 2 && op.getIndexingMapsArray()[op.getNumDpsInputs()] !=
                           op.getIndexingMapsArray()[op.getNumDpsInputs() + 1])
       return std::nullopt;
+    // linalg.index is renumbered in the body's own ops, not in their regions.
+    if (op.getBody()
+            ->walk([&](linalg::IndexOp index) {
+              return index->getBlock() == op.getBody()
+                         ? WalkResult::advance()
+                         : WalkResult::interrupt();
+            })
+            .wasInterrupted())
+      return std::nullopt;
     Reduction r;
     SmallVector<unsigned> dims;
     op.getReductionDims(dims);
@@ -258,11 +296,10 @@ struct SplitReductionsPass
       // comparison), which matchReduction refuses.
       r.combiner = op.getBody()->getTerminator()->getOperand(0).getDefiningOp();
       if (!r.combiner ||
-          !isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
-               arith::MinNumFOp>(r.combiner) ||
+          !isa<arith::MaximumFOp, arith::MinimumFOp>(r.combiner) ||
           !llvm::is_contained(r.combiner->getOperands(),
                               op.getRegionOutputArgs()[0]) ||
-          !(r.better = argExtremum(op, r.combiner)))
+          !(r.better = argExtremum(op, r.dim, r.combiner)))
         return std::nullopt;
     }
     std::optional<TypedAttr> neutral = arith::getNeutralElement(r.combiner);
@@ -281,7 +318,8 @@ struct SplitReductionsPass
     rewriter.setInsertionPoint(op);
     OpFoldResult length = tensor::getMixedSize(
         rewriter, loc, r.lengthOperand->get(), r.lengthPosition);
-    auto [lanes, high] = lanesFor(rewriter, loc, length);
+    OpFoldResult lanes, high;
+    std::tie(lanes, high) = lanesFor(rewriter, loc, length);
 
     // Loops: every other loop of `op` in its order, then the lanes, then
     // the iterations (the only reduction, innermost: all parallel loops
@@ -319,10 +357,10 @@ struct SplitReductionsPass
     for (unsigned k = 0; k < outs.size(); ++k)
       maps.push_back(AffineMap::get(numLoops + 1, 0, partialResults, ctx));
 
-    SmallVector<utils::IteratorType> iterators(numLoops - 1,
+    // Every loop but the iterations (the other loops, the lanes) is parallel.
+    SmallVector<utils::IteratorType> iterators(numLoops,
                                                utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::parallel);  // lanes
-    iterators.push_back(utils::IteratorType::reduction); // iterations
+    iterators.push_back(utils::IteratorType::reduction);
     Value lengthValue = getValueOrCreateConstantIndexOp(rewriter, loc, length);
     Value lanesValue = getValueOrCreateConstantIndexOp(rewriter, loc, lanes);
     Block *body = op.getBody();
@@ -337,14 +375,9 @@ struct SplitReductionsPass
         maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           // Position iteration * lanes + lane of the reduction.
           Value position;
-          auto positionOf = [&] {
+          auto getPosition = [&] {
             if (!position)
-              position = arith::AddIOp::create(
-                  b, l,
-                  arith::MulIOp::create(
-                      b, l, linalg::IndexOp::create(b, l, iteration),
-                      lanesValue),
-                  linalg::IndexOp::create(b, l, lane));
+              position = positionOf(b, l, iteration, lanesValue, lane);
             return position;
           };
           IRMapping mapping;
@@ -353,7 +386,7 @@ struct SplitReductionsPass
             if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
               unsigned d = index.getDim();
               mapping.map(index.getResult(),
-                          d == r.dim ? positionOf()
+                          d == r.dim ? getPosition()
                                      : linalg::IndexOp::create(
                                            b, l, d < r.dim ? d : d - 1)
                                            .getResult());
@@ -367,7 +400,7 @@ struct SplitReductionsPass
           ValueRange acc = args.take_back(outs.size());
           if (!isZeroInteger(high))
             results =
-                skipPadding(b, l, positionOf(), lengthValue, results, acc);
+                skipPadding(b, l, getPosition(), lengthValue, results, acc);
           linalg::YieldOp::create(b, l, results);
         });
 
@@ -417,14 +450,10 @@ struct SplitReductionsPass
         SmallVector<utils::IteratorType>(outRank,
                                          utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Operation *combine = b.clone(*r.combiner);
-          combine->setOperands({args[0], args[2]});
-          Value take = arith::CmpFOp::create(b, l, *r.better, args[0], args[2]);
-          linalg::YieldOp::create(
-              b, l,
-              ValueRange{
-                  combine->getResult(0),
-                  arith::SelectOp::create(b, l, take, args[1], args[3])});
+          linalg::YieldOp::create(b, l,
+                                  merge(b, l, r, args.take_front(2),
+                                        args.take_back(2),
+                                        /*breakTies=*/false));
         });
     rewriter.replaceOp(op, initial.getResults());
   }
@@ -447,7 +476,8 @@ struct SplitReductionsPass
   mergeStage(RewriterBase &rewriter, Location loc, const Reduction &r,
              ArrayRef<Value> partials, OpFoldResult lanes, unsigned outRank) {
     MLIRContext *ctx = rewriter.getContext();
-    auto [next, high] = lanesFor(rewriter, loc, lanes);
+    OpFoldResult next, high;
+    std::tie(next, high) = lanesFor(rewriter, loc, lanes);
     unsigned lane = outRank, iteration = outRank + 1;
     SmallVector<AffineExpr> inResults, outResults;
     for (unsigned d = 0; d < outRank; ++d)
@@ -482,11 +512,7 @@ struct SplitReductionsPass
           SmallVector<Value> results =
               merge(b, l, r, args.take_front(partials.size()), acc);
           if (padded) {
-            Value position = arith::AddIOp::create(
-                b, l,
-                arith::MulIOp::create(
-                    b, l, linalg::IndexOp::create(b, l, iteration), nextValue),
-                linalg::IndexOp::create(b, l, lane));
+            Value position = positionOf(b, l, iteration, nextValue, lane);
             results = skipPadding(b, l, position, lengthValue, results, acc);
           }
           linalg::YieldOp::create(b, l, results);

@@ -1,6 +1,6 @@
 // Split reductions run (test/Conversion/split-reductions.mlir): 3000
-// elements per row are 94 lanes of 32, merged 32 at a time into 3 lanes
-// (2 of them padding), then into the init.
+// elements per row are 94 lanes of 32 (padded by 8 to 3008), merged 32 at
+// a time into 3 lanes (the 94 padded by 2 to 96), then into the init.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
