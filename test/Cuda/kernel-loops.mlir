@@ -1,0 +1,32 @@
+// RUN: tp-opt %s --tp-lower-cuda --mlir-print-ir-after=tp-host-scalar-reads -o /dev/null 2>&1 | FileCheck %s
+// REQUIRES: cuda-toolkit
+// The cuda pipeline's kernel loops, before they are tiled into kernels: one
+// parallel loop is one kernel. Adjacent loops of the same bounds where the
+// second reads only what the first wrote at the same point are fused
+// (upstream scf-parallel-loop-fusion): a split reduction's partials are
+// filled and reduced by one kernel. (The original init's fill is not next
+// to the reduction into it, so it stays a kernel of its own.)
+// CHECK-LABEL: func.func @forward(
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c8)
+// CHECK-NEXT: memref.store %[[ZERO:.*]], %[[INIT:.*]][
+// CHECK: %[[PARTIALS:.*]] = memref.alloc() {{.*}} : memref<8x32xf32>
+// CHECK-NEXT: scf.parallel (%[[ROW:.*]], %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32)
+// CHECK-NEXT: memref.store %[[ZERO]], %[[PARTIALS]][%[[ROW]], %[[LANE]]]
+// CHECK-NEXT: scf.for
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c8)
+// CHECK-NEXT: scf.for
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @forward(%x: tensor<8x1024xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x1024xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %r = arith.addf %sq, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
