@@ -138,17 +138,23 @@ bool growsWithPosition(linalg::GenericOp op, unsigned dim, Value v) {
          (outside(add.getLhs()) && growsWithPosition(op, dim, add.getRhs()));
 }
 
-/// The argmax/argmin predicate of `op`'s body, if result 1 is the index of
-/// result 0's extremum (`combiner`, maximumf or minimumf, folds the element
-/// into accumulator 0): `select(cmpf better(element, acc0), index, acc1)`,
-/// the accumulators read nowhere else and the index growing with the
-/// position along reduction loop `dim`. (maxnumf's neutral element, NaN,
-/// never compares better: a partial's index would be lost.)
-std::optional<arith::CmpFPredicate>
-argExtremum(linalg::GenericOp op, unsigned dim, Operation *combiner) {
+/// The combiner and predicate of `op`'s body, if it is an argmax/argmin:
+/// result 0 folds the element into accumulator 0 by maximumf or minimumf
+/// (the combiner), result 1 is `select(cmpf better(element, acc0), index,
+/// acc1)`, the accumulators read nowhere else and the index growing with
+/// the position along reduction loop `dim`. (maxnumf's neutral element,
+/// NaN, never compares better: a partial's index would be lost.)
+std::optional<std::pair<Operation *, arith::CmpFPredicate>>
+argExtremum(linalg::GenericOp op, unsigned dim) {
   Block *body = op.getBody();
   BlockArgument acc0 = op.getRegionOutputArgs()[0];
   BlockArgument acc1 = op.getRegionOutputArgs()[1];
+  // acc0 is read twice (by the combiner and the comparison), which
+  // matchReduction refuses.
+  Operation *combiner = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!isa_and_present<arith::MaximumFOp, arith::MinimumFOp>(combiner) ||
+      !llvm::is_contained(combiner->getOperands(), acc0))
+    return std::nullopt;
   auto select =
       body->getTerminator()->getOperand(1).getDefiningOp<arith::SelectOp>();
   if (!select || select.getFalseValue() != acc1 || !acc1.hasOneUse() ||
@@ -168,7 +174,7 @@ argExtremum(linalg::GenericOp op, unsigned dim, Operation *combiner) {
   if (!(isa<arith::MaximumFOp>(combiner) && p == arith::CmpFPredicate::OGT) &&
       !(isa<arith::MinimumFOp>(combiner) && p == arith::CmpFPredicate::OLT))
     return std::nullopt;
-  return p;
+  return std::make_pair(combiner, p);
 }
 
 /// Folds partial results `in` into accumulators `acc`: the combiner, and
@@ -292,15 +298,10 @@ struct SplitReductionsPass
         return std::nullopt;
       r.combiner = combiners.front();
     } else {
-      // The argmax's accumulator 0 is read twice (by the combiner and the
-      // comparison), which matchReduction refuses.
-      r.combiner = op.getBody()->getTerminator()->getOperand(0).getDefiningOp();
-      if (!r.combiner ||
-          !isa<arith::MaximumFOp, arith::MinimumFOp>(r.combiner) ||
-          !llvm::is_contained(r.combiner->getOperands(),
-                              op.getRegionOutputArgs()[0]) ||
-          !(r.better = argExtremum(op, r.dim, r.combiner)))
+      auto extremum = argExtremum(op, r.dim);
+      if (!extremum)
         return std::nullopt;
+      std::tie(r.combiner, r.better) = *extremum;
     }
     std::optional<TypedAttr> neutral = arith::getNeutralElement(r.combiner);
     if (!neutral)
