@@ -2,46 +2,91 @@
 
 // A weight only GEMMs read (directly, and through a reshape) becomes a bf16
 // argument, listed for tp-compile's manifest; the activation is rounded into
-// a fresh buffer by a kernel; a weight also read by another op (a bias-like
+// a fresh buffer by a kernel, once for the three GEMMs that read it before
+// a call (which might write it: rounded again for the fourth); a weight also read by another op (a bias-like
 // use), and one whose view cuBLAS could not take as it is, stay f32 and are
-// rounded per call.
+// rounded per call (these GEMMs' outputs have 64 rows and columns: bound by
+// their arithmetic, where bf16 pays).
 // CHECK: module attributes {tpcompile.bf16_args = {forward = array<i64: 1, 2>}}
 // CHECK-LABEL: func.func @forward(
-// CHECK-SAME: %[[X:[^:]*]]: memref<4x8xf32>, %[[W:[^:]*]]: memref<8x16xbf16>, %[[WR:[^:]*]]: memref<2x4x16xbf16>,
-// CHECK-SAME: %[[WB:[^:]*]]: memref<8x16xf32>, %[[WS:[^:]*]]: memref<8x32xf32>
-// CHECK: %[[W16:.*]] = memref.cast %[[W]] : memref<8x16xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
-// CHECK: %[[XR:.*]] = memref.alloc() : memref<4x8xbf16>
-// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<4x8xf32>) outs(%[[XR]] : memref<4x8xbf16>)
+// CHECK-SAME: %[[X:[^:]*]]: memref<64x8xf32>, %[[W:[^:]*]]: memref<8x64xbf16>, %[[WR:[^:]*]]: memref<2x4x64xbf16>,
+// CHECK-SAME: %[[WB:[^:]*]]: memref<8x64xf32>, %[[WS:[^:]*]]: memref<8x128xf32>
+// CHECK: %[[W16:.*]] = memref.cast %[[W]] : memref<8x64xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
+// CHECK: %[[XR:.*]] = memref.alloc() : memref<64x8xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<64x8xf32>) outs(%[[XR]] : memref<64x8xbf16>)
 // CHECK: arith.truncf
-// CHECK: call @tprt_matmul_bf16(%{{.*}}, %[[W16]],
-// CHECK: memref.collapse_shape %[[WR]] {{.*}} : memref<2x4x16xbf16> into memref<8x16xbf16>
-// CHECK: call @tprt_matmul_bf16(
-// CHECK: linalg.generic {{.*}} ins(%[[WB]] : memref<8x16xf32>)
-// CHECK: call @tprt_matmul_bf16(
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x16xf32, strided<[32, 2]>>)
+// CHECK: %[[XR0:.*]] = memref.cast %[[XR]] :
+// CHECK: call @tprt_matmul_bf16(%[[XR0]], %[[W16]],
+// CHECK: memref.collapse_shape %[[WR]] {{.*}} : memref<2x4x64xbf16> into memref<8x64xbf16>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[XR1:.*]] = memref.cast %[[XR]] :
+// CHECK: call @tprt_matmul_bf16(%[[XR1]],
+// CHECK: %[[XR2:.*]] = memref.cast %[[XR]] :
+// CHECK: linalg.generic {{.*}} ins(%[[WB]] : memref<8x64xf32>)
+// CHECK: call @tprt_matmul_bf16(%[[XR2]],
+// CHECK: call @use(%[[WB]])
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<64x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x64xf32, strided<[128, 2]>>)
 // CHECK: call @tprt_matmul_bf16(
 // CHECK-NOT: tprt_matmul_f32
+// CHECK: {{^}}// -----
 module {
   func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
-  func.func private @use(memref<8x16xf32>)
-  func.func @forward(%x: memref<4x8xf32>, %w: memref<8x16xf32>, %wr: memref<2x4x16xf32>,
-                     %wb: memref<8x16xf32>, %ws: memref<8x32xf32>, %out: memref<4x16xf32>)
+  func.func private @use(memref<8x64xf32>)
+  func.func @forward(%x: memref<64x8xf32>, %w: memref<8x64xf32>, %wr: memref<2x4x64xf32>,
+                     %wb: memref<8x64xf32>, %ws: memref<8x128xf32>, %out: memref<64x64xf32>)
       attributes {llvm.emit_c_interface} {
     %f = arith.constant 0 : i64
     %t = arith.constant 1 : i64
-    %c = memref.cast %out : memref<4x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-    %b0 = memref.cast %w : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %out : memref<64x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %a = memref.cast %x : memref<64x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b0 = memref.cast %w : memref<8x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b0, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
-    %r = memref.collapse_shape %wr [[0, 1], [2]] : memref<2x4x16xf32> into memref<8x16xf32>
-    %b1 = memref.cast %r : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %r = memref.collapse_shape %wr [[0, 1], [2]] : memref<2x4x64xf32> into memref<8x64xf32>
+    %b1 = memref.cast %r : memref<8x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b1, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
-    %b2 = memref.cast %wb : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b2 = memref.cast %wb : memref<8x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b2, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
-    call @use(%wb) : (memref<8x16xf32>) -> ()
-    %s = memref.subview %ws[0, 0] [8, 16] [1, 2] : memref<8x32xf32> to memref<8x16xf32, strided<[32, 2]>>
-    %b3 = memref.cast %s : memref<8x16xf32, strided<[32, 2]>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @use(%wb) : (memref<8x64xf32>) -> ()
+    %s = memref.subview %ws[0, 0] [8, 64] [1, 2] : memref<8x128xf32> to memref<8x64xf32, strided<[128, 2]>>
+    %b3 = memref.cast %s : memref<8x64xf32, strided<[128, 2]>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b3, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// A decode step's GEMMs (one row): one with a stored weight runs on bf16,
+// its activation rounded; one whose operands are neither stored in bf16
+// (attention over the KV cache, a weight other ops read) stays f32, since
+// rounding would read and write more than the f32 GEMM reads. An operand
+// written between two GEMMs is rounded again for the second.
+// CHECK-LABEL: func.func @decode(
+// CHECK-SAME: %[[X:[^:]*]]: memref<1x8xf32>, %[[W:[^:]*]]: memref<8x16xbf16>, %[[CACHE:[^:]*]]: memref<8x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<1x8xf32>)
+// CHECK: call @tprt_matmul_bf16(
+// CHECK: call @tprt_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, 
+// CHECK: call @overwrite(%[[X]])
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<1x8xf32>)
+// CHECK: call @tprt_matmul_bf16(
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func private @overwrite(memref<1x8xf32>)
+  func.func private @read(memref<8x16xf32>)
+  func.func @decode(%x: memref<1x8xf32>, %w: memref<8x16xf32>, %cache: memref<8x16xf32>, %out: memref<1x16xf32>)
+      attributes {llvm.emit_c_interface} {
+    %f = arith.constant 0 : i64
+    %t = arith.constant 1 : i64
+    %c = memref.cast %out : memref<1x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %a = memref.cast %x : memref<1x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %k = memref.cast %cache : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    call @tprt_matmul_f32(%a, %k, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    call @overwrite(%x) : (memref<1x8xf32>) -> ()
+    call @read(%cache) : (memref<8x16xf32>) -> ()
+    call @tprt_matmul_f32(%a, %b, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     return
   }
 }
@@ -79,12 +124,12 @@ module {
 module @outer {
   module @inner {
     func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
-    func.func @nested(%x: memref<4x8xf32>, %w: memref<8x16xf32>, %out: memref<4x16xf32>)
+    func.func @nested(%x: memref<64x8xf32>, %w: memref<8x64xf32>, %out: memref<64x64xf32>)
         attributes {llvm.emit_c_interface} {
       %f = arith.constant 0 : i64
-      %a = memref.cast %x : memref<4x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-      %b = memref.cast %w : memref<8x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
-      %c = memref.cast %out : memref<4x16xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      %a = memref.cast %x : memref<64x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      %b = memref.cast %w : memref<8x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+      %c = memref.cast %out : memref<64x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
       call @tprt_matmul_f32(%a, %b, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
       return
     }

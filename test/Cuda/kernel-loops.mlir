@@ -3,18 +3,24 @@
 // The cuda pipeline's kernel loops, before they are tiled into kernels: one
 // parallel loop is one kernel. Adjacent loops of the same bounds where the
 // second reads only what the first wrote at the same point are fused
-// (upstream scf-parallel-loop-fusion): a split reduction's partials are
-// filled and reduced by one kernel. (The original init's fill is not next
-// to the reduction into it, so it stays a kernel of its own.)
+// (upstream scf-parallel-loop-fusion), once tp-cluster-kernel-loops has
+// moved the allocations and deallocations from between them: a split
+// reduction is two kernels, its partials, then the fill of the original
+// init (tp-split-reductions moves it next to the merge), the merge and the
+// copy into the result.
 // CHECK-LABEL: func.func @forward(
-// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c8)
-// CHECK-NEXT: memref.store %[[ZERO:.*]], %[[INIT:.*]][
+// CHECK-SAME: %[[X:[^:]*]]: memref<8x1024xf32>, %[[OUT:[^:]*]]: memref<8xf32>)
+// CHECK: %[[INIT:.*]] = memref.alloc() {{.*}} : memref<8xf32>
 // CHECK: %[[PARTIALS:.*]] = memref.alloc() {{.*}} : memref<8x32xf32>
-// CHECK-NEXT: scf.parallel (%[[ROW:.*]], %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32)
-// CHECK-NEXT: memref.store %[[ZERO]], %[[PARTIALS]][%[[ROW]], %[[LANE]]]
+// CHECK: scf.parallel (%[[ROW:.*]], %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32)
+// CHECK-NEXT: memref.store %[[ZERO:.*]], %[[PARTIALS]][%[[ROW]], %[[LANE]]]
 // CHECK-NEXT: scf.for
-// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c8)
+// CHECK: scf.parallel (%[[I:.*]]) = (%c0) to (%c8)
+// CHECK-NEXT: memref.store %[[ZERO]], %[[INIT]][%[[I]]]
 // CHECK-NEXT: scf.for
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[I]]]
+// CHECK-NOT: scf.parallel
+// CHECK: memref.dealloc
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 func.func @forward(%x: tensor<8x1024xf32>) -> tensor<8xf32> {

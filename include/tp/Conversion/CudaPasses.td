@@ -44,12 +44,15 @@ def TPGemmBf16 : Pass<"tp-gemm-bf16", "ModuleOp"> {
   let summary = "Run the runtime's fp32 GEMMs on bf16 inputs (fp32 "
                 "accumulation); store the weights only GEMMs read in bf16";
   let description = [{
-    Every `tprt_[batch_]matmul_f32` call becomes `tprt_[batch_]matmul_bf16`.
+    `tprt_[batch_]matmul_f32` calls become `tprt_[batch_]matmul_bf16`.
     An entry-function argument that only GEMMs read becomes a bf16 argument
     (listed per entry in the module attribute `tpcompile.bf16_args` for the
     manifest;
     the launcher converts it once); any other operand is rounded into a
-    fresh bf16 buffer by a kernel.
+    fresh bf16 buffer by a kernel, shared by the GEMMs that read it until
+    something else may write it. A GEMM with neither operand stored in bf16
+    whose output has under 64 rows or columns (bound by reading its
+    operands, such as a decode step's attention) stays f32.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect",
                            "arith::ArithDialect"];
@@ -87,6 +90,23 @@ def TPCopyToLinalg : Pass<"tp-copy-to-linalg", "func::FuncOp"> {
     host calls of `memrefCopy` on device pointers.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def TPClusterKernelLoops : Pass<"tp-cluster-kernel-loops", "func::FuncOp"> {
+  let summary = "Move allocations and deallocations out of runs of parallel "
+                "loops, so that adjacent loops can fuse";
+  let description = [{
+    Before `scf-parallel-loop-fusion`, which fuses only loops with no
+    side-effecting op between them: in each run of host ops made of
+    `scf.parallel` loops, static `memref.alloc`s, `memref.dealloc`s and ops
+    without memory effects (views, index arithmetic), every such allocation
+    moves to the start of the run and every deallocation to its end. A
+    buffer then lives a few kernels longer, no longer than the run: runs end
+    at calls (GEMMs, collectives), dynamic allocations and anything else
+    that touches memory. Loops that wrote and read the same points through a
+    buffer allocated between them (RoPE's halves, the transposes into the
+    KV cache) become adjacent, hence one kernel.
+  }];
 }
 
 def TPHostScalarReads : Pass<"tp-host-scalar-reads", "ModuleOp"> {

@@ -67,8 +67,11 @@ void mlir::tp::addCudaBufferStages(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       createTPSplitReductions({options.splitReductionsMin}));
   addRuntimeCallsAndBufferization(pm);
-  if (options.gemmDtype == "bf16")
+  if (options.gemmDtype == "bf16") {
+    // One view per buffer: GEMMs reading the same one share its rounding.
+    pm.addPass(createCSEPass());
     pm.addPass(createTPGemmBf16());
+  }
   pm.addNestedPass<func::FuncOp>(createTPCopyToLinalg());
   // Deallocation on linalg ops (each op is one use), as the CPU pipeline.
   addDeallocation(pm);
@@ -77,8 +80,10 @@ void mlir::tp::addCudaBufferStages(OpPassManager &pm,
 void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
                                   const CudaLoweringOptions &options) {
   // Kernels: one per remaining linalg op, but adjacent loops of the same
-  // bounds fuse (a launch each costs a decode step microseconds).
+  // bounds fuse (a launch each costs a decode step microseconds), once the
+  // allocations and deallocations between them have moved aside.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createTPClusterKernelLoops());
   pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
   pm.addPass(createTPHostScalarReads());
   pm.addNestedPass<func::FuncOp>(createTPTileForGpu({options.blockSize}));

@@ -17,8 +17,13 @@
 // GEMMs only when the layer's argument is, and that argument becomes bf16 too
 // when every call passes a stored weight there. Any other operand (activations,
 // weights also read by other ops, views cuBLAS cannot take as they are) is
-// rounded into a fresh contiguous buffer by a linalg.generic (a kernel);
-// the deallocation passes that follow free it.
+// rounded into a fresh contiguous buffer by a linalg.generic (a kernel),
+// once for the GEMMs that read it until something else may write it (a
+// layer's Q, K and V projections share their input's); the deallocation
+// passes that follow free it. A GEMM with neither operand stored in bf16
+// stays f32 where its output has under 64 rows or columns (a decode step's
+// attention over the KV cache): it is bound by reading its operands, and
+// rounding them would read them whole to write half of them again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -243,6 +248,50 @@ Value roundToBf16(OpBuilder &b, Location loc, Value v) {
   return buffer;
 }
 
+/// The buffer `v` views (through casts, subviews, reshapes).
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    Value source = viewSource(def);
+    if (!source)
+      break;
+    v = source;
+  }
+  return v;
+}
+
+/// Whether nothing from `from` (a GEMM) to `to` (in one block) may write the
+/// buffer `source` views: only views, allocations, constants and GEMMs
+/// writing other buffers.
+bool unwrittenBetween(Operation *from, Operation *to, Value source) {
+  if (from->getBlock() != to->getBlock() || !from->isBeforeInBlock(to))
+    return false;
+  Value root = rootOf(source);
+  for (Operation *op = from; op != to; op = op->getNextNode()) {
+    if (viewSource(op) || isa<memref::AllocOp, arith::ConstantOp>(op))
+      continue;
+    auto call = dyn_cast<func::CallOp>(op);
+    if (!call || !call.getCallee().starts_with("tprt_") ||
+        !call.getCallee().contains("matmul_") || call.getNumOperands() != 6 ||
+        rootOf(call.getOperand(2)) == root)
+      return false;
+  }
+  return true;
+}
+
+/// Whether the GEMM's output (each matrix of a batch) has fewer than 64
+/// rows or columns: a GEMM bound by reading its operands (a decode step's,
+/// M = 1), where rounding operands that are not stored in bf16 reads and
+/// writes more than the fp32 GEMM itself reads.
+bool readBound(func::CallOp call) {
+  Value c = call.getOperand(2);
+  while (auto cast = c.getDefiningOp<memref::CastOp>())
+    c = cast.getSource();
+  ArrayRef<int64_t> shape = cast<MemRefType>(c.getType()).getShape();
+  return llvm::any_of(shape.take_back(2), [](int64_t size) {
+    return !ShapedType::isDynamic(size) && size < 64;
+  });
+}
+
 struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -264,7 +313,20 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
       if (isF32Gemm(call))
         calls.push_back(call);
     });
+    // Each fp32 operand rounded once for the GEMMs that follow while it is
+    // not written (a layer's Q, K and V projections read one input).
+    struct Rounded {
+      Value buffer;
+      Operation *lastGemm; // the last GEMM that read it
+    };
+    DenseMap<Value, Rounded> rounded;
+    auto isBf16 = [](Value v) {
+      return cast<MemRefType>(v.getType()).getElementType().isBF16();
+    };
     for (func::CallOp call : calls) {
+      if (!isBf16(call.getOperand(0)) && !isBf16(call.getOperand(1)) &&
+          readBound(call))
+        continue;
       bool batched = call.getCallee() == "tprt_batch_matmul_f32";
       OpBuilder b(call);
       Location loc = call.getLoc();
@@ -273,12 +335,15 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
       SmallVector<memref::CastOp> f32Casts;
       for (unsigned i = 0; i < 2; ++i) {
         Value v = call.getOperand(i);
-        if (!cast<MemRefType>(v.getType()).getElementType().isBF16()) {
+        if (!isBf16(v)) {
           if (auto cast = v.getDefiningOp<memref::CastOp>()) {
             f32Casts.push_back(cast);
             v = cast.getSource();
           }
-          v = roundToBf16(b, loc, v);
+          Rounded &r = rounded[v];
+          if (!r.buffer || !unwrittenBetween(r.lastGemm, call, v))
+            r.buffer = roundToBf16(b, loc, v);
+          v = r.buffer;
         }
         args.push_back(v.getType() == view16
                            ? v
@@ -290,7 +355,14 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
       func::FuncOp fn = tp::declareRuntimeFunc(
           call, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",
           ValueRange(args).getTypes());
-      func::CallOp::create(b, loc, fn, args);
+      auto gemm = func::CallOp::create(b, loc, fn, args);
+      for (unsigned i = 0; i < 2; ++i)
+        if (!isBf16(call.getOperand(i))) {
+          Value v = call.getOperand(i);
+          if (auto cast = v.getDefiningOp<memref::CastOp>())
+            v = cast.getSource();
+          rounded[v].lastGemm = gemm;
+        }
       call.erase();
       for (memref::CastOp cast : f32Casts)
         if (cast->use_empty())

@@ -423,6 +423,13 @@ struct SplitReductionsPass
     SmallVector<Value> finalOuts =
         r.better ? partialInits(rewriter, loc, r, elementTypes(outs), outSizes)
                  : outs;
+    // An init filled for op alone is filled next to the merge that reads it:
+    // the two loops then fuse into one kernel (tp-cluster-kernel-loops).
+    for (Value init : outs)
+      if (auto fill = init.getDefiningOp<linalg::FillOp>();
+          fill && init.hasOneUse())
+        rewriter.moveOpBefore(fill, rewriter.getInsertionBlock(),
+                              rewriter.getInsertionPoint());
     AffineMap all = rewriter.getMultiDimIdentityMap(outRank + 1);
     AffineMap outMap =
         AffineMap::get(outRank + 1, 0, all.getResults().drop_back(), ctx);
