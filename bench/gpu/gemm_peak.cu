@@ -3,6 +3,7 @@
 //
 //   TPRT_GEMM_LOG=gemms.txt mpirun -np 1 tp-run-cuda m.so ... --warmup 0 --iters 1
 //   gemm_peak gemms.txt [--iters 20] [--json out.json]
+//   gemm_peak gemms.txt --cold [--iters 20]
 //
 // Each log line (runtime/cuda/Gemm.cpp) is one cuBLAS call, column-major:
 //   f32|bf16 batch m n k transA transB lda ldb ldc strideA strideB strideC beta
@@ -16,7 +17,15 @@
 // reference: the same shapes with TF32 and with bf16 inputs (fp32
 // accumulation), which the fp32 model does not use.
 //
-// nvcc -O2 -arch=sm_90 -ccbin g++-12 gemm_peak.cu -lcublas -o gemm_peak
+// --cold: each call as a decode step makes it, its operands not in L2 (the
+// iterations cycle through copies of them, 256 MiB in all): in the model's
+// type only, cublasGemmEx as the runtime calls it against each algorithm
+// cublasLt's heuristics offer for the same call (up to 16, the best kept),
+// as the rate the operands are read at; and the sum over the calls with
+// one output column (M = 1: a decode step's GEMMs).
+//
+// nvcc -O2 -arch=sm_90 -ccbin g++-12 gemm_peak.cu -lcublas -lcublasLt -o gemm_peak
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -106,15 +115,194 @@ static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
   return best;
 }
 
+/// Copies of a call's operands, enough to leave L2 between iterations.
+struct ColdOperands {
+  std::vector<void *> a, b;
+  void *d = nullptr;
+  size_t bytesAB = 0; // what one call reads of A and B
+  ColdOperands(const Call &c, size_t elementBytes) {
+    size_t sa = span(c.m, c.k, c.lda, c.ta, c.sa, c.batch) * elementBytes;
+    size_t sb = span(c.k, c.n, c.ldb, c.tb, c.sb, c.batch) * elementBytes;
+    size_t sd = size_t((c.batch - 1) * c.sc + c.ldc * c.n) * 4;
+    bytesAB = sa + sb;
+    size_t copies = std::min<size_t>(64, (256u << 20) / bytesAB + 1);
+    for (size_t i = 0; i < copies; ++i) {
+      void *x, *y;
+      CHECK(cudaMalloc(&x, sa));
+      CHECK(cudaMalloc(&y, sb));
+      CHECK(cudaMemset(x, 0, sa));
+      CHECK(cudaMemset(y, 0, sb));
+      a.push_back(x);
+      b.push_back(y);
+    }
+    CHECK(cudaMalloc(&d, sd));
+    CHECK(cudaMemset(d, 0, sd));
+  }
+  ~ColdOperands() {
+    for (void *x : a)
+      cudaFree(x);
+    for (void *y : b)
+      cudaFree(y);
+    cudaFree(d);
+  }
+};
+
+/// Milliseconds per call of `run(i)` (i: which copy), after warm-up.
+template <typename Run> double timeCold(Run run, size_t copies, int iters) {
+  for (size_t i = 0; i < std::min<size_t>(copies, 4); ++i)
+    if (!run(i))
+      return -1;
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  CHECK(cudaEventRecord(start));
+  for (int i = 0; i < iters; ++i)
+    run(size_t(i) % copies);
+  CHECK(cudaEventRecord(stop));
+  CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return double(ms) / iters;
+}
+
+struct ColdTimes {
+  double gemmEx, bestLt; // milliseconds per call (bestLt < 0: none ran)
+  size_t bytes;          // of A and B, read by one call
+};
+
+/// The call in its own type with cold operands: cublasGemmEx as the runtime
+/// issues it, and the best of cublasLt's heuristic algorithms.
+static ColdTimes coldCall(cublasHandle_t h, cublasLtHandle_t lt,
+                                          const Call &c, int iters,
+                                          void *workspace, size_t wsBytes) {
+  cudaDataType_t in = c.bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  ColdOperands ops(c, c.bf16 ? 2 : 4);
+  float one = 1.0f, beta = float(c.beta);
+  auto op = [](int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+  double gemmEx = timeCold(
+      [&](size_t i) {
+        if (c.batch == 1)
+          return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n),
+                              int(c.k), &one, ops.a[i], in, int(c.lda),
+                              ops.b[i], in, int(c.ldb), &beta, ops.d,
+                              CUDA_R_32F, int(c.ldc), CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+        return cublasGemmStridedBatchedEx(
+                   h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one,
+                   ops.a[i], in, int(c.lda), c.sa, ops.b[i], in, int(c.ldb),
+                   c.sb, &beta, ops.d, CUDA_R_32F, int(c.ldc), c.sc,
+                   int(c.batch), CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+      },
+      ops.a.size(), iters);
+
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cublasOperation_t ta = op(c.ta), tb = op(c.tb);
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta,
+                                 sizeof ta);
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb,
+                                 sizeof tb);
+  auto layout = [&](cudaDataType_t type, long long rows, long long cols,
+                    long long ld, long long stride) {
+    cublasLtMatrixLayout_t l;
+    cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld);
+    if (c.batch > 1) {
+      int count = int(c.batch);
+      cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                       &count, sizeof count);
+      cublasLtMatrixLayoutSetAttribute(
+          l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+          sizeof stride);
+    }
+    return l;
+  };
+  cublasLtMatrixLayout_t la = layout(in, c.ta ? c.k : c.m, c.ta ? c.m : c.k,
+                                     c.lda, c.sa);
+  cublasLtMatrixLayout_t lb = layout(in, c.tb ? c.n : c.k, c.tb ? c.k : c.n,
+                                     c.ldb, c.sb);
+  cublasLtMatrixLayout_t lc = layout(CUDA_R_32F, c.m, c.n, c.ldc, c.sc);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes, sizeof wsBytes);
+  cublasLtMatmulHeuristicResult_t results[16];
+  int found = 0;
+  cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 16, results,
+                                 &found);
+  double best = -1;
+  for (int r = 0; r < found; ++r) {
+    double t = timeCold(
+        [&](size_t i) {
+          return cublasLtMatmul(lt, desc, &one, ops.a[i], la, ops.b[i], lb,
+                                &beta, ops.d, lc, ops.d, lc, &results[r].algo,
+                                workspace, wsBytes,
+                                0) == CUBLAS_STATUS_SUCCESS;
+        },
+        ops.a.size(), iters);
+    if (t > 0 && (best < 0 || t < best))
+      best = t;
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(desc);
+  return {gemmEx, best, ops.bytesAB};
+}
+
+/// --cold: prints each call's read rate, cublasGemmEx against cublasLt's best.
+static int coldReport(cublasHandle_t h, const std::map<Call, int> &calls,
+                      int iters) {
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "gemm_peak: cublasLtCreate failed\n");
+    return 1;
+  }
+  size_t wsBytes = 32u << 20;
+  void *workspace;
+  CHECK(cudaMalloc(&workspace, wsBytes));
+  double exOne = 0, ltOne = 0, bytesOne = 0;
+  for (auto &[c, count] : calls) {
+    auto [ex, best, bytes] = coldCall(h, lt, c, iters, workspace, wsBytes);
+    double gb = double(bytes) / 1e9;
+    std::printf("gemm_peak --cold: %3d x %s batch %lld m %lld n %lld k %lld: "
+                "cublasGemmEx %.1f us (%.2f TB/s), best cublasLt %.1f us "
+                "(%.2f TB/s)\n",
+                count, c.bf16 ? "bf16" : "f32", c.batch, c.m, c.n, c.k,
+                ex * 1e3, gb / ex, best * 1e3, best > 0 ? gb / best : 0.0);
+    if (c.n == 1 && ex > 0) {
+      exOne += ex * count;
+      ltOne += (best > 0 ? std::min(best, ex) : ex) * count;
+      bytesOne += gb * count;
+    }
+  }
+  std::printf("gemm_peak --cold: the calls with one output column (M = 1), "
+              "all of the log's: cublasGemmEx %.3f ms (%.2f TB/s), best "
+              "cublasLt %.3f ms (%.2f TB/s)\n",
+              exOne, exOne > 0 ? bytesOne / exOne : 0.0, ltOne,
+              ltOne > 0 ? bytesOne / ltOne : 0.0);
+  cudaFree(workspace);
+  cublasLtDestroy(lt);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: gemm_peak GEMM_LOG [--iters N] [--json FILE]\n");
+    std::fprintf(stderr,
+                 "usage: gemm_peak GEMM_LOG [--iters N] [--json FILE | --cold]\n");
     return 2;
   }
   int iters = 20;
   const char *json = nullptr;
+  bool cold = false;
   for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
+    if (!std::strcmp(argv[i], "--cold"))
+      cold = true;
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
       iters = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
       json = argv[++i];
@@ -144,6 +332,11 @@ int main(int argc, char **argv) {
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "gemm_peak: cublasCreate failed\n");
     return 1;
+  }
+  if (cold) {
+    int rc = coldReport(h, calls, iters);
+    cublasDestroy(h);
+    return rc;
   }
   double flops = 0, ms[3] = {0, 0, 0}, same = 0;
   bool anyBf16 = false, anyF32 = false;

@@ -14,11 +14,12 @@ cp "$t/tp-run-cuda-fake" "$bundle/bin/tp-run-cuda"
 cp "$t/tprt-cuda-fake-unittests" "$bundle/bin/tprt-cuda-unittests"
 cp "$t/libtprt_cuda_fake.so" "$bundle/lib/"
 printf '#!/bin/sh\necho "fake probe: host stand-ins, no GPU"\n' > "$bundle/bin/tprt-cuda-probe"
-# gemm_peak GEMM_LOG --json FILE: a made-up best rate, so the report has a ratio.
+# gemm_peak GEMM_LOG --json FILE: a made-up best rate, so the report has a
+# ratio; gemm_peak GEMM_LOG --cold: the number of calls replayed.
 cat > "$bundle/bin/gemm_peak" <<'SH'
 #!/bin/sh
-echo "fake gemm_peak: $(wc -l < "$1") calls"
-echo '{"same_dtype_tflops": 1.0}' > "$3"
+echo "fake gemm_peak${2:+ $2}: $(wc -l < "$1") calls"
+[ "$2" = --cold ] || echo '{"same_dtype_tflops": 1.0}' > "$3"
 SH
 chmod +x "$bundle/bin/tprt-cuda-probe" "$bundle/bin/gemm_peak"
 for so in "$bundle"/models/*/m.*.so; do

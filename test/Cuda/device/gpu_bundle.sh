@@ -75,7 +75,7 @@ cp "$BUILD/bin/tp-run-cuda" "$BUILD/runtime/cuda/test/tprt-cuda-unittests" \
    "$BUILD/runtime/cuda/test/tprt-cuda-probe" "$BUNDLE/bin/"
 cp "$BUILD/lib/libtprt_cuda.so" "$BUNDLE/lib/"
 log "nvcc bench/gpu/gemm_peak.cu"
-"$CUDA_ROOT/bin/nvcc" -O2 -arch=sm_90 -ccbin g++-12 "$ROOT/bench/gpu/gemm_peak.cu" -lcublas \
+"$CUDA_ROOT/bin/nvcc" -O2 -arch=sm_90 -ccbin g++-12 "$ROOT/bench/gpu/gemm_peak.cu" -lcublas -lcublasLt \
   -o "$BUNDLE/bin/gemm_peak"
 
 # --- Open MPI: mpirun, plugins, help files (relocated with OPAL_PREFIX) --------

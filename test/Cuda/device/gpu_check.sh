@@ -47,7 +47,9 @@
 #     must replay its decode steps unless REPLAY=0), and the bf16 one with
 #     --cuda-graph;
 #  4c. the same fp32 and bf16 models generating 16 ids with each kernel timed
-#     alone (TPRT_KERNEL_LOG), summed per kernel (bench/gpu/kernel_times.py);
+#     alone (TPRT_KERNEL_LOG), summed per kernel (bench/gpu/kernel_times.py),
+#     and their cuBLAS calls replayed with operands out of L2 (gemm_peak
+#     --cold: cublasGemmEx against cublasLt's best algorithm);
 #  5. writes docs/bench-gpu.md (DOC=- to skip).
 # Stops at once when step 0 or 1 fails; a failed check after that is
 # recorded and the run goes on (one device run then shows every failure and
@@ -429,11 +431,16 @@ kernel_profile() {  # kernel_profile NAME DTYPE: the bundle's gen_llama7b (m.DTY
     log "$name: kernel profile not run (no weights, or past DEADLINE)"; return 0
   fi
   log "$name: each kernel timed alone (TPRT_KERNEL_LOG), 16 new ids"
-  if TPRT_KERNEL_LOG="$dir/$name.log" "${MPIRUN_GEN[@]}" -np 1 -x TPRT_KERNEL_LOG "$TP_RUN_CUDA" "$so" \
+  rm -f "$dir/$name.gemms.txt"
+  if TPRT_KERNEL_LOG="$dir/$name.log" TPRT_GEMM_LOG="$dir/$name.gemms.txt" "${MPIRUN_GEN[@]}" \
+       -np 1 -x TPRT_KERNEL_LOG -x TPRT_GEMM_LOG "$TP_RUN_CUDA" "$so" \
        --weights "$data/w.safetensors" --prompt "$data/prompt.npy" --generate 16 \
        --warmup 0 --iters 1 --output "$dir/$name.ids.npy" > "$dir/$name.run.txt"; then
     "$PYTHON" "$ROOT/bench/gpu/kernel_times.py" "$dir/$name.log" --json "$dir/$name.json" \
       | tee "$dir/$name.txt" || failed "$name: kernel_times.py"
+    log "$name: its cuBLAS calls with cold operands (gemm_peak --cold; 15 decode steps)"
+    timeout "$STEP_TIMEOUT" "$B/gemm_peak" "$dir/$name.gemms.txt" --cold \
+      | tee "$dir/$name.gemms-cold.txt" || failed "$name: gemm_peak --cold"
   else
     cat "$dir/$name.run.txt"; failed "$name: tp-run-cuda with TPRT_KERNEL_LOG"
   fi
