@@ -7,17 +7,24 @@
 // moved the allocations and deallocations from between them: a split
 // reduction is two kernels, its partials, then the fill of the original
 // init (tp-split-reductions moves it next to the merge), the merge and the
-// copy into the result.
+// copy into the result. Each thread's accumulator is carried through its
+// loop (tp-promote-accumulators), not stored to memory every iteration.
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: %[[X:[^:]*]]: memref<8x1024xf32>, %[[OUT:[^:]*]]: memref<8xf32>)
 // CHECK: %[[INIT:.*]] = memref.alloc() {{.*}} : memref<8xf32>
 // CHECK: %[[PARTIALS:.*]] = memref.alloc() {{.*}} : memref<8x32xf32>
 // CHECK: scf.parallel (%[[ROW:.*]], %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32)
 // CHECK-NEXT: memref.store %[[ZERO:.*]], %[[PARTIALS]][%[[ROW]], %[[LANE]]]
-// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[START:.*]] = memref.load %[[PARTIALS]][%[[ROW]], %[[LANE]]]
+// CHECK-NEXT: %[[SUM:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[START]]) -> (f32) {
+// CHECK-NOT: memref.store
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[SUM]], %[[PARTIALS]][%[[ROW]], %[[LANE]]]
 // CHECK: scf.parallel (%[[I:.*]]) = (%c0) to (%c8)
 // CHECK-NEXT: memref.store %[[ZERO]], %[[INIT]][%[[I]]]
-// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.load %[[INIT]][%[[I]]]
+// CHECK-NEXT: scf.for {{.*}} iter_args
 // CHECK: memref.store %{{.*}}, %[[OUT]][%[[I]]]
 // CHECK-NOT: scf.parallel
 // CHECK: memref.dealloc

@@ -85,6 +85,10 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPClusterKernelLoops());
   pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
+  // A thread's reduction loop keeps its accumulator in a register, not in
+  // global memory: each iteration would otherwise wait for the last one's
+  // store (a split reduction's 32 steps took microseconds).
+  pm.addNestedPass<func::FuncOp>(createTPPromoteAccumulators());
   pm.addPass(createTPHostScalarReads());
   pm.addNestedPass<func::FuncOp>(createTPTileForGpu({options.blockSize}));
 }
