@@ -3,7 +3,10 @@
 // The runtime works in place on contiguous buffers, so each collective gets
 // a fresh buffer: the operand is copied in (all-reduce) or the result is
 // allocated (all-gather), the runtime fills it, and it becomes the result
-// tensor again. One-shot bufferization then sees plain buffer code.
+// tensor again. One-shot bufferization then sees plain buffer code. An
+// all-reduce whose operand is a temporary only it reads (a row-parallel
+// matmul's result, written into a fresh tensor) reduces in that buffer: the
+// copy would be a kernel launch per all-reduce on the cuda backend.
 // `tp.rank` becomes a call of tprt_rank.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +14,9 @@
 #include "RuntimeCalls.h"
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPCOLLECTIVESTORUNTIME
@@ -39,6 +45,25 @@ static void lowerRank(RankOp op) {
   op.erase();
 }
 
+/// Whether `value` is the only-used result of a destination-style op whose
+/// init is a fresh tensor (tensor.empty, possibly filled) used by that op
+/// alone: its buffer is a temporary that nothing but `value`'s user reads.
+static bool isOwnTemporary(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  auto producer = result
+                      ? dyn_cast<DestinationStyleOpInterface>(result.getOwner())
+                      : nullptr;
+  if (!value.hasOneUse() || !producer)
+    return false;
+  Value init = producer.getDpsInitOperand(result.getResultNumber())->get();
+  while (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    if (!init.hasOneUse())
+      return false;
+    init = fill.getDpsInits()[0];
+  }
+  return init.hasOneUse() && init.getDefiningOp<tensor::EmptyOp>();
+}
+
 static LogicalResult lowerCollective(Operation *op) {
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -51,12 +76,14 @@ static LogicalResult lowerCollective(Operation *op) {
            << inType;
   auto inBuf = MemRefType::get(inType.getShape(), inType.getElementType());
   auto outBuf = MemRefType::get(outType.getShape(), outType.getElementType());
+  bool inPlace = isa<AllReduceOp>(op) && isOwnTemporary(op->getOperand(0));
   Value in = bufferization::ToBufferOp::create(b, loc, inBuf, op->getOperand(0),
-                                               /*read_only=*/true);
-  Value out = memref::AllocOp::create(b, loc, outBuf);
+                                               /*read_only=*/!inPlace);
+  Value out = inPlace ? in : memref::AllocOp::create(b, loc, outBuf);
   Type unranked = UnrankedMemRefType::get(inType.getElementType(), 0);
   if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-    memref::CopyOp::create(b, loc, in, out);
+    if (!inPlace)
+      memref::CopyOp::create(b, loc, in, out);
     std::string name =
         ("tprt_all_reduce_" + stringifyReductionKind(reduce.getKind()) + "_f32")
             .str();

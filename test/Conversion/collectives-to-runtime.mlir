@@ -54,3 +54,39 @@ func.func @rank() -> index {
   %0 = tp.rank
   return %0 : index
 }
+
+// -----
+
+// A row-parallel matmul's result, written into a fresh tensor that only the
+// all-reduce reads, is reduced in its own buffer (no copy); the same result
+// read again after the all-reduce is copied, as is a filled tensor another
+// op reads too.
+// CHECK-LABEL: func.func @in_place
+// CHECK: %[[P:.*]] = linalg.matmul
+// CHECK: %[[B:.*]] = bufferization.to_buffer %[[P]] : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK-NOT: memref.copy
+// CHECK: call @tprt_all_reduce_sum_f32(
+// CHECK: bufferization.to_tensor %[[B]] restrict writable
+// CHECK: %[[Q:.*]] = linalg.matmul
+// CHECK: bufferization.to_buffer %[[Q]] read_only
+// CHECK: memref.copy
+// CHECK: %[[S:.*]] = linalg.matmul
+// CHECK: bufferization.to_buffer %[[S]] read_only
+// CHECK: memref.copy
+func.func @in_place(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = tp.all_reduce sum %p : tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r2 = tp.all_reduce sum %q : tensor<4x8xf32>
+  %e3 = tensor.empty() : tensor<4x8xf32>
+  %init3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init3 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r3 = tp.all_reduce sum %s : tensor<4x8xf32>
+  return %r, %r2, %q, %init3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
