@@ -2,14 +2,16 @@
 
 // A weight only GEMMs read (directly, and through a reshape) becomes a bf16
 // argument, listed for tp-compile's manifest; the activation is rounded into
-// a fresh buffer by a kernel, once for the three GEMMs that read it before
-// a call (which might write it: rounded again for the fourth); a weight also read by another op (a bias-like
-// use), and one whose view cuBLAS could not take as it is, stay f32 and are
-// rounded per call (these GEMMs' outputs have 64 rows and columns: bound by
-// their arithmetic, where bf16 pays).
+// a fresh buffer by a kernel, once for the three GEMMs that read it before a
+// call (which might write it: rounded again for the fourth; the GEMMs write
+// a buffer of the function's own, which cannot alias it); a weight also read
+// by another op (a bias-like use), and one whose view cuBLAS could not take
+// as it is, stay f32 and are rounded per call (these GEMMs' outputs have 64
+// rows and columns: bound by their arithmetic, where bf16 pays).
 // CHECK: module attributes {tpcompile.bf16_args = {forward = array<i64: 1, 2>}}
 // CHECK-LABEL: func.func @forward(
-// CHECK-SAME: %[[X:[^:]*]]: memref<64x8xf32>, %[[W:[^:]*]]: memref<8x64xbf16>, %[[WR:[^:]*]]: memref<2x4x64xbf16>,
+// CHECK-SAME: %[[X:[^:]*]]: memref<64x8xf32>, %[[W:[^:]*]]: memref<8x64xbf16>,
+// CHECK-SAME: %[[WR:[^:]*]]: memref<2x4x64xbf16>,
 // CHECK-SAME: %[[WB:[^:]*]]: memref<8x64xf32>, %[[WS:[^:]*]]: memref<8x128xf32>
 // CHECK: %[[W16:.*]] = memref.cast %[[W]] : memref<8x64xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
 // CHECK: %[[XR:.*]] = memref.alloc() : memref<64x8xbf16>
@@ -38,7 +40,8 @@ module {
       attributes {llvm.emit_c_interface} {
     %f = arith.constant 0 : i64
     %t = arith.constant 1 : i64
-    %c = memref.cast %out : memref<64x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %o = memref.alloc() : memref<64x64xf32>
+    %c = memref.cast %o : memref<64x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %a = memref.cast %x : memref<64x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %b0 = memref.cast %w : memref<8x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b0, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
@@ -51,6 +54,7 @@ module {
     %s = memref.subview %ws[0, 0] [8, 64] [1, 2] : memref<8x128xf32> to memref<8x64xf32, strided<[128, 2]>>
     %b3 = memref.cast %s : memref<8x64xf32, strided<[128, 2]>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%a, %b3, %c, %f, %f, %t) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    memref.copy %o, %out : memref<64x64xf32> to memref<64x64xf32>
     return
   }
 }
@@ -198,6 +202,30 @@ module {
     %b = memref.cast %w : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     %c = memref.cast %out : memref<8x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
     call @tprt_matmul_f32(%b, %a, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    return
+  }
+}
+
+// -----
+
+// Both operands one activation (x x^T, 64 x 64 out): rounded once, for
+// both.
+// CHECK-LABEL: func.func @gram(
+// CHECK-SAME: %[[X:[^:]*]]: memref<64x8xf32>
+// CHECK: %[[XR:.*]] = memref.alloc() : memref<64x8xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<64x8xf32>) outs(%[[XR]] : memref<64x8xbf16>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[A:.*]] = memref.cast %[[XR]] :
+// CHECK: %[[B:.*]] = memref.cast %[[XR]] :
+// CHECK: call @tprt_matmul_bf16(%[[A]], %[[B]],
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @gram(%x: memref<64x8xf32>, %out: memref<64x64xf32>) attributes {llvm.emit_c_interface} {
+    %f = arith.constant 0 : i64
+    %t = arith.constant 1 : i64
+    %a = memref.cast %x : memref<64x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %c = memref.cast %out : memref<64x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %a, %c, %f, %t, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
     return
   }
 }

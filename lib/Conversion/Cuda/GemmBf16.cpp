@@ -31,6 +31,7 @@
 
 #include "../RuntimeCalls.h"
 
+#include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -38,6 +39,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPGEMMBF16
@@ -48,12 +50,17 @@ using namespace mlir;
 
 namespace {
 
-/// tprt_[batch_]matmul_f32(a, b, c, trans_a, trans_b, accumulate): ABI 2.
-bool isF32Gemm(func::CallOp call) {
+/// tprt_[batch_]matmul_{f32,bf16}(a, b, c, trans_a, trans_b, accumulate):
+/// ABI 2.
+bool isGemm(func::CallOp call, bool f32Only = false) {
   StringRef callee = call.getCallee();
-  return (callee == "tprt_matmul_f32" || callee == "tprt_batch_matmul_f32") &&
-         call.getNumOperands() == 6;
+  bool f32 = callee == "tprt_matmul_f32" || callee == "tprt_batch_matmul_f32";
+  bool bf16 =
+      callee == "tprt_matmul_bf16" || callee == "tprt_batch_matmul_bf16";
+  return (f32 || (bf16 && !f32Only)) && call.getNumOperands() == 6;
 }
+
+bool isF32Gemm(func::CallOp call) { return isGemm(call, /*f32Only=*/true); }
 
 /// The memref a view-like op reads, if `op` is one.
 Value viewSource(Operation *op) {
@@ -248,34 +255,29 @@ Value roundToBf16(OpBuilder &b, Location loc, Value v) {
   return buffer;
 }
 
-/// The buffer `v` views (through casts, subviews, reshapes).
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    Value source = viewSource(def);
-    if (!source)
-      break;
-    v = source;
-  }
-  return v;
-}
-
-/// Whether nothing from `from` (a GEMM) to `to` (in one block) may write the
-/// buffer `source` views: only views, allocations, constants and GEMMs
-/// writing other buffers.
-bool unwrittenBetween(Operation *from, Operation *to, Value source) {
+/// Whether nothing from `from` (a GEMM) to `to` (in one block) may write
+/// `source`: only views, allocations, constants and GEMMs writing buffers
+/// that cannot alias it come between.
+bool unwrittenBetween(Operation *from, Operation *to, Value source,
+                      AliasAnalysis &aliases) {
   if (from->getBlock() != to->getBlock() || !from->isBeforeInBlock(to))
     return false;
-  Value root = rootOf(source);
   for (Operation *op = from; op != to; op = op->getNextNode()) {
     if (viewSource(op) || isa<memref::AllocOp, arith::ConstantOp>(op))
       continue;
     auto call = dyn_cast<func::CallOp>(op);
-    if (!call || !call.getCallee().starts_with("tprt_") ||
-        !call.getCallee().contains("matmul_") || call.getNumOperands() != 6 ||
-        rootOf(call.getOperand(2)) == root)
+    if (!call || !isGemm(call) ||
+        !aliases.alias(call.getOperand(2), source).isNo())
       return false;
   }
   return true;
+}
+
+/// `v` without the memref.casts to the runtime's fully dynamic layout.
+Value withoutCasts(Value v) {
+  while (auto cast = v.getDefiningOp<memref::CastOp>())
+    v = cast.getSource();
+  return v;
 }
 
 /// Whether the GEMM's output (each matrix of a batch) has fewer than 64
@@ -283,9 +285,7 @@ bool unwrittenBetween(Operation *from, Operation *to, Value source) {
 /// M = 1), where rounding operands that are not stored in bf16 reads and
 /// writes more than the fp32 GEMM itself reads.
 bool readBound(func::CallOp call) {
-  Value c = call.getOperand(2);
-  while (auto cast = c.getDefiningOp<memref::CastOp>())
-    c = cast.getSource();
+  Value c = withoutCasts(call.getOperand(2));
   ArrayRef<int64_t> shape = cast<MemRefType>(c.getType()).getShape();
   return llvm::any_of(shape.take_back(2), [](int64_t size) {
     return !ShapedType::isDynamic(size) && size < 64;
@@ -317,9 +317,10 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
     // not written (a layer's Q, K and V projections read one input).
     struct Rounded {
       Value buffer;
-      Operation *lastGemm; // the last GEMM that read it
+      Operation *lastGemm = nullptr; // the last GEMM that read it
     };
     DenseMap<Value, Rounded> rounded;
+    AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
     auto isBf16 = [](Value v) {
       return cast<MemRefType>(v.getType()).getElementType().isBF16();
     };
@@ -331,19 +332,20 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
       OpBuilder b(call);
       Location loc = call.getLoc();
       MemRefType view16 = tp::anyStrided(batched ? 3 : 2, b.getBF16Type());
-      SmallVector<Value> args;
-      SmallVector<memref::CastOp> f32Casts;
+      SmallVector<Value> args, sources;
       for (unsigned i = 0; i < 2; ++i) {
         Value v = call.getOperand(i);
         if (!isBf16(v)) {
-          if (auto cast = v.getDefiningOp<memref::CastOp>()) {
-            f32Casts.push_back(cast);
-            v = cast.getSource();
+          Value source = withoutCasts(v);
+          Rounded &r = rounded[source];
+          // No lastGemm yet: rounded for this call's other operand.
+          if (!r.buffer || (r.lastGemm && !unwrittenBetween(r.lastGemm, call,
+                                                            source, aliases))) {
+            r.buffer = roundToBf16(b, loc, source);
+            r.lastGemm = nullptr;
           }
-          Rounded &r = rounded[v];
-          if (!r.buffer || !unwrittenBetween(r.lastGemm, call, v))
-            r.buffer = roundToBf16(b, loc, v);
           v = r.buffer;
+          sources.push_back(source);
         }
         args.push_back(v.getType() == view16
                            ? v
@@ -356,17 +358,16 @@ struct GemmBf16Pass : tp::impl::TPGemmBf16Base<GemmBf16Pass> {
           call, batched ? "tprt_batch_matmul_bf16" : "tprt_matmul_bf16",
           ValueRange(args).getTypes());
       auto gemm = func::CallOp::create(b, loc, fn, args);
-      for (unsigned i = 0; i < 2; ++i)
-        if (!isBf16(call.getOperand(i))) {
-          Value v = call.getOperand(i);
-          if (auto cast = v.getDefiningOp<memref::CastOp>())
-            v = cast.getSource();
-          rounded[v].lastGemm = gemm;
-        }
+      for (Value source : sources)
+        rounded[source].lastGemm = gemm;
+      llvm::SmallSetVector<Operation *, 2> casts;
+      for (Value operand : call.getOperands().take_front(2))
+        if (auto cast = operand.getDefiningOp<memref::CastOp>())
+          casts.insert(cast);
       call.erase();
-      for (memref::CastOp cast : f32Casts)
+      for (Operation *cast : casts)
         if (cast->use_empty())
-          cast.erase();
+          cast->erase();
     }
     // The f32 entry points no call uses any more, in whichever module
     // declared them.
