@@ -18,7 +18,7 @@
 // accumulation), which the fp32 model does not use.
 //
 // --cold: each call as a decode step makes it, its operands not in L2 (the
-// iterations cycle through copies of them, 256 MiB in all): in the model's
+// iterations cycle through copies of them, twice the L2 in all): in the model's
 // type only, cublasGemmEx as the runtime calls it against each algorithm
 // cublasLt's heuristics offer for the same call (up to 16, the best kept),
 // as the rate the operands are read at; and the sum over the calls with
@@ -115,41 +115,46 @@ static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
   return best;
 }
 
-/// Copies of a call's operands, enough to leave L2 between iterations.
+/// Copies of a call's operands, twice the L2 cache in all (at least 64 MiB),
+/// in two pools: cycling through them, no call finds its operands in L2.
 struct ColdOperands {
-  std::vector<void *> a, b;
+  char *poolA = nullptr, *poolB = nullptr;
+  size_t strideA = 0, strideB = 0, copies = 0;
   void *d = nullptr;
   size_t bytesAB = 0; // what one call reads of A and B
   ColdOperands(const Call &c, size_t elementBytes) {
+    auto aligned = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
     size_t sa = span(c.m, c.k, c.lda, c.ta, c.sa, c.batch) * elementBytes;
     size_t sb = span(c.k, c.n, c.ldb, c.tb, c.sb, c.batch) * elementBytes;
     size_t sd = size_t((c.batch - 1) * c.sc + c.ldc * c.n) * 4;
     bytesAB = sa + sb;
-    size_t copies = std::min<size_t>(64, (256u << 20) / bytesAB + 1);
-    for (size_t i = 0; i < copies; ++i) {
-      void *x, *y;
-      CHECK(cudaMalloc(&x, sa));
-      CHECK(cudaMalloc(&y, sb));
-      CHECK(cudaMemset(x, 0, sa));
-      CHECK(cudaMemset(y, 0, sb));
-      a.push_back(x);
-      b.push_back(y);
-    }
+    int l2 = 0;
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    size_t footprint = std::max<size_t>(2 * size_t(l2), 64u << 20);
+    strideA = aligned(sa);
+    strideB = aligned(sb);
+    copies = footprint / (strideA + strideB) + 1;
+    CHECK(cudaMalloc(&poolA, copies * strideA));
+    CHECK(cudaMalloc(&poolB, copies * strideB));
+    CHECK(cudaMemset(poolA, 0, copies * strideA));
+    CHECK(cudaMemset(poolB, 0, copies * strideB));
     CHECK(cudaMalloc(&d, sd));
     CHECK(cudaMemset(d, 0, sd));
   }
+  void *a(size_t i) const { return poolA + i * strideA; }
+  void *b(size_t i) const { return poolB + i * strideB; }
   ~ColdOperands() {
-    for (void *x : a)
-      cudaFree(x);
-    for (void *y : b)
-      cudaFree(y);
+    cudaFree(poolA);
+    cudaFree(poolB);
     cudaFree(d);
   }
 };
 
-/// Milliseconds per call of `run(i)` (i: which copy), after warm-up.
+/// Milliseconds per call of `run(i)` (i: which copy), after warm-up on the
+/// first copies; the timed calls take the next ones, the longest untouched.
 template <typename Run> double timeCold(Run run, size_t copies, int iters) {
-  for (size_t i = 0; i < std::min<size_t>(copies, 4); ++i)
+  const size_t warm = std::min<size_t>(copies, 4);
+  for (size_t i = 0; i < warm; ++i)
     if (!run(i))
       return -1;
   cudaEvent_t start, stop;
@@ -157,7 +162,7 @@ template <typename Run> double timeCold(Run run, size_t copies, int iters) {
   CHECK(cudaEventCreate(&stop));
   CHECK(cudaEventRecord(start));
   for (int i = 0; i < iters; ++i)
-    run(size_t(i) % copies);
+    run((warm + size_t(i)) % copies);
   CHECK(cudaEventRecord(stop));
   CHECK(cudaEventSynchronize(stop));
   float ms = 0;
@@ -186,18 +191,18 @@ static ColdTimes coldCall(cublasHandle_t h, cublasLtHandle_t lt,
       [&](size_t i) {
         if (c.batch == 1)
           return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n),
-                              int(c.k), &one, ops.a[i], in, int(c.lda),
-                              ops.b[i], in, int(c.ldb), &beta, ops.d,
+                              int(c.k), &one, ops.a(i), in, int(c.lda),
+                              ops.b(i), in, int(c.ldb), &beta, ops.d,
                               CUDA_R_32F, int(c.ldc), CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
         return cublasGemmStridedBatchedEx(
                    h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one,
-                   ops.a[i], in, int(c.lda), c.sa, ops.b[i], in, int(c.ldb),
+                   ops.a(i), in, int(c.lda), c.sa, ops.b(i), in, int(c.ldb),
                    c.sb, &beta, ops.d, CUDA_R_32F, int(c.ldc), c.sc,
                    int(c.batch), CUBLAS_COMPUTE_32F,
                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
       },
-      ops.a.size(), iters);
+      ops.copies, iters);
 
   cublasLtMatmulDesc_t desc;
   cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
@@ -237,12 +242,12 @@ static ColdTimes coldCall(cublasHandle_t h, cublasLtHandle_t lt,
   for (int r = 0; r < found; ++r) {
     double t = timeCold(
         [&](size_t i) {
-          return cublasLtMatmul(lt, desc, &one, ops.a[i], la, ops.b[i], lb,
+          return cublasLtMatmul(lt, desc, &one, ops.a(i), la, ops.b(i), lb,
                                 &beta, ops.d, lc, ops.d, lc, &results[r].algo,
                                 workspace, wsBytes,
                                 0) == CUBLAS_STATUS_SUCCESS;
         },
-        ops.a.size(), iters);
+        ops.copies, iters);
     if (t > 0 && (best < 0 || t < best))
       best = t;
   }

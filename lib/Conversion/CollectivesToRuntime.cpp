@@ -45,15 +45,18 @@ static void lowerRank(RankOp op) {
   op.erase();
 }
 
-/// Whether `value` is the only-used result of a destination-style op whose
-/// init is a fresh tensor (tensor.empty, possibly filled) used by that op
-/// alone: its buffer is a temporary that nothing but `value`'s user reads.
-static bool isOwnTemporary(Value value) {
+/// Whether `value` is the only-used result of a destination-style op in
+/// `user`'s block whose init is a fresh tensor (tensor.empty, possibly
+/// filled) used by that op alone: its buffer is a temporary that nothing but
+/// `user` reads. (In another block, one-shot bufferization would copy it
+/// anyway.)
+static bool isOwnTemporary(Value value, Operation *user) {
   auto result = dyn_cast<OpResult>(value);
   auto producer = result
                       ? dyn_cast<DestinationStyleOpInterface>(result.getOwner())
                       : nullptr;
-  if (!value.hasOneUse() || !producer)
+  if (!value.hasOneUse() || !producer ||
+      producer->getBlock() != user->getBlock())
     return false;
   Value init = producer.getDpsInitOperand(result.getResultNumber())->get();
   while (auto fill = init.getDefiningOp<linalg::FillOp>()) {
@@ -76,7 +79,9 @@ static LogicalResult lowerCollective(Operation *op) {
            << inType;
   auto inBuf = MemRefType::get(inType.getShape(), inType.getElementType());
   auto outBuf = MemRefType::get(outType.getShape(), outType.getElementType());
-  bool inPlace = isa<AllReduceOp>(op) && isOwnTemporary(op->getOperand(0));
+  // In place, the result's to_tensor stays `restrict`: the operand tensor,
+  // the only other one on that buffer, has no use after this op.
+  bool inPlace = isa<AllReduceOp>(op) && isOwnTemporary(op->getOperand(0), op);
   Value in = bufferization::ToBufferOp::create(b, loc, inBuf, op->getOperand(0),
                                                /*read_only=*/!inPlace);
   Value out = inPlace ? in : memref::AllocOp::create(b, loc, outBuf);

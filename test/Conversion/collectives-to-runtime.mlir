@@ -90,3 +90,49 @@ func.func @in_place(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>)
   %r3 = tp.all_reduce sum %s : tensor<4x8xf32>
   return %r, %r2, %q, %init3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// In place too when the init is a bare tensor.empty; copied when the empty
+// tensor is also read elsewhere, or the fill writes into an argument.
+// CHECK-LABEL: func.func @inits
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: bufferization.to_buffer %[[P]] : tensor<4xf32>
+// CHECK-NOT: memref.copy
+// CHECK: call @tprt_all_reduce_sum_f32(
+// CHECK: %[[Q:.*]] = linalg.generic
+// CHECK: bufferization.to_buffer %[[Q]] read_only
+// CHECK: memref.copy
+// CHECK: %[[S:.*]] = linalg.fill
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%[[S]]
+// CHECK: bufferization.to_buffer %[[T]] read_only
+// CHECK: memref.copy
+#id = affine_map<(d0) -> (d0)>
+func.func @inits(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %r = tp.all_reduce sum %p : tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e2 : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %r2 = tp.all_reduce sum %q : tensor<4xf32>
+  %zero = arith.constant 0.0 : f32
+  %s = linalg.fill ins(%zero : f32) outs(%y : tensor<4xf32>) -> tensor<4xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%s : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %r3 = tp.all_reduce sum %t : tensor<4xf32>
+  return %r, %r2, %r3, %e2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -21,24 +21,21 @@ namespace mlir::tp {
 
 using namespace mlir;
 
-namespace {
-
-bool isStaticAlloc(Operation *op) {
+static bool isStaticAlloc(Operation *op) {
   auto alloc = dyn_cast<memref::AllocOp>(op);
   return alloc && alloc->getNumOperands() == 0;
 }
 
 /// Whether `op` may stay in a run: the loops, what moves, and what neither
 /// reads nor writes memory.
-bool belongsToRun(Operation *op) {
+static bool belongsToRun(Operation *op) {
   return isa<scf::ParallelOp, memref::DeallocOp>(op) || isStaticAlloc(op) ||
          (isMemoryEffectFree(op) && op->getNumRegions() == 0);
 }
 
 /// Moves the allocations of the run [first, last] to its start and its
-/// deallocations to its end, each in their order. `last` is never the
-/// block's terminator.
-void cluster(Operation *first, Operation *last) {
+/// deallocations to its end, each in their order.
+static void cluster(Operation *first, Operation *last) {
   Block *block = first->getBlock();
   Operation *before = first->getPrevNode(), *after = last->getNextNode();
   SmallVector<Operation *> allocs, deallocs;
@@ -54,11 +51,15 @@ void cluster(Operation *first, Operation *last) {
     else
       alloc->moveBefore(block, block->begin());
   }
-  for (Operation *dealloc : deallocs)
-    dealloc->moveBefore(after);
+  for (Operation *dealloc : deallocs) {
+    if (after)
+      dealloc->moveBefore(after);
+    else
+      dealloc->moveBefore(block, block->end());
+  }
 }
 
-void clusterBlock(Block &block) {
+static void clusterBlock(Block &block) {
   Operation *first = nullptr, *last = nullptr;
   // Collect the runs first: moving ops while walking would revisit them.
   SmallVector<std::pair<Operation *, Operation *>> runs;
@@ -79,6 +80,7 @@ void clusterBlock(Block &block) {
     cluster(runFirst, runLast);
 }
 
+namespace {
 struct TPClusterKernelLoopsPass
     : public tp::impl::TPClusterKernelLoopsBase<TPClusterKernelLoopsPass> {
   void runOnOperation() override {
@@ -93,5 +95,4 @@ struct TPClusterKernelLoopsPass
     });
   }
 };
-
 } // namespace

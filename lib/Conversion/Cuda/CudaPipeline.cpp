@@ -81,7 +81,13 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
                                   const CudaLoweringOptions &options) {
   // Kernels: one per remaining linalg op, but adjacent loops of the same
   // bounds fuse (a launch each costs a decode step microseconds), once the
-  // allocations and deallocations between them have moved aside.
+  // allocations and deallocations between them have moved aside. Upstream's
+  // fusion checks reads against writes, not writes against writes: two loops
+  // writing one buffer at different points of an iteration would race once
+  // fused. The lowering does not make such pairs: a write that covers a
+  // buffer without reading it leaves the buffer's earlier fill dead (linalg
+  // drops it), and writes through disjoint subviews (a concat's halves) or
+  // at the same points (a fill and its reduction) are safe.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPClusterKernelLoops());
   pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());

@@ -423,11 +423,14 @@ struct SplitReductionsPass
     SmallVector<Value> finalOuts =
         r.better ? partialInits(rewriter, loc, r, elementTypes(outs), outSizes)
                  : outs;
-    // An init filled for op alone is filled next to the merge that reads it:
-    // the two loops then fuse into one kernel (tp-cluster-kernel-loops).
+    // An init filled for op alone is filled just before the last merge
+    // (which reads it, or for an argmax/argmin the step after it): the
+    // loops then fuse into one kernel (tp-cluster-kernel-loops). Only within
+    // its block: moved into a loop, the fill would run every iteration.
     for (Value init : outs)
       if (auto fill = init.getDefiningOp<linalg::FillOp>();
-          fill && init.hasOneUse())
+          fill && init.hasOneUse() &&
+          fill->getBlock() == rewriter.getInsertionBlock())
         rewriter.moveOpBefore(fill, rewriter.getInsertionBlock(),
                               rewriter.getInsertionPoint());
     AffineMap all = rewriter.getMultiDimIdentityMap(outRank + 1);
