@@ -3,7 +3,7 @@
 // The cuda pipeline's kernel loops, before they are tiled into kernels: one
 // parallel loop is one kernel. Adjacent loops of the same bounds where the
 // second reads only what the first wrote at the same point are fused
-// (upstream scf-parallel-loop-fusion), once tp-cluster-kernel-loops has
+// (tp-fuse-kernel-loops), once tp-cluster-kernel-loops has
 // moved the allocations and deallocations from between them: a split
 // reduction is two kernels, its partials, then the fill of the original
 // init (tp-split-reductions moves it next to the merge), the merge and the

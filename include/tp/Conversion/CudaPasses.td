@@ -96,7 +96,7 @@ def TPClusterKernelLoops : Pass<"tp-cluster-kernel-loops", "func::FuncOp"> {
   let summary = "Move allocations and deallocations out of runs of parallel "
                 "loops, so that adjacent loops can fuse";
   let description = [{
-    Before `scf-parallel-loop-fusion`, which fuses only loops with no
+    Before `tp-fuse-kernel-loops`, which fuses only loops with no
     side-effecting op between them: in each run of host ops made of
     `scf.parallel` loops, static `memref.alloc`s, `memref.dealloc`s and ops
     without memory effects (views, index arithmetic), every such allocation
@@ -106,6 +106,22 @@ def TPClusterKernelLoops : Pass<"tp-cluster-kernel-loops", "func::FuncOp"> {
     that touches memory. Loops that wrote and read the same points through a
     buffer allocated between them (RoPE's halves, the transposes into the
     KV cache) become adjacent, hence one kernel.
+  }];
+}
+
+def TPFuseKernelLoops : Pass<"tp-fuse-kernel-loops", "func::FuncOp"> {
+  let summary = "Fuse adjacent parallel loops of the same bounds (one kernel)";
+  let description = [{
+    Two `scf.parallel` loops with the same bounds and nothing that touches
+    memory between them become one when no point of one depends on another
+    point of the other: every buffer both touch, one of them writing it, is
+    touched through the same memref at the same indices (the second loop's
+    induction variables standing for the first's), or through disjoint
+    static subviews of one buffer; loads never conflict; a read and a write
+    of different buffers only where they cannot alias; writes to distinct
+    buffers are independent (the runtime passes distinct buffers). Upstream
+    `scf-parallel-loop-fusion` does the same but never compares the two
+    loops' writes: a fill and a transposed write into one buffer would race.
   }];
 }
 

@@ -3,7 +3,7 @@
 // Bufferization allocates each temporary just before the op that writes it
 // and deallocation frees it just after its last use, so the parallel loops
 // of a decode step (each a kernel launch) alternate with memref.alloc and
-// memref.dealloc. scf-parallel-loop-fusion fuses only loops with nothing
+// memref.dealloc. tp-fuse-kernel-loops fuses only loops with nothing
 // that has memory effects between them. Within a run of such loops and
 // allocations, the allocations move to its start and the deallocations to
 // its end: the buffers live a few kernels longer, and the loops meet.

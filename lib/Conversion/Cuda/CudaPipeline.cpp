@@ -81,16 +81,12 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
                                   const CudaLoweringOptions &options) {
   // Kernels: one per remaining linalg op, but adjacent loops of the same
   // bounds fuse (a launch each costs a decode step microseconds), once the
-  // allocations and deallocations between them have moved aside. Upstream's
-  // fusion checks reads against writes, not writes against writes: two loops
-  // writing one buffer at different points of an iteration would race once
-  // fused. The lowering does not make such pairs: a write that covers a
-  // buffer without reading it leaves the buffer's earlier fill dead (linalg
-  // drops it), and writes through disjoint subviews (a concat's halves) or
-  // at the same points (a fill and its reduction) are safe.
+  // allocations and deallocations between them have moved aside.
+  // (tp-fuse-kernel-loops, not upstream's scf-parallel-loop-fusion, which
+  // does not compare the two loops' writes.)
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPClusterKernelLoops());
-  pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
+  pm.addNestedPass<func::FuncOp>(createTPFuseKernelLoops());
   // A thread's reduction loop keeps its accumulator in a register, not in
   // global memory: each iteration would otherwise wait for the last one's
   // store (a split reduction's 32 steps took microseconds).
