@@ -69,48 +69,58 @@ static size_t span(long long rows, long long cols, long long ld, int t,
   return size_t((batch - 1) * stride + ld * storedCols);
 }
 
+/// The call as the runtime issues it (cublasGemmEx, or the strided-batched
+/// form for a batch), on operands a, b and output d; fp32 out.
+static cublasStatus_t gemmEx(cublasHandle_t h, const Call &c, const void *a,
+                             const void *b, void *d, cudaDataType_t in,
+                             cublasComputeType_t compute,
+                             cublasGemmAlgo_t algo) {
+  float one = 1.0f, beta = float(c.beta);
+  auto op = [](int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  if (c.batch == 1)
+    return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k),
+                        &one, a, in, int(c.lda), b, in, int(c.ldb), &beta, d,
+                        CUDA_R_32F, int(c.ldc), compute, algo);
+  return cublasGemmStridedBatchedEx(
+      h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one, a, in,
+      int(c.lda), c.sa, b, in, int(c.ldb), c.sb, &beta, d, CUDA_R_32F,
+      int(c.ldc), c.sc, int(c.batch), compute, algo);
+}
+
+/// Milliseconds per call of `run(i)` for i in [0, iters), by CUDA events.
+template <typename Run> static double eventMs(Run run, int iters) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  CHECK(cudaEventRecord(start));
+  for (int i = 0; i < iters; ++i)
+    run(size_t(i));
+  CHECK(cudaEventRecord(stop));
+  CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return double(ms) / iters;
+}
+
 /// Milliseconds per call, best of the algorithms.
 static double timeCall(cublasHandle_t h, const Call &c, Mode mode, int iters,
                        void *a, void *b, void *d) {
   cublasSetMathMode(h, mode == Mode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                           : CUBLAS_DEFAULT_MATH);
   cudaDataType_t in = mode == Mode::BF16 ? CUDA_R_16BF : CUDA_R_32F;
-  cudaDataType_t out = CUDA_R_32F; // the runtime's c is fp32 in both modes
   cublasComputeType_t compute =
       mode == Mode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  float one = 1.0f, beta = float(c.beta);
-  auto op = [](int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
   double best = 1e30;
   for (cublasGemmAlgo_t algo :
        {CUBLAS_GEMM_DEFAULT, CUBLAS_GEMM_DEFAULT_TENSOR_OP}) {
-    auto run = [&] {
-      if (c.batch == 1)
-        return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n),
-                            int(c.k), &one, a, in, int(c.lda), b, in,
-                            int(c.ldb), &beta, d, out, int(c.ldc), compute,
-                            algo);
-      return cublasGemmStridedBatchedEx(
-          h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one, a, in,
-          int(c.lda), c.sa, b, in, int(c.ldb), c.sb, &beta, d, out, int(c.ldc),
-          c.sc, int(c.batch), compute, algo);
-    };
-    if (run() != CUBLAS_STATUS_SUCCESS)
+    auto run = [&](size_t) { return gemmEx(h, c, a, b, d, in, compute, algo); };
+    if (run(0) != CUBLAS_STATUS_SUCCESS)
       continue;
     for (int i = 0; i < 3; ++i)
-      run();
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    CHECK(cudaEventRecord(start));
-    for (int i = 0; i < iters; ++i)
-      run();
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    best = std::min(best, double(ms) / iters);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+      run(0);
+    best = std::min(best, eventMs(run, iters));
   }
   return best;
 }
@@ -157,19 +167,7 @@ template <typename Run> double timeCold(Run run, size_t copies, int iters) {
   for (size_t i = 0; i < warm; ++i)
     if (!run(i))
       return -1;
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  CHECK(cudaEventRecord(start));
-  for (int i = 0; i < iters; ++i)
-    run((warm + size_t(i)) % copies);
-  CHECK(cudaEventRecord(stop));
-  CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return double(ms) / iters;
+  return eventMs([&](size_t i) { return run((warm + i) % copies); }, iters);
 }
 
 struct ColdTimes {
@@ -187,20 +185,10 @@ static ColdTimes coldCall(cublasHandle_t h, cublasLtHandle_t lt,
   float one = 1.0f, beta = float(c.beta);
   auto op = [](int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
   cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
-  double gemmEx = timeCold(
+  double gemmExMs = timeCold(
       [&](size_t i) {
-        if (c.batch == 1)
-          return cublasGemmEx(h, op(c.ta), op(c.tb), int(c.m), int(c.n),
-                              int(c.k), &one, ops.a(i), in, int(c.lda),
-                              ops.b(i), in, int(c.ldb), &beta, ops.d,
-                              CUDA_R_32F, int(c.ldc), CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
-        return cublasGemmStridedBatchedEx(
-                   h, op(c.ta), op(c.tb), int(c.m), int(c.n), int(c.k), &one,
-                   ops.a(i), in, int(c.lda), c.sa, ops.b(i), in, int(c.ldb),
-                   c.sb, &beta, ops.d, CUDA_R_32F, int(c.ldc), c.sc,
-                   int(c.batch), CUBLAS_COMPUTE_32F,
-                   CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+        return gemmEx(h, c, ops.a(i), ops.b(i), ops.d, in, CUBLAS_COMPUTE_32F,
+                      CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
       },
       ops.copies, iters);
 
@@ -256,7 +244,7 @@ static ColdTimes coldCall(cublasHandle_t h, cublasLtHandle_t lt,
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(lc);
   cublasLtMatmulDescDestroy(desc);
-  return {gemmEx, best, ops.bytesAB};
+  return {gemmExMs, best, ops.bytesAB};
 }
 
 /// --cold: prints each call's read rate, cublasGemmEx against cublasLt's best.
