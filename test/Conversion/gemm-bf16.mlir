@@ -229,3 +229,30 @@ module {
     return
   }
 }
+
+// -----
+
+// An activation read through a collapsed view is rounded in its own shape
+// (the loops of the op that wrote it, whose kernel the rounding can join)
+// and the bf16 copy collapsed the same way.
+// CHECK-LABEL: func.func @collapsed(
+// CHECK-SAME: %[[X:[^:]*]]: memref<1x64x8xf32>
+// CHECK: %[[XR:.*]] = memref.alloc() : memref<1x64x8xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<1x64x8xf32>) outs(%[[XR]] : memref<1x64x8xbf16>)
+// CHECK: %[[C:.*]] = memref.collapse_shape %[[XR]] {{\[}}[0, 1], [2]] : memref<1x64x8xbf16> into memref<64x8xbf16>
+// CHECK: %[[A:.*]] = memref.cast %[[C]]
+// CHECK: call @tprt_matmul_bf16(%[[A]],
+module {
+  func.func private @tprt_matmul_f32(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func @collapsed(%x: memref<1x64x8xf32>, %w: memref<8x64xf32>) attributes {llvm.emit_c_interface} {
+    %f = arith.constant 0 : i64
+    %o = memref.alloc() : memref<64x64xf32>
+    %c = memref.cast %o : memref<64x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %x2 = memref.collapse_shape %x [[0, 1], [2]] : memref<1x64x8xf32> into memref<64x8xf32>
+    %a = memref.cast %x2 : memref<64x8xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    %b = memref.cast %w : memref<8x64xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+    call @tprt_matmul_f32(%a, %b, %c, %f, %f, %f) : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) -> ()
+    memref.dealloc %o : memref<64x64xf32>
+    return
+  }
+}

@@ -232,7 +232,14 @@ SmallVector<int64_t> storeWeightsInBf16(ModuleOp module, func::FuncOp entry) {
 }
 
 /// `v` rounded to bf16 into a fresh contiguous buffer, by a linalg.generic.
+/// A collapsed view is rounded in its source's shape and the copy collapsed
+/// the same way: the rounding then has the loops of the op that wrote the
+/// source, and runs in its kernel (tp-fuse-kernel-loops).
 Value roundToBf16(OpBuilder &b, Location loc, Value v) {
+  if (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>())
+    return memref::CollapseShapeOp::create(
+        b, loc, roundToBf16(b, loc, collapse.getSrc()),
+        collapse.getReassociationIndices());
   auto type = cast<MemRefType>(v.getType());
   unsigned rank = type.getRank();
   Type bf16 = b.getBF16Type();
