@@ -141,6 +141,11 @@ static cl::opt<int64_t> cudaSplitReductionsMin(
     cl::desc("split reductions over at least this many elements into two "
              "stages"),
     cl::init(tp::kSplitReductionsMin), cl::cat(cudaCategory));
+static cl::opt<bool> cudaRowKernels(
+    "cuda-row-kernels",
+    cl::desc("run a reduction and the ops beside it on its rows as one "
+             "kernel, a block per row; false: a kernel per op, to compare"),
+    cl::init(true), cl::cat(cudaCategory));
 
 static LogicalResult fail(const Twine &message) {
   llvm::errs() << "tp-compile: " << message << "\n";
@@ -160,6 +165,7 @@ static void addLowering(PassManager &pm) {
   cuda.toolkitPath = cudaToolkit;
   cuda.format = gpuFormat;
   cuda.splitReductionsMin = cudaSplitReductionsMin;
+  cuda.rowKernels = cudaRowKernels;
   if (cuda.format.empty())
     cuda.format =
         !cuda.toolkitPath.empty() &&

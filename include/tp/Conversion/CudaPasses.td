@@ -35,9 +35,55 @@ def TPSplitReductions : Pass<"tp-split-reductions", "func::FuncOp"> {
            /*default=*/"kSplitReductionsMin",
            "split reductions over at least this many elements "
            "(default: kSplitReductionsMin, tp/Conversion/CudaPipeline.h)">,
+    Option<"skipRowKernels", "skip-row-kernels", "bool", /*default=*/"false",
+           "leave the reductions that tp-row-kernels takes">,
   ];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
+def TPRowKernels : Pass<"tp-row-kernels", "func::FuncOp"> {
+  let summary = "Run a reduction and the ops beside it on the same rows as "
+                "one kernel, a block per row";
+  let description = [{
+    In each run of linalg ops on buffers with only static allocations,
+    deallocations and ops without memory effects between them, a reduction
+    whose last loop reduces (one init, one combiner that `gpu.all_reduce`
+    knows) takes the pointwise ops just before and after it over the same
+    rows and row length (RMSNorm's residual add and scaling, softmax's
+    exponentials and division, another reduction), and those over the rows
+    alone (the fill of its init), as long as every buffer one of them
+    writes is touched by all at the same element offset, one that changes
+    with every row index, and no other buffer they touch may alias it. The
+    run becomes an `scf.parallel` over the rows marked `tpcuda.row_kernel`
+    whose body is one loop per op over the block's threads (`max-threads`,
+    or the row length rounded up to 32 if less), each thread striding
+    along the row; a reduction's loop folds each thread's elements and
+    combines the threads' by its `scf.reduce`, and a loop over one thread
+    folds that into the init. Static loop sizes only. On the host (the
+    emulation) it runs as loops; `tp-row-kernels-to-gpu` makes it a kernel.
+  }];
+  let options = [
+    Option<"maxThreads", "max-threads", "int64_t", /*default=*/"1024",
+           "threads per block (one row)">,
+  ];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
+}
+
+def TPRowKernelsToGpu : Pass<"tp-row-kernels-to-gpu", "ModuleOp"> {
+  let summary = "Turn tp-row-kernels' loops into gpu.launch, a block per "
+                "row, with barriers and gpu.all_reduce";
+  let description = [{
+    Each `scf.parallel` marked `tpcuda.row_kernel` becomes a `gpu.launch` of one
+    block per row and as many threads as its largest thread loop; each
+    thread loop runs with the thread's index (under `if` when it has fewer
+    iterations), a reducing one ends in a uniform `gpu.all_reduce`, and a
+    `gpu.barrier` follows every thread loop but the last. Ops between the
+    thread loops may read memory but not write it.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
+                           "scf::SCFDialect"];
 }
 
 def TPGemmBf16 : Pass<"tp-gemm-bf16", "ModuleOp"> {

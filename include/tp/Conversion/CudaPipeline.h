@@ -39,6 +39,9 @@ struct CudaLoweringOptions {
   int64_t blockSize = 256;
   /// tp-split-reductions' threshold.
   int64_t splitReductionsMin = kSplitReductionsMin;
+  /// A reduction and the ops beside it on its rows as one kernel, a block
+  /// per row (tp-row-kernels); false keeps a kernel per op, to compare.
+  bool rowKernels = true;
   /// GEMM inputs: "f32", or "bf16" (bf16 operands, fp32 accumulation and
   /// output: tprt_matmul_bf16; weights only GEMMs read are stored in bf16,
   /// other operands rounded by a kernel).

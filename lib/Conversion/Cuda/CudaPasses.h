@@ -25,6 +25,29 @@ namespace mlir::tp {
 #define GEN_PASS_REGISTRATION
 #include "tp/Conversion/CudaPasses.h.inc"
 
+/// Marks the scf.parallel of a row kernel (tp-row-kernels).
+inline constexpr llvm::StringLiteral kRowKernelAttrName = "tpcuda.row_kernel";
+
+/// Whether `op` is a row kernel's loop over rows.
+bool isRowKernel(Operation *op);
+
+/// The gpu.all_reduce operation of a reduction's combiner, if it has one.
+std::optional<gpu::AllReduceOperation> blockReductionOf(Operation *combiner);
+
+/// The combiner and predicate of `op`'s body, if it is an argmax/argmin:
+/// result 0 folds the element into accumulator 0 by maximumf or minimumf
+/// (the combiner), result 1 is `select(cmpf better(element, acc0), index,
+/// acc1)`, the accumulators read nowhere else and the index growing with
+/// the position along reduction loop `dim` (plus a value defined outside
+/// `op`): the first occurrence has the smallest index. (maxnumf's neutral
+/// element, NaN, never compares better: a partial's index would be lost.)
+std::optional<std::pair<Operation *, arith::CmpFPredicate>>
+argExtremum(linalg::GenericOp op, unsigned dim);
+
+/// Whether tp-row-kernels runs `op` (on tensors or buffers) as a reduction
+/// of a row kernel: tp-split-reductions leaves it then.
+bool takesRowKernel(linalg::LinalgOp op);
+
 } // namespace mlir::tp
 
 #endif // TP_LIB_CONVERSION_CUDA_CUDAPASSES_H

@@ -64,8 +64,8 @@ void mlir::tp::buildCudaLoweringPipeline(OpPassManager &pm,
 void mlir::tp::addCudaBufferStages(OpPassManager &pm,
                                    const CudaLoweringOptions &options) {
   addTensorSimplifications(pm, options.tensor);
-  pm.addNestedPass<func::FuncOp>(
-      createTPSplitReductions({options.splitReductionsMin}));
+  pm.addNestedPass<func::FuncOp>(createTPSplitReductions(
+      {options.splitReductionsMin, /*skipRowKernels=*/options.rowKernels}));
   addRuntimeCallsAndBufferization(pm);
   if (options.gemmDtype == "bf16") {
     // One view per buffer: GEMMs reading the same one share its rounding.
@@ -84,6 +84,10 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
   // allocations and deallocations between them have moved aside.
   // (tp-fuse-kernel-loops, not upstream's scf-parallel-loop-fusion, which
   // does not compare the two loops' writes.)
+  // A reduction and the ops beside it on its rows (a norm, a softmax): one
+  // kernel, a block per row, instead of a kernel per op.
+  if (options.rowKernels)
+    pm.addNestedPass<func::FuncOp>(createTPRowKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPClusterKernelLoops());
   pm.addNestedPass<func::FuncOp>(createTPFuseKernelLoops());
@@ -97,6 +101,7 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
 
 void mlir::tp::addCudaKernelsAndHost(OpPassManager &pm,
                                      const CudaLoweringOptions &options) {
+  pm.addPass(createTPRowKernelsToGpu());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());

@@ -119,10 +119,12 @@ Value padAndSplit(RewriterBase &rewriter, Location loc, Value v, unsigned pos,
                                        shape);
 }
 
+} // namespace
+
 /// Whether `v` is the position along reduction loop `dim`, plus a value
 /// defined outside `op`, cast or not: an index that grows with the
 /// position, so that the smaller index is the earlier element.
-bool growsWithPosition(linalg::GenericOp op, unsigned dim, Value v) {
+static bool growsWithPosition(linalg::GenericOp op, unsigned dim, Value v) {
   Operation *def = v.getDefiningOp();
   if (auto index = dyn_cast_if_present<linalg::IndexOp>(def))
     return index.getDim() == dim;
@@ -138,14 +140,8 @@ bool growsWithPosition(linalg::GenericOp op, unsigned dim, Value v) {
          (outside(add.getLhs()) && growsWithPosition(op, dim, add.getRhs()));
 }
 
-/// The combiner and predicate of `op`'s body, if it is an argmax/argmin:
-/// result 0 folds the element into accumulator 0 by maximumf or minimumf
-/// (the combiner), result 1 is `select(cmpf better(element, acc0), index,
-/// acc1)`, the accumulators read nowhere else and the index growing with
-/// the position along reduction loop `dim`. (maxnumf's neutral element,
-/// NaN, never compares better: a partial's index would be lost.)
 std::optional<std::pair<Operation *, arith::CmpFPredicate>>
-argExtremum(linalg::GenericOp op, unsigned dim) {
+mlir::tp::argExtremum(linalg::GenericOp op, unsigned dim) {
   Block *body = op.getBody();
   BlockArgument acc0 = op.getRegionOutputArgs()[0];
   BlockArgument acc1 = op.getRegionOutputArgs()[1];
@@ -176,6 +172,8 @@ argExtremum(linalg::GenericOp op, unsigned dim) {
     return std::nullopt;
   return std::make_pair(combiner, p);
 }
+
+namespace {
 
 /// Folds partial results `in` into accumulators `acc`: the combiner, and
 /// for an argmax/argmin the index of the better value, with `breakTies` the
@@ -256,6 +254,8 @@ struct SplitReductionsPass
   /// The reduction to split, if `op` is one.
   std::optional<Reduction> splittable(linalg::GenericOp op) const {
     unsigned inits = op.getNumDpsInits();
+    if (skipRowKernels && tp::takesRowKernel(op))
+      return std::nullopt;
     if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1 ||
         (inits != 1 && inits != 2) ||
         !llvm::all_of(op.getIndexingMapsArray(),
@@ -298,7 +298,7 @@ struct SplitReductionsPass
         return std::nullopt;
       r.combiner = combiners.front();
     } else {
-      auto extremum = argExtremum(op, r.dim);
+      auto extremum = tp::argExtremum(op, r.dim);
       if (!extremum)
         return std::nullopt;
       std::tie(r.combiner, r.better) = *extremum;

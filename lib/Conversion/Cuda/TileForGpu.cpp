@@ -52,7 +52,8 @@ struct TPTileForGpuPass : public tp::impl::TPTileForGpuBase<TPTileForGpuPass> {
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> outermost;
     getOperation().walk([&](scf::ParallelOp op) {
-      if (!op->getParentOfType<scf::ParallelOp>())
+      // A row kernel maps itself (tp-row-kernels-to-gpu).
+      if (!op->getParentOfType<scf::ParallelOp>() && !tp::isRowKernel(op))
         outermost.push_back(op);
     });
     for (scf::ParallelOp op : outermost) {
