@@ -109,3 +109,58 @@ func.func @disjoint(%b: memref<8x8xf32>, %u: memref<8x4xf32>, %w: memref<8x4xf32
   }
   return
 }
+
+// -----
+
+// RoPE's shape: q's rotation (8), q's product (16) reading it, k's
+// rotation (8), k's product (16). k's rotation, with the view it reads,
+// moves up to q's (q's product touches nothing it does), and the products
+// meet: two loops. A loop that reads what a loop between writes stays.
+// CHECK-LABEL: func.func @move_up(
+// CHECK: %[[KV:.*]] = memref.subview %[[K:.*]][0, 0] [8, 4]
+// CHECK-NEXT: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c8, %c4)
+// CHECK: memref.store %{{.*}}, %[[RQ:.*]][
+// CHECK: memref.load %[[KV]][
+// CHECK: memref.store %{{.*}}, %[[RK:.*]][
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c8, %c8)
+// CHECK-NEXT: memref.load %[[RQ]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[QO:[a-z0-9_]*]][
+// CHECK-NEXT: memref.load %[[RK]]
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c8, %c4)
+// CHECK-NEXT: memref.load %[[QO]][
+// CHECK-NOT: scf.parallel
+func.func @move_up(%q: memref<8x4xf32>, %k: memref<8x8xf32>) -> (memref<8x8xf32>, memref<8x8xf32>, memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %rq = memref.alloc() : memref<8x4xf32>
+  %rk = memref.alloc() : memref<8x4xf32>
+  %qo = memref.alloc() : memref<8x8xf32>
+  %ko = memref.alloc() : memref<8x8xf32>
+  %late = memref.alloc() : memref<8x4xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1) {
+    %v = memref.load %q[%i, %j] : memref<8x4xf32>
+    %n = arith.negf %v : f32
+    memref.store %n, %rq[%i, %j] : memref<8x4xf32>
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %v = memref.load %rq[%i, %c0] : memref<8x4xf32>
+    memref.store %v, %qo[%i, %j] : memref<8x8xf32>
+  }
+  %kv = memref.subview %k[0, 0] [8, 4] [1, 1] : memref<8x8xf32> to memref<8x4xf32, strided<[8, 1]>>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1) {
+    %v = memref.load %kv[%i, %j] : memref<8x4xf32, strided<[8, 1]>>
+    %n = arith.negf %v : f32
+    memref.store %n, %rk[%i, %j] : memref<8x4xf32>
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %v = memref.load %rk[%i, %c0] : memref<8x4xf32>
+    memref.store %v, %ko[%i, %j] : memref<8x8xf32>
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1) {
+    %v = memref.load %qo[%i, %j] : memref<8x8xf32>
+    memref.store %v, %late[%i, %j] : memref<8x4xf32>
+  }
+  return %qo, %ko, %late : memref<8x8xf32>, memref<8x8xf32>, memref<8x4xf32>
+}

@@ -96,27 +96,33 @@ static bool disjointSubviews(Value a, Value b) {
   return false;
 }
 
-/// Whether fusing keeps the order between `x` (first loop) and `y` (second
-/// loop) that matters: reads never conflict; the same memref must be
-/// touched at the same point (`ivs` maps the first loop's induction
-/// variables to the second's); views of one buffer only where disjoint;
-/// distinct buffers are independent, as upstream and the runtime take the
-/// buffers a model writes to be.
-static bool independent(const Access &x, const Access &y, const IRMapping &ivs,
-                        AliasAnalysis &aliases) {
+/// Whether `x` and `y`, in two loops, touch memory so that the loops may
+/// run in either order: reads never conflict; views of one buffer only
+/// where disjoint; distinct buffers are independent where both are written,
+/// as upstream and the runtime take the buffers a model writes to be, and a
+/// read against a write, as upstream, only where they cannot alias.
+static bool commute(const Access &x, const Access &y, AliasAnalysis &aliases) {
   if (!x.write && !y.write)
     return true;
-  if (x.memref == y.memref)
-    return x.indices.size() == y.indices.size() &&
-           llvm::all_of(llvm::zip(x.indices, y.indices), [&](auto pair) {
-             return ivs.lookupOrDefault(std::get<0>(pair)) == std::get<1>(pair);
-           });
   if (disjointSubviews(x.memref, y.memref))
     return true;
   if (rootOf(x.memref) == rootOf(y.memref))
     return false;
-  // A read against a write: as upstream, only buffers that cannot alias.
   return (x.write && y.write) || aliases.alias(x.memref, y.memref).isNo();
+}
+
+/// Whether fusing keeps the order between `x` (first loop) and `y` (second
+/// loop) that matters: the same memref must be touched at the same point
+/// (`ivs` maps the first loop's induction variables to the second's), or
+/// the two commute.
+static bool independent(const Access &x, const Access &y, const IRMapping &ivs,
+                        AliasAnalysis &aliases) {
+  if (x.memref == y.memref && (x.write || y.write))
+    return x.indices.size() == y.indices.size() &&
+           llvm::all_of(llvm::zip(x.indices, y.indices), [&](auto pair) {
+             return ivs.lookupOrDefault(std::get<0>(pair)) == std::get<1>(pair);
+           });
+  return commute(x, y, aliases);
 }
 
 static bool canFuse(scf::ParallelOp first, scf::ParallelOp second,
@@ -148,6 +154,50 @@ static void fuse(scf::ParallelOp first, scf::ParallelOp second) {
   first.erase();
 }
 
+/// Whether `a` and `b` may run in either order.
+static bool loopsCommute(scf::ParallelOp a, scf::ParallelOp b,
+                         AliasAnalysis &aliases) {
+  SmallVector<Access> xs, ys;
+  if (!collectAccesses(a, xs) || !collectAccesses(b, ys))
+    return false;
+  for (const Access &x : xs)
+    for (const Access &y : ys)
+      if (!commute(x, y, aliases))
+        return false;
+  return true;
+}
+
+/// Moves `loop` to just after `anchor` (earlier in its block), with the
+/// pure ops between them that define what it uses (views); false, and
+/// nothing moved, where one of those is not pure.
+static bool hoistAfter(scf::ParallelOp loop, Operation *anchor) {
+  SetVector<Operation *> defs; // operands first
+  std::function<bool(Value)> available = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != anchor->getBlock() ||
+        !anchor->isBeforeInBlock(def) || defs.contains(def))
+      return true;
+    if (!isPure(def) || def->getNumRegions() != 0 ||
+        !llvm::all_of(def->getOperands(), available))
+      return false;
+    defs.insert(def);
+    return true;
+  };
+  WalkResult result = loop->walk([&](Operation *op) {
+    return llvm::all_of(op->getOperands(), available) ? WalkResult::advance()
+                                                      : WalkResult::interrupt();
+  });
+  if (result.wasInterrupted())
+    return false;
+  Operation *at = anchor;
+  for (Operation *def : defs) {
+    def->moveAfter(at);
+    at = def;
+  }
+  loop->moveAfter(at);
+  return true;
+}
+
 static void fuseInBlock(Block &block, AliasAnalysis &aliases) {
   // Chains of loops with nothing that touches memory between them.
   SmallVector<SmallVector<scf::ParallelOp>> chains(1);
@@ -159,10 +209,27 @@ static void fuseInBlock(Block &block, AliasAnalysis &aliases) {
     if (!isMemoryEffectFree(&op) || op.getNumRegions() != 0)
       chains.emplace_back();
   }
-  for (SmallVector<scf::ParallelOp> &chain : chains)
-    for (size_t i = 0; i + 1 < chain.size(); ++i)
-      if (canFuse(chain[i], chain[i + 1], aliases))
-        fuse(chain[i], chain[i + 1]);
+  // Each loop fuses with the next one of the same bounds that can move up
+  // to it: the loops between commute with it (RoPE's rotations of q and k,
+  // then its products, each a kernel).
+  for (SmallVector<scf::ParallelOp> &chain : chains) {
+    for (size_t i = 0; i < chain.size(); ++i) {
+      for (size_t j = i + 1; j < chain.size(); ++j) {
+        if (!canFuse(chain[i], chain[j], aliases))
+          continue;
+        bool movable = llvm::all_of(ArrayRef(chain).slice(i + 1, j - i - 1),
+                                    [&](scf::ParallelOp m) {
+                                      return loopsCommute(m, chain[j], aliases);
+                                    });
+        if (!movable || (j > i + 1 && !hoistAfter(chain[j], chain[i])))
+          continue;
+        fuse(chain[i], chain[j]);
+        chain[i] = chain[j];
+        chain.erase(chain.begin() + j);
+        j = i;
+      }
+    }
+  }
 }
 
 namespace {
