@@ -3,8 +3,8 @@
 // A block per row, as many threads as the widest thread loop; the index
 // of each thread loop is the thread's, a loop over fewer threads runs
 // under `if`, a reduction is a uniform gpu.all_reduce, and a barrier
-// follows every stage but the last. What the host reads between stages
-// (a position) every thread reads.
+// stands between any two stages or loads. What the host reads at row
+// level (a position) every thread reads.
 // CHECK-LABEL: func.func @row_kernel(
 // CHECK-SAME: %[[X:[^:]*]]: memref<4x64xf32>, %[[S:[^:]*]]: memref<4xf32>, %[[Y:[^:]*]]: memref<4x64xf32>, %[[P:[^:]*]]: memref<i64>)
 // CHECK: %cst = arith.constant
@@ -12,6 +12,7 @@
 // CHECK-NEXT: %[[THREADS:.*]] = arith.constant 64 : index
 // CHECK-NEXT: gpu.launch blocks(%[[ROW:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4, %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[THREADS]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) {
 // CHECK-NEXT: memref.load %[[P]][]
+// CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[PART:.*]] = scf.for %{{.*}} = %[[T]] to %c64
 // CHECK: %[[ALL:.*]] = gpu.all_reduce maxnumf %[[PART]] uniform
 // CHECK-NEXT: }
@@ -60,6 +61,43 @@ func.func @row_kernel(%x: memref<4x64xf32>, %s: memref<4xf32>, %y: memref<4x64xf
         %keep = arith.cmpi sle, %i, %p : i64
         %o = arith.select %keep, %q, %nan : f32
         memref.store %o, %y[%r, %j] : memref<4x64xf32>
+      }
+      scf.reduce
+    }
+    scf.reduce
+  } {tpcuda.row_kernel}
+  return
+}
+
+// -----
+
+// A row-level load after a stage waits for it, and the stage after the
+// load waits for every thread's load.
+// CHECK-LABEL: func.func @load_between(
+// CHECK: scf.if
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[S:.*]] = memref.load
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK: gpu.terminator
+func.func @load_between(%s: memref<4xf32>, %y: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%r) = (%c0) to (%c4) step (%c1) {
+    scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+      memref.store %one, %s[%r] : memref<4xf32>
+      scf.reduce
+    }
+    %v = memref.load %s[%r] : memref<4xf32>
+    scf.parallel (%t) = (%c0) to (%c64) step (%c1) {
+      scf.for %j = %t to %c64 step %c64 {
+        memref.store %v, %y[%r, %j] : memref<4x64xf32>
+        memref.store %v, %s[%r] : memref<4xf32>
       }
       scf.reduce
     }

@@ -1,5 +1,7 @@
 // RUN: tp-opt %s --tp-row-kernels --split-input-file | FileCheck %s
 // RUN: tp-opt %s --tp-row-kernels=max-threads=64 --split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: not tp-opt %s --tp-row-kernels=max-threads=2048 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: tp-row-kernels: max-threads must be from 32 to 1024 (a CUDA block), not 2048
 
 // RMSNorm: the residual add, the fill of the sum's init, the sum of squares
 // and the scaling are one loop over the 4 rows, a thread loop each; the
@@ -182,6 +184,34 @@ func.func @other_row(%x: memref<8x8xf32>) -> (memref<8xf32>, memref<8x8xf32>) {
   linalg.transpose ins(%h : memref<8x8xf32>) outs(%t : memref<8x8xf32>) permutation = [1, 0]
   memref.dealloc %h : memref<8x8xf32>
   return %ss, %t : memref<8xf32>, memref<8x8xf32>
+}
+
+// -----
+
+// Every row writes the one element of %last: blocks would race on it, so
+// that op stays out.
+// CHECK-LABEL: func.func @same_element(
+// CHECK: } {tpcuda.row_kernel}
+// CHECK-NEXT: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @same_element(%x: memref<4x64xf32>) -> (memref<4xf32>, memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %ss = memref.alloc() : memref<4xf32>
+  %last = memref.alloc() : memref<f32>
+  linalg.fill ins(%zero : f32) outs(%ss : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%ss : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.addf %a, %acc : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["parallel"]}
+      ins(%ss : memref<4xf32>) outs(%last : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return %ss, %last : memref<4xf32>, memref<f32>
 }
 
 // -----

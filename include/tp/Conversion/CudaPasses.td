@@ -79,8 +79,8 @@ def TPRowKernelsToGpu : Pass<"tp-row-kernels-to-gpu", "ModuleOp"> {
     block per row and as many threads as its largest thread loop; each
     thread loop runs with the thread's index (under `if` when it has fewer
     iterations), a reducing one ends in a uniform `gpu.all_reduce`, and a
-    `gpu.barrier` follows every thread loop but the last. Ops between the
-    thread loops may read memory but not write it.
+    `gpu.barrier` stands between any two thread loops or loads. Ops between
+    the thread loops may read memory but not write it.
   }];
   let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
                            "scf::SCFDialect"];
@@ -165,9 +165,13 @@ def TPFuseKernelLoops : Pass<"tp-fuse-kernel-loops", "func::FuncOp"> {
     induction variables standing for the first's), or through disjoint
     static subviews of one buffer; loads never conflict; a read and a write
     of different buffers only where they cannot alias; writes to distinct
-    buffers are independent (the runtime passes distinct buffers). Upstream
-    `scf-parallel-loop-fusion` does the same but never compares the two
-    loops' writes: a fill and a transposed write into one buffer would race.
+    buffers are independent (the runtime passes distinct buffers). A later
+    loop of the same bounds moves up to an earlier one, with the pure ops
+    that define what it uses (views), when the loops between commute with
+    it (by the same rules, at any points): RoPE's rotations of q and k, then
+    its products. Upstream `scf-parallel-loop-fusion` fuses only adjacent
+    loops and never compares the two loops' writes: a fill and a transposed
+    write into one buffer would race.
   }];
 }
 

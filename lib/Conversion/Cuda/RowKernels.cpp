@@ -53,8 +53,10 @@ using gpu::AllReduceOperation;
 std::optional<AllReduceOperation> mlir::tp::blockReductionOf(Operation *op) {
   using R = std::optional<AllReduceOperation>;
   return TypeSwitch<Operation *, R>(op)
-      .Case<arith::AddFOp, arith::AddIOp>([](auto) { return R(AllReduceOperation::ADD); })
-      .Case<arith::MulFOp, arith::MulIOp>([](auto) { return R(AllReduceOperation::MUL); })
+      .Case<arith::AddFOp, arith::AddIOp>(
+          [](auto) { return R(AllReduceOperation::ADD); })
+      .Case<arith::MulFOp, arith::MulIOp>(
+          [](auto) { return R(AllReduceOperation::MUL); })
       .Case([](arith::MaxNumFOp) { return R(AllReduceOperation::MAXNUMF); })
       .Case([](arith::MinNumFOp) { return R(AllReduceOperation::MINNUMF); })
       .Case([](arith::MaximumFOp) { return R(AllReduceOperation::MAXIMUMF); })
@@ -93,6 +95,8 @@ struct Stage {
   /// An argmax/argmin (tp::argExtremum): where an element is better than
   /// the accumulator, its index is taken.
   std::optional<arith::CmpFPredicate> better;
+  /// Pointwise over the rows alone (one thread per row).
+  bool rowWise = false;
 };
 
 /// `op` as a stage, if it is one the kernels can run: static loops,
@@ -102,9 +106,9 @@ struct Stage {
 /// init by one combiner with a neutral element that gpu.all_reduce knows,
 /// or an argmax/argmin with an integer index.
 std::optional<Stage> asStage(linalg::LinalgOp op) {
-  if (!op ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+  if (!op || !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) {
+        return m.isProjectedPermutation();
+      }))
     return std::nullopt;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   if (llvm::any_of(sizes, ShapedType::isDynamic))
@@ -180,7 +184,6 @@ struct Offset {
 
 /// One stage's access to a buffer.
 struct Access {
-  unsigned stage;
   Value base;
   /// Unknown where the view's layout is not static.
   std::optional<Offset> offset;
@@ -193,12 +196,16 @@ struct Group {
   int64_t length = 0;
   SmallVector<Stage> stages;
   SmallVector<Access> accesses;
-  bool hasReduction = false;
 };
 
+/// The buffer `v` views; a memref.view is a buffer of its own (its byte
+/// shift is not in its type's offset), which alias analysis compares.
 Value baseOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>()) {
+    if (isa<memref::ViewOp>(view))
+      break;
     v = view.getViewSource();
+  }
   return v;
 }
 
@@ -206,7 +213,8 @@ Value baseOf(Value v) {
 /// elements: false when its loops are neither the rows then the elements
 /// nor (`s` pointwise) the rows alone.
 bool assignRoles(Stage &s, ArrayRef<int64_t> rows, int64_t length) {
-  bool rowWise = false;
+  bool &rowWise = s.rowWise;
+  rowWise = false;
   if (s.combiner) {
     if (s.length != length || ArrayRef<int64_t>(s.wide) != rows)
       return false;
@@ -233,17 +241,15 @@ bool assignRoles(Stage &s, ArrayRef<int64_t> rows, int64_t length) {
   return true;
 }
 
-/// `s`'s accesses to buffers (stage number `index`).
-void collectAccesses(const Stage &s, unsigned index, unsigned numRows,
+/// `s`'s accesses to buffers.
+void collectAccesses(const Stage &s, unsigned numRows,
                      SmallVectorImpl<Access> &accesses) {
   linalg::LinalgOp op = s.op;
   for (OpOperand &operand : s.op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)
       continue;
-    bool init = op.isDpsInit(&operand);
-    bool read = !init || s.combiner || op.payloadUsesValueFromOperand(&operand);
-    Access a{index, baseOf(operand.get()), std::nullopt, init};
+    Access a{baseOf(operand.get()), std::nullopt, op.isDpsInit(&operand)};
     SmallVector<int64_t> strides;
     int64_t start;
     if (succeeded(type.getStridesAndOffset(strides, start)) &&
@@ -260,23 +266,33 @@ void collectAccesses(const Stage &s, unsigned index, unsigned numRows,
       }
       a.offset = o;
     }
-    if (read || init)
-      accesses.push_back(a);
+    accesses.push_back(a);
   }
 }
 
-/// Whether two accesses of different stages can run in one kernel.
-bool compatible(const Access &x, const Access &y, unsigned numRows,
-                AliasAnalysis &aliases) {
+/// Whether a write of `s` lands where no other thread of the kernel writes:
+/// its offset changes with every row index and, in a loop along the row,
+/// with the element. (Linalg's parallel loops may write one element from
+/// many points; the loops' last point wins, the GPU's any.)
+bool ownsElements(const Access &write, const Stage &s, unsigned numRows) {
+  if (!write.offset)
+    return false;
+  ArrayRef<int64_t> c = write.offset->coefficients;
+  bool alongRow = !s.combiner && !s.rowWise;
+  return llvm::all_of(c.take_front(numRows),
+                      [](int64_t x) { return x != 0; }) &&
+         (!alongRow || c[numRows] != 0);
+}
+
+/// Whether two accesses of different stages can run in one kernel (each
+/// write owning its elements): at the same elements, or in buffers that
+/// cannot alias where one is written.
+bool compatible(const Access &x, const Access &y, AliasAnalysis &aliases) {
   if (!x.write && !y.write)
     return true;
   if (x.base != y.base)
     return aliases.alias(x.base, y.base).isNo();
-  if (!x.offset || !y.offset || !(*x.offset == *y.offset))
-    return false;
-  // Each row its own elements.
-  return llvm::all_of(ArrayRef<int64_t>(x.offset->coefficients).take_front(numRows),
-                      [](int64_t c) { return c != 0; });
+  return x.offset && y.offset && *x.offset == *y.offset;
 }
 
 /// Adds `s` to `g` if it fits and conflicts with no stage there.
@@ -284,15 +300,26 @@ bool tryAdd(Group &g, Stage s, AliasAnalysis &aliases) {
   if (!assignRoles(s, g.rows, g.length))
     return false;
   SmallVector<Access> mine;
-  collectAccesses(s, g.stages.size(), g.rows.size(), mine);
-  for (const Access &x : mine)
+  collectAccesses(s, g.rows.size(), mine);
+  for (const Access &x : mine) {
+    if (x.write && !ownsElements(x, s, g.rows.size()))
+      return false;
     for (const Access &y : g.accesses)
-      if (!compatible(x, y, g.rows.size(), aliases))
+      if (!compatible(x, y, aliases))
         return false;
+  }
   g.accesses.append(mine);
-  g.hasReduction |= s.combiner != nullptr;
   g.stages.push_back(std::move(s));
   return true;
+}
+
+/// The indices at which `operand` of `s` is read or written at `ivs`.
+SmallVector<Value> indicesOf(const Stage &s, OpOperand &operand,
+                             ArrayRef<Value> ivs) {
+  linalg::LinalgOp op = s.op;
+  return llvm::map_to_vector(
+      op.getMatchingIndexingMap(&operand).getResults(),
+      [&](AffineExpr e) { return ivs[cast<AffineDimExpr>(e).getPosition()]; });
 }
 
 /// Loads `s`'s operands at the point `ivs` (one per loop), runs its body
@@ -309,13 +336,9 @@ SmallVector<Value> emitPoint(OpBuilder &b, Location loc, const Stage &s,
     if (!accs.empty() && op.isDpsInit(&operand)) {
       value = accs[operand.getOperandNumber() - op.getNumDpsInputs()];
     } else if (isa<MemRefType>(value.getType())) {
-      if (op.isDpsInit(&operand) &&
-          !op.payloadUsesValueFromOperand(&operand))
+      if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand))
         continue;
-      SmallVector<Value> indices;
-      for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
-        indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-      value = memref::LoadOp::create(b, loc, value, indices);
+      value = memref::LoadOp::create(b, loc, value, indicesOf(s, operand, ivs));
     }
     mapping.map(arg, value);
   }
@@ -326,19 +349,9 @@ SmallVector<Value> emitPoint(OpBuilder &b, Location loc, const Stage &s,
     }
     b.clone(inner, mapping);
   }
-  return llvm::map_to_vector(body->getTerminator()->getOperands(),
-                             [&](Value v) { return mapping.lookupOrDefault(v); });
-}
-
-
-/// The indices at which `operand` of `s` is read or written at `ivs`.
-SmallVector<Value> indicesOf(const Stage &s, OpOperand &operand,
-                             ArrayRef<Value> ivs) {
-  linalg::LinalgOp op = s.op;
   return llvm::map_to_vector(
-      op.getMatchingIndexingMap(&operand).getResults(), [&](AffineExpr e) {
-        return ivs[cast<AffineDimExpr>(e).getPosition()];
-      });
+      body->getTerminator()->getOperands(),
+      [&](Value v) { return mapping.lookupOrDefault(v); });
 }
 
 /// Builds the loops of a row kernel's body, in the row loop.
@@ -349,11 +362,9 @@ struct KernelBuilder {
 
   /// A loop over the block's threads (or over one thread).
   void threadLoop(function_ref<void(Value)> body, bool one = false) {
-    scf::ParallelOp::create(b, loc, ValueRange{c0},
-                            ValueRange{one ? c1 : threads}, ValueRange{c1},
-                            [&](OpBuilder &, Location, ValueRange t) {
-                              body(t[0]);
-                            });
+    scf::ParallelOp::create(
+        b, loc, ValueRange{c0}, ValueRange{one ? c1 : threads}, ValueRange{c1},
+        [&](OpBuilder &, Location, ValueRange t) { body(t[0]); });
   }
 
   /// A loop over the block's threads whose values `value(t)` are combined
@@ -362,7 +373,8 @@ struct KernelBuilder {
                       function_ref<Value(Value, Value)> combine) {
     auto loop = scf::ParallelOp::create(
         b, loc, ValueRange{c0}, ValueRange{threads}, ValueRange{c1},
-        ValueRange{neutral}, [&](OpBuilder &, Location, ValueRange t, ValueRange) {
+        ValueRange{neutral},
+        [&](OpBuilder &, Location, ValueRange t, ValueRange) {
           auto reduce = scf::ReduceOp::create(b, loc, value(t[0]));
           Block &combiner = reduce.getReductions()[0].front();
           OpBuilder::InsertionGuard guard(b);
@@ -405,9 +417,10 @@ void emit(const Group &g, int64_t maxThreads) {
   int64_t numRows = 1;
   for (int64_t r : g.rows)
     numRows *= r;
-  int64_t threads =
-      std::min<int64_t>(maxThreads, llvm::alignTo(g.length, 32));
-  KernelBuilder k{b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+  int64_t threads = std::min<int64_t>(maxThreads, llvm::alignTo(g.length, 32));
+  KernelBuilder k{b,
+                  loc,
+                  arith::ConstantIndexOp::create(b, loc, 0),
                   arith::ConstantIndexOp::create(b, loc, 1),
                   arith::ConstantIndexOp::create(b, loc, threads),
                   arith::ConstantIndexOp::create(b, loc, g.length)};
@@ -443,12 +456,11 @@ void emit(const Group &g, int64_t maxThreads) {
               if (role == kUnit)
                 return k.c0;
               return role == static_cast<int>(g.rows.size()) ? element
-                                                               : row[role];
+                                                             : row[role];
             });
           };
           linalg::LinalgOp op = s.op;
           if (!s.combiner) {
-            bool rowWise = s.wide.size() == g.rows.size();
             k.threadLoop(
                 [&](Value t) {
                   auto point = [&](Value element) {
@@ -459,7 +471,7 @@ void emit(const Group &g, int64_t maxThreads) {
                       memref::StoreOp::create(b, loc, value, init.get(),
                                               indicesOf(s, init, ivs));
                   };
-                  if (rowWise)
+                  if (s.rowWise)
                     return point(k.c0);
                   scf::ForOp::create(
                       b, loc, t, k.length, k.threads, ValueRange{},
@@ -468,7 +480,7 @@ void emit(const Group &g, int64_t maxThreads) {
                         scf::YieldOp::create(b, loc);
                       });
                 },
-                /*one=*/rowWise);
+                /*one=*/s.rowWise);
             continue;
           }
           // Each thread folds its elements from the neutral element, the
@@ -512,13 +524,16 @@ void emit(const Group &g, int64_t maxThreads) {
           }
           // An argmax/argmin: the best value, then the smallest index
           // holding it (the first occurrence: each thread's index is that
-          // of its first best element).
+          // of its first best element). Where the best is NaN no index
+          // holds it and the init's stays, as tp-split-reductions' merges
+          // do; the loop would keep the index of the best before the NaN.
           auto [values, indices] = scratch.lookup(op);
           Type indexType = op.getRegionOutputArgs()[1].getType();
           Value none = arith::ConstantOp::create(
               b, loc,
-              b.getIntegerAttr(indexType, APInt::getSignedMaxValue(
-                                              indexType.getIntOrFloatBitWidth())));
+              b.getIntegerAttr(
+                  indexType,
+                  APInt::getSignedMaxValue(indexType.getIntOrFloatBitWidth())));
           k.threadLoop([&](Value t) {
             ValueRange best =
                 k.foldElements(s, ValueRange{neutral, none}, pointOf, t);
@@ -621,6 +636,12 @@ struct TPRowKernelsPass : tp::impl::TPRowKernelsBase<TPRowKernelsPass> {
   }
 
   void runOnOperation() override {
+    if (maxThreads < 32 || maxThreads > 1024) {
+      getOperation().emitError("tp-row-kernels: max-threads must be from 32 "
+                               "to 1024 (a CUDA block), not ")
+          << static_cast<int64_t>(maxThreads);
+      return signalPassFailure();
+    }
     AliasAnalysis &aliases = getAnalysis<AliasAnalysis>();
     SmallVector<Group, 0> groups;
     // Host code: blocks outside any loop nest the kernels are made of.
@@ -631,8 +652,8 @@ struct TPRowKernelsPass : tp::impl::TPRowKernelsBase<TPRowKernelsPass> {
         for (Block &block : region) {
           SmallVector<Stage> run;
           for (Operation &inner : block) {
-            if (std::optional<Stage> s = asStage(
-                    dyn_cast<linalg::LinalgOp>(&inner));
+            if (std::optional<Stage> s =
+                    asStage(dyn_cast<linalg::LinalgOp>(&inner));
                 s && cast<linalg::LinalgOp>(&inner).hasPureBufferSemantics()) {
               run.push_back(std::move(*s));
               continue;
