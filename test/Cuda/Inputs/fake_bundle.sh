@@ -30,6 +30,8 @@ for so in "$bundle"/models/*/m.*.so; do
     m.inline.so) mlir=m.inline.mlir ;;
     m.masked.f32.so) mlir=m.masked.mlir ;;
     m.masked.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16) ;;
+    # The emulation's kernel loops have row kernels either way.
+    m.masked_rows0.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16) ;;
   esac
   bash "$(dirname "${BASH_SOURCE[0]}")/../../lib/tp-compile-emulated.sh" \
     "$build/bin" "$(dirname "$so")/$mlir" --backend cuda "${flags[@]}" -o "$so"

@@ -170,13 +170,17 @@ echo "$GEN_STEPS" > "$BUNDLE/models/gen_llama7b/steps"
 # position themselves: the host reads no device memory within a step.
 "$PYTHON" -m tpmlir.build "${GEN_ARGS[@]}" --decode-attention masked \
   -o "$BUNDLE/models/gen_llama7b/m.masked.mlir"
-for dtype in f32 bf16; do
-  log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype $dtype"
+# masked_rows0: bf16 without tp-row-kernels, to compare in the same run (and
+# to tell whether the row kernels are what fails where a check does).
+for variant in masked.f32 masked.bf16 masked_rows0.bf16; do
+  dtype=${variant#*.} flags=()
+  [ "${variant%.*}" = masked_rows0 ] && flags=(--cuda-row-kernels=false)
+  log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype $dtype ${flags[*]}"
   t0=$(date +%s.%N)
   compile "$BUNDLE/models/gen_llama7b/m.masked.mlir" --backend cuda --dtype "$dtype" --tp-size 1 \
-    -o "$BUNDLE/models/gen_llama7b/m.masked.$dtype.so"
+    "${flags[@]}" -o "$BUNDLE/models/gen_llama7b/m.$variant.so"
   awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' \
-    > "$BUNDLE/models/gen_llama7b/compile_s.masked.$dtype"
+    > "$BUNDLE/models/gen_llama7b/compile_s.$variant"
 done
 
 # --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------

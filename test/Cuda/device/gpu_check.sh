@@ -419,6 +419,7 @@ gen_bench gen_llama7b_masked f32 masked
 gen_bench gen_llama7b_graph f32 masked --cuda-graph
 gen_bench gen_llama7b_bf16 bf16
 gen_bench gen_llama7b_bf16_graph bf16 masked --cuda-graph
+gen_bench gen_llama7b_bf16_graph_rows0 bf16 masked_rows0 --cuda-graph
 
 # --- 4c. where a decode step's time goes ---------------------------------------------------
 # Each kernel of a short generation timed alone (TPRT_KERNEL_LOG), summed per
