@@ -108,6 +108,85 @@ func.func @load_between(%s: memref<4xf32>, %y: memref<4x64xf32>) {
 
 // -----
 
+// tp-row-kernels' argmax: the threads' folds into scratch, then two
+// all-reduces (the best value, the smallest index holding it), each
+// followed by a barrier, and the fold into the inits on thread 0.
+// CHECK-LABEL: func.func @argmax(
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[BEST:.*]] = gpu.all_reduce maximumf
+// CHECK: gpu.barrier
+// CHECK: arith.cmpf oeq, %{{.*}}, %[[BEST]]
+// CHECK: %[[FIRST:.*]] = gpu.all_reduce minsi
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: arith.select %{{.*}}, %[[FIRST]]
+// CHECK: gpu.terminator
+func.func @argmax(%arg0: memref<2x100xf32>, %arg1: memref<2xf32>, %arg2: memref<2xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c100 = arith.constant 100 : index
+  %c2 = arith.constant 2 : index
+  %alloc = memref.alloc() : memref<2x128xf32>
+  %alloc_0 = memref.alloc() : memref<2x128xi64>
+  scf.parallel (%arg3) = (%c0) to (%c2) step (%c1) {
+    %cst = arith.constant 0xFF800000 : f32
+    %c9223372036854775807_i64 = arith.constant 9223372036854775807 : i64
+    scf.parallel (%arg4) = (%c0) to (%c128) step (%c1) {
+      %2:2 = scf.for %arg5 = %arg4 to %c100 step %c128 iter_args(%arg6 = %cst, %arg7 = %c9223372036854775807_i64) -> (f32, i64) {
+        %3 = memref.load %arg0[%arg3, %arg5] : memref<2x100xf32>
+        %4 = arith.index_cast %arg5 : index to i64
+        %5 = arith.cmpf ogt, %3, %arg6 : f32
+        %6 = arith.maximumf %3, %arg6 : f32
+        %7 = arith.select %5, %4, %arg7 : i64
+        scf.yield %6, %7 : f32, i64
+      }
+      memref.store %2#0, %alloc[%arg3, %arg4] : memref<2x128xf32>
+      memref.store %2#1, %alloc_0[%arg3, %arg4] : memref<2x128xi64>
+      scf.reduce 
+    }
+    %0 = scf.parallel (%arg4) = (%c0) to (%c128) step (%c1) init (%cst) -> f32 {
+      %2 = memref.load %alloc[%arg3, %arg4] : memref<2x128xf32>
+      scf.reduce(%2 : f32) {
+      ^bb0(%arg5: f32, %arg6: f32):
+        %3 = arith.maximumf %arg5, %arg6 : f32
+        scf.reduce.return %3 : f32
+      }
+    }
+    %1 = scf.parallel (%arg4) = (%c0) to (%c128) step (%c1) init (%c9223372036854775807_i64) -> i64 {
+      %2 = memref.load %alloc[%arg3, %arg4] : memref<2x128xf32>
+      %3 = memref.load %alloc_0[%arg3, %arg4] : memref<2x128xi64>
+      %4 = arith.cmpf oeq, %2, %0 : f32
+      %5 = arith.select %4, %3, %c9223372036854775807_i64 : i64
+      scf.reduce(%5 : i64) {
+      ^bb0(%arg5: i64, %arg6: i64):
+        %6 = arith.minsi %arg5, %arg6 : i64
+        scf.reduce.return %6 : i64
+      }
+    }
+    scf.parallel (%arg4) = (%c0) to (%c1) step (%c1) {
+      %2 = memref.load %arg1[%arg3] : memref<2xf32>
+      %3 = memref.load %arg2[%arg3] : memref<2xi64>
+      %4 = arith.maximumf %0, %2 : f32
+      %5 = arith.cmpf ogt, %0, %2 : f32
+      %6 = arith.select %5, %1, %3 : i64
+      memref.store %4, %arg1[%arg3] : memref<2xf32>
+      memref.store %6, %arg2[%arg3] : memref<2xi64>
+      scf.reduce 
+    }
+    scf.reduce 
+  } {tpcuda.row_kernel}
+  memref.dealloc %alloc : memref<2x128xf32>
+  memref.dealloc %alloc_0 : memref<2x128xi64>
+  return
+}
+
+// -----
+
 // Only thread loops may write memory: a row-level store would run on
 // every thread.
 func.func @row_store(%s: memref<4xf32>) {
