@@ -352,3 +352,36 @@ func.func @left_alone(%x: memref<8x8xf32>, %a: memref<8xf32>, %v: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// Two memref.views of one byte buffer: their byte shifts are not in their
+// types' offsets, so the same offsets may be different elements. The
+// scaling that writes one and reads the other stays out.
+// CHECK-LABEL: func.func @byte_views(
+// CHECK: } {tpcuda.row_kernel}
+// CHECK-NEXT: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @byte_views(%bytes: memref<2048xi8>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %bytes[%c0][] : memref<2048xi8> to memref<4x64xf32>
+  %y = memref.view %bytes[%c1024][] : memref<2048xi8> to memref<4x64xf32>
+  %ss = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%ss : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%ss : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %n = arith.addf %a, %acc : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ss : memref<4x64xf32>, memref<4xf32>) outs(%y : memref<4x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %q = arith.divf %a, %s : f32
+    linalg.yield %q : f32
+  }
+  return %ss : memref<4xf32>
+}

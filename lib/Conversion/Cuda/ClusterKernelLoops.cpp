@@ -26,11 +26,15 @@ static bool isStaticAlloc(Operation *op) {
   return alloc && alloc->getNumOperands() == 0;
 }
 
+bool mlir::tp::movesAsideOfKernels(Operation *op) {
+  return isa<memref::DeallocOp>(op) || isStaticAlloc(op) ||
+         (isMemoryEffectFree(op) && op->getNumRegions() == 0);
+}
+
 /// Whether `op` may stay in a run: the loops, what moves, and what neither
 /// reads nor writes memory.
 static bool belongsToRun(Operation *op) {
-  return isa<scf::ParallelOp, memref::DeallocOp>(op) || isStaticAlloc(op) ||
-         (isMemoryEffectFree(op) && op->getNumRegions() == 0);
+  return isa<scf::ParallelOp>(op) || tp::movesAsideOfKernels(op);
 }
 
 /// Moves the allocations of the run [first, last] to its start and its

@@ -25,6 +25,26 @@ namespace mlir::tp {
 #define GEN_PASS_REGISTRATION
 #include "tp/Conversion/CudaPasses.h.inc"
 
+/// The buffer `v` views, through casts, subviews, reshapes and memref.view.
+Value viewedBuffer(Value v);
+
+/// Whether `op` may stand between kernel loops (or the linalg ops they come
+/// from) and move aside: a static allocation, a deallocation, or an op that
+/// neither reads nor writes memory and has no regions.
+bool movesAsideOfKernels(Operation *op);
+
+/// Folds partial results `in` of a reduction (one value, or an
+/// argmax/argmin's value and index) into accumulators `acc` by `combiner`;
+/// an index is taken where `better(in value, acc value)` holds and, with
+/// `breakTies`, where the values are equal and its index is smaller (the
+/// partials' order is not the elements'); without, as the loop does with
+/// its init.
+SmallVector<Value> mergeReduction(OpBuilder &b, Location loc,
+                                  Operation *combiner,
+                                  std::optional<arith::CmpFPredicate> better,
+                                  ValueRange in, ValueRange acc,
+                                  bool breakTies);
+
 /// Marks the scf.parallel of a row kernel (tp-row-kernels).
 inline constexpr llvm::StringLiteral kRowKernelAttrName = "tpcuda.row_kernel";
 

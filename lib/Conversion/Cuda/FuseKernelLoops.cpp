@@ -62,14 +62,9 @@ static bool collectAccesses(scf::ParallelOp loop,
   return !result.wasInterrupted();
 }
 
-/// The buffer `v` views, through casts, subviews and reshapes.
-static Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
+Value mlir::tp::viewedBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
     v = view.getViewSource();
-  }
   return v;
 }
 
@@ -106,7 +101,7 @@ static bool commute(const Access &x, const Access &y, AliasAnalysis &aliases) {
     return true;
   if (disjointSubviews(x.memref, y.memref))
     return true;
-  if (rootOf(x.memref) == rootOf(y.memref))
+  if (tp::viewedBuffer(x.memref) == tp::viewedBuffer(y.memref))
     return false;
   return (x.write && y.write) || aliases.alias(x.memref, y.memref).isNo();
 }

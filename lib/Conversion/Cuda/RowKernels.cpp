@@ -198,15 +198,14 @@ struct Group {
   SmallVector<Access> accesses;
 };
 
-/// The buffer `v` views; a memref.view is a buffer of its own (its byte
-/// shift is not in its type's offset), which alias analysis compares.
-Value baseOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>()) {
+/// Whether `v` views its buffer through a memref.view, whose byte shift is
+/// not in its type's offset.
+bool viewsByteShifted(Value v) {
+  for (auto view = v.getDefiningOp<ViewLikeOpInterface>(); view;
+       view = view.getViewSource().getDefiningOp<ViewLikeOpInterface>())
     if (isa<memref::ViewOp>(view))
-      break;
-    v = view.getViewSource();
-  }
-  return v;
+      return true;
+  return false;
 }
 
 /// Assigns `s`'s loops their roles in a kernel over `rows` of `length`
@@ -249,10 +248,12 @@ void collectAccesses(const Stage &s, unsigned numRows,
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)
       continue;
-    Access a{baseOf(operand.get()), std::nullopt, op.isDpsInit(&operand)};
+    Access a{tp::viewedBuffer(operand.get()), std::nullopt,
+             op.isDpsInit(&operand)};
     SmallVector<int64_t> strides;
     int64_t start;
-    if (succeeded(type.getStridesAndOffset(strides, start)) &&
+    if (!viewsByteShifted(operand.get()) &&
+        succeeded(type.getStridesAndOffset(strides, start)) &&
         !ShapedType::isDynamic(start) &&
         llvm::none_of(strides, ShapedType::isDynamic)) {
       Offset o;
@@ -499,13 +500,9 @@ void emit(const Group &g, int64_t maxThreads) {
                   for (OpOperand &init : op.getDpsInitsMutable())
                     olds.push_back(memref::LoadOp::create(
                         b, loc, init.get(), indicesOf(s, init, ivs)));
-                  SmallVector<Value> news = {combine(values[0], olds[0])};
-                  if (s.better) {
-                    Value take = arith::CmpFOp::create(b, loc, *s.better,
-                                                       values[0], olds[0]);
-                    news.push_back(arith::SelectOp::create(b, loc, take,
-                                                           values[1], olds[1]));
-                  }
+                  SmallVector<Value> news =
+                      tp::mergeReduction(b, loc, s.combiner, s.better, values,
+                                         olds, /*breakTies=*/false);
                   for (auto [init, value] :
                        llvm::zip(op.getDpsInitsMutable(), news))
                     memref::StoreOp::create(b, loc, value, init.get(),
@@ -527,7 +524,8 @@ void emit(const Group &g, int64_t maxThreads) {
           // of its first best element). Where the best is NaN no index
           // holds it and the init's stays, as tp-split-reductions' merges
           // do; the loop would keep the index of the best before the NaN.
-          auto [values, indices] = scratch.lookup(op);
+          Value values = scratch.lookup(op).first;
+          Value indices = scratch.lookup(op).second;
           Type indexType = op.getRegionOutputArgs()[1].getType();
           Value none = arith::ConstantOp::create(
               b, loc,
@@ -585,21 +583,14 @@ void emit(const Group &g, int64_t maxThreads) {
     s.op->erase();
 }
 
-/// Ops that may stand between two stages: they neither read nor write
-/// what the stages touch (a deallocation moves after the kernel).
-bool mayStandBetween(Operation *op) {
-  if (auto alloc = dyn_cast<memref::AllocOp>(op))
-    return alloc->getNumOperands() == 0;
-  return isa<memref::DeallocOp>(op) ||
-         (isMemoryEffectFree(op) && op->getNumRegions() == 0);
-}
-
 struct TPRowKernelsPass : tp::impl::TPRowKernelsBase<TPRowKernelsPass> {
   using TPRowKernelsBase::TPRowKernelsBase;
 
-  /// Forms groups in one run of stages (nothing but mayStandBetween ops
-  /// between them) around each reduction: the stages just before it that
-  /// fit, then those after.
+  /// Forms groups in one run of stages (nothing but
+  /// tp::movesAsideOfKernels ops between them; a deallocation moves after
+  /// the kernel) around each reduction: the stages just before it that
+  /// fit, then those after. Whether stages fit together is decided pair by
+  /// pair, so the stages found going back fit in program order too.
   void groupRun(ArrayRef<Stage> run, AliasAnalysis &aliases,
                 SmallVector<Group, 0> &groups) {
     size_t next = 0;
@@ -609,22 +600,19 @@ struct TPRowKernelsPass : tp::impl::TPRowKernelsBase<TPRowKernelsPass> {
         ++r;
       if (r == run.size())
         return;
+      auto seed = [&] {
+        Group g;
+        g.rows = run[r].wide;
+        g.length = run[r].length;
+        return g;
+      };
       // The longest run of stages before the reduction that fits with it.
+      Group back = seed();
+      (void)tryAdd(back, run[r], aliases);
       size_t start = r;
-      for (size_t s = r; s > next; --s) {
-        Group trial;
-        trial.rows = run[r].wide;
-        trial.length = run[r].length;
-        bool fits = true;
-        for (size_t i = s - 1; i <= r && fits; ++i)
-          fits = tryAdd(trial, run[i], aliases);
-        if (!fits)
-          break;
-        start = s - 1;
-      }
-      Group g;
-      g.rows = run[r].wide;
-      g.length = run[r].length;
+      while (start > next && tryAdd(back, run[start - 1], aliases))
+        --start;
+      Group g = seed();
       for (size_t i = start; i <= r; ++i)
         (void)tryAdd(g, run[i], aliases);
       size_t end = r + 1;
@@ -658,7 +646,7 @@ struct TPRowKernelsPass : tp::impl::TPRowKernelsBase<TPRowKernelsPass> {
               run.push_back(std::move(*s));
               continue;
             }
-            if (mayStandBetween(&inner))
+            if (tp::movesAsideOfKernels(&inner))
               continue;
             groupRun(run, aliases, groups);
             run.clear();

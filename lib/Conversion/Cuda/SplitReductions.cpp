@@ -140,6 +140,27 @@ static bool growsWithPosition(linalg::GenericOp op, unsigned dim, Value v) {
          (outside(add.getLhs()) && growsWithPosition(op, dim, add.getRhs()));
 }
 
+SmallVector<Value>
+mlir::tp::mergeReduction(OpBuilder &b, Location loc, Operation *combiner,
+                         std::optional<arith::CmpFPredicate> better,
+                         ValueRange in, ValueRange acc, bool breakTies) {
+  Operation *combine = b.clone(*combiner);
+  combine->setOperands({in[0], acc[0]});
+  if (!better)
+    return {combine->getResult(0)};
+  Value take = arith::CmpFOp::create(b, loc, *better, in[0], acc[0]);
+  if (breakTies) {
+    Value equal =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, in[0], acc[0]);
+    Value smaller =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, in[1], acc[1]);
+    Value tie = arith::AndIOp::create(b, loc, equal, smaller);
+    take = arith::OrIOp::create(b, loc, take, tie);
+  }
+  return {combine->getResult(0),
+          arith::SelectOp::create(b, loc, take, in[1], acc[1])};
+}
+
 std::optional<std::pair<Operation *, arith::CmpFPredicate>>
 mlir::tp::argExtremum(linalg::GenericOp op, unsigned dim) {
   Block *body = op.getBody();
@@ -175,27 +196,10 @@ mlir::tp::argExtremum(linalg::GenericOp op, unsigned dim) {
 
 namespace {
 
-/// Folds partial results `in` into accumulators `acc`: the combiner, and
-/// for an argmax/argmin the index of the better value, with `breakTies` the
-/// smaller index on equal values (the partials' order is not the elements'
-/// order), without it the accumulator's (what the loop does with its init).
+/// Folds partial results `in` into accumulators `acc` (tp::mergeReduction).
 SmallVector<Value> merge(OpBuilder &b, Location loc, const Reduction &r,
                          ValueRange in, ValueRange acc, bool breakTies = true) {
-  Operation *combine = b.clone(*r.combiner);
-  combine->setOperands({in[0], acc[0]});
-  if (!r.better)
-    return {combine->getResult(0)};
-  Value take = arith::CmpFOp::create(b, loc, *r.better, in[0], acc[0]);
-  if (breakTies) {
-    Value equal =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, in[0], acc[0]);
-    Value smaller =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, in[1], acc[1]);
-    Value tie = arith::AndIOp::create(b, loc, equal, smaller);
-    take = arith::OrIOp::create(b, loc, take, tie);
-  }
-  return {combine->getResult(0),
-          arith::SelectOp::create(b, loc, take, in[1], acc[1])};
+  return tp::mergeReduction(b, loc, r.combiner, r.better, in, acc, breakTies);
 }
 
 /// Position iteration * lanes + lane of a split reduction, in a body.
