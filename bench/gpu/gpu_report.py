@@ -162,11 +162,16 @@ def gen_rows(work: str, bundle: str, hbm) -> tuple[list[str], str]:
 def main(argv: list[str]) -> int:
     work, doc, gpu, iters, bundle = argv
     failed = [line for line in _read(os.path.join(work, "failed.txt"), "").splitlines() if line]
-    memchecked = sorted(f[len("memcheck-"):-len(".txt")] for f in os.listdir(work)
-                        if f.startswith("memcheck-") and f.endswith(".txt"))
+    def sanitized(tool: str) -> list[str]:
+        return sorted(f[len(tool) + 1:-len(".txt")] for f in os.listdir(work)
+                      if f.startswith(tool + "-") and f.endswith(".txt"))
+    memchecked = sanitized("memcheck")
     memcheck = (f"compute-sanitizer memcheck of {', '.join(memchecked)} (one forward pass each"
                 + ("; gen_llama: a generation of 4 ids" if "gen_llama" in memchecked else "") + "), "
                 if memchecked else "")
+    for tool in ("racecheck", "synccheck"):
+        if sanitized(tool):
+            memcheck += f"{tool} of {', '.join(sanitized(tool))} (a generation of 2 ids), "
     tiny_gen = [_read(os.path.join(work, f"compare-{n}.txt"), "")
                 for n in ("gen_gpt2", "gen_llama", "gen_llama1k")]
     tiny_gen = ("tiny GPT-2 and Llama (vocabulary 96, and 1024) generating the numpy reference's ids "

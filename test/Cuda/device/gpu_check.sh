@@ -23,7 +23,8 @@
 #  3b. generation (tp-run-cuda --generate): tiny GPT-2 (tied head) and Llama
 #     (GQA, RoPE) from Hugging Face directories, and a Llama with a
 #     vocabulary of 1024 (a split argmax), batch 2, prompt 8, 16 new ids equal
-#     to the numpy reference's; tiny Llama's generation under memcheck too;
+#     to the numpy reference's; tiny Llama's generation under memcheck too,
+#     the vocabulary-1024 one's under racecheck and synccheck (the row kernels);
 #  4. benchmarks at tp 1, batch 1, 128 tokens (weights, input and numpy
 #     reference made here by tpmlir.build with the bundle's arguments):
 #       GPT-2-small, 12 layers, fp32 (TF32 off);
@@ -248,36 +249,46 @@ for name in gen_gpt2 gen_llama gen_llama_bf16 gen_qwen3 gen_phi3 gen_gemma2 gen_
   fi
 done
 
-# --- 3c. the generated kernels under compute-sanitizer's memcheck -------------------------
-# Out-of-bounds and misaligned accesses of our kernels (API errors are cuBLAS's own
-# probing and not reported). Skipped where the sanitizer is missing or cannot
-# check the device (MEMCHECK=0 skips it too).
+# --- 3c. the generated kernels under compute-sanitizer -----------------------------------
+# memcheck: out-of-bounds and misaligned accesses of our kernels (API errors are cuBLAS's
+# own probing and not reported). racecheck and synccheck: the row kernels (tp-row-kernels:
+# a block per row, stages apart by barriers, gpu.all_reduce through shared memory) must have
+# no shared-memory hazard and no barrier some threads miss; gen_llama1k's generation runs
+# them all (RMSNorm, softmax, the argmax over 1024 ids on 1024 threads). Skipped where the
+# sanitizer is missing or cannot check the device (MEMCHECK=0 skips it too).
 CS="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || true)}"
 [ -z "$CS" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && CS=/usr/local/cuda/bin/compute-sanitizer
 if [ "${MEMCHECK:-1}" = 0 ] || [ -z "$CS" ]; then
   log "memcheck skipped (MEMCHECK=${MEMCHECK:-1}, compute-sanitizer: ${CS:-none})"
 else
-  memcheck() {  # memcheck NAME TP-RUN-CUDA ARGS...; 1 when the sanitizer cannot check the device
-    local name=$1 out="$WORK/memcheck-$1.txt"; shift
-    log "$name under compute-sanitizer memcheck"
-    "${MPIRUN[@]}" -np 1 "$CS" --tool memcheck --report-api-errors no --print-limit 10 \
+  sanitize() {  # sanitize TOOL NAME TP-RUN-CUDA ARGS...; 1 when the sanitizer cannot check the device
+    local tool=$1 name=$2 out="$WORK/$1-$2.txt"; shift 2
+    log "$name under compute-sanitizer $tool"
+    "${MPIRUN[@]}" -np 1 "$CS" --tool "$tool" --report-api-errors no --print-limit 10 \
       "$TP_RUN_CUDA" "$@" --quiet > "$out" 2>&1 || true
-    grep -E "^========= (Invalid|ERROR SUMMARY|Error)" "$out" | head -12 || true
+    grep -E "^========= (Invalid|ERROR SUMMARY|RACE SUMMARY|Error|Barrier|Race)" "$out" | head -12 || true
     if grep -qE "Device not supported|Failed to initialize|No CUDA-capable" "$out"; then
-      log "compute-sanitizer cannot check this device: memcheck skipped"; rm -f "$out"; return 1
+      log "compute-sanitizer cannot check this device: $tool skipped"; rm -f "$out"; return 1
     fi
-    grep -q "ERROR SUMMARY: 0 errors" "$out" || failed "$name: compute-sanitizer memcheck"
+    # racecheck counts hazards in a RACE SUMMARY line, the others errors in an ERROR one.
+    { grep -qE "(ERROR|RACE) SUMMARY: 0 " "$out" && ! grep -qE "(ERROR|RACE) SUMMARY: [1-9]" "$out"; } \
+      || failed "$name: compute-sanitizer $tool"
   }
   can=1
   for name in tiny_gpt2 tiny_llama; do
     d="$BUNDLE/models/$name"
-    memcheck "$name" "$d/m.cuda.so" --weights "$d/w.safetensors" --input "$d/x.npy" \
+    sanitize memcheck "$name" "$d/m.cuda.so" --weights "$d/w.safetensors" --input "$d/x.npy" \
       --warmup 0 --iters 1 || { can=0; break; }
   done
-  d="$BUNDLE/models/gen_llama"
   if [ "$can" = 1 ]; then
-    memcheck gen_llama "$d/m.cuda.so" --weights "$d/hf/model.safetensors" \
+    d="$BUNDLE/models/gen_llama"
+    sanitize memcheck gen_llama "$d/m.cuda.so" --weights "$d/hf/model.safetensors" \
       --prompt "$d/prompt.npy" --generate 4 || true
+    d="$BUNDLE/models/gen_llama1k"
+    for tool in racecheck synccheck; do
+      sanitize "$tool" gen_llama1k "$d/m.cuda.so" --weights "$d/hf/model.safetensors" \
+        --prompt "$d/prompt.npy" --generate 2 || true
+    done
   fi
 fi
 
