@@ -22,37 +22,6 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `perm` swaps the last two dimensions and keeps the others.
-bool swapsLastTwo(ArrayRef<int64_t> perm) {
-  int64_t n = perm.size();
-  if (n < 2 || perm[n - 2] != n - 1 || perm[n - 1] != n - 2)
-    return false;
-  for (int64_t i = 0; i + 2 < n; ++i)
-    if (perm[i] != i)
-      return false;
-  return true;
-}
-
-/// The value `v` is a copy of with its last two dimensions swapped, or null.
-Value swappedSource(Value v) {
-  if (auto transpose = v.getDefiningOp<linalg::TransposeOp>())
-    return swapsLastTwo(transpose.getPermutation()) ? transpose.getInput()
-                                                    : Value();
-  linalg::GenericOp copy = tp::getCopyGeneric(v);
-  if (!copy)
-    return {};
-  AffineMap in = copy.getIndexingMapsArray()[0];
-  AffineMap out = copy.getIndexingMapsArray()[1];
-  if (!in.isPermutation() || !out.isPermutation())
-    return {};
-  // Dimension i of the copy is dimension perm[i] of its input, as in
-  // linalg.transpose: the input dimension read by the same loop.
-  SmallVector<int64_t> perm;
-  for (AffineExpr loop : out.getResults())
-    perm.push_back(*in.getResultPosition(loop));
-  return swapsLastTwo(perm) ? copy.getDpsInputs()[0] : Value();
-}
-
 template <typename GemmOp> struct FoldTranspose : OpRewritePattern<GemmOp> {
   using OpRewritePattern<GemmOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(GemmOp op,
@@ -63,7 +32,7 @@ template <typename GemmOp> struct FoldTranspose : OpRewritePattern<GemmOp> {
     SmallVector<Value> inputs(op.getDpsInputs());
     bool folded = false;
     for (unsigned i = 0; i < 2; ++i) {
-      Value source = swappedSource(inputs[i]);
+      Value source = tp::getSwappedSource(inputs[i]);
       if (!source)
         continue;
       SmallVector<AffineExpr> results(maps[i].getResults());

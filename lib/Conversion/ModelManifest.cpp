@@ -165,22 +165,24 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
   bool anyNamed = llvm::any_of(fn.getArguments(), [&](BlockArgument arg) {
     return fn.getArgAttr(arg.getArgNumber(), TPDialect::getNameAttrName());
   });
-  for (BlockArgument arg : fn.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
+  // The entry of a tensor of local type `type` with argument attributes
+  // `attrs`, argument `i` of the function or a part of it.
+  auto describe = [&](DictionaryAttr attrs, Type argType, unsigned i,
+                      bool isIds) -> FailureOr<llvm::json::Object> {
+    auto type = dyn_cast<RankedTensorType>(argType);
     std::optional<StringRef> dtype =
         type ? dtypeName(type.getElementType()) : std::nullopt;
     if (!type || !type.hasStaticShape() || !dtype)
       return fn.emitError("argument ")
              << i << " must be a static tensor of f32, i64, i32 or i1, got "
-             << arg.getType();
-    auto name =
-        fn.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName());
-    auto shard =
-        fn.getArgAttrOfType<ShardAttr>(i, TPDialect::getShardAttrName());
+             << argType;
+    auto name = attrs.getAs<StringAttr>(TPDialect::getNameAttrName());
+    auto shard = attrs.getAs<ShardAttr>(TPDialect::getShardAttrName());
     auto [full, shardJson] = fullShapeAndShard(type.getShape(), shard, tpSize);
-    auto offset = fn.getArgAttrOfType<IntegerAttr>(
-        i, TPDialect::getCheckpointOffsetAttrName());
+    auto offset =
+        attrs.getAs<IntegerAttr>(TPDialect::getCheckpointOffsetAttrName());
+    auto stored =
+        attrs.getAs<DenseI64ArrayAttr>(TPDialect::getCheckpointShapeAttrName());
     if (name) {
       std::string key = name.str();
       if (offset)
@@ -192,8 +194,6 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
                << name.getValue() << "' but take different shapes: "
                << shapeString(it->second.second) << " and "
                << shapeString(full);
-      auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
-          i, TPDialect::getCheckpointShapeAttrName());
       std::string how = offset && stored
                             ? "rows of " + shapeString(stored.asArrayRef())
                             : "the whole tensor";
@@ -211,8 +211,7 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         {"shape", shapeJson(full)},
         {"local_shape", shapeJson(type.getShape())},
         {"shard", std::move(shardJson)}};
-    if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
-            i, TPDialect::getCheckpointShapeAttrName())) {
+    if (stored) {
       ArrayRef<int64_t> storedShape = stored.asArrayRef();
       if (offset) {
         // Rows [offset, offset + D0) of a tensor as wide as the argument.
@@ -242,15 +241,52 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
       entry["role"] = anyNamed || i == 0 ? "input" : "weight";
     else if (offset) // rows of a checkpoint tensor: never an input
       entry["role"] = "weight";
-    if (auto positions = fn.getArgAttrOfType<IntegerAttr>(
-            i, TPDialect::getPositionsAttrName()))
+    if (auto positions =
+            attrs.getAs<IntegerAttr>(TPDialect::getPositionsAttrName()))
       entry["positions"] = positions.getInt();
-    if (arg == ids) {
+    if (isIds) {
       entry["tokens"] = true;
       if (vocab)
         entry["vocab"] = *vocab;
     }
-    args.push_back(std::move(entry));
+    return entry;
+  };
+  for (BlockArgument arg : fn.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    DictionaryAttr attrs = fn.getArgAttrDict(i);
+    if (!attrs)
+      attrs = DictionaryAttr::get(fn.getContext());
+    auto stack = attrs.getAs<DictionaryAttr>(TPDialect::getStackAttrName());
+    if (!stack) {
+      FailureOr<llvm::json::Object> entry =
+          describe(attrs, arg.getType(), i, arg == ids);
+      if (failed(entry))
+        return failure();
+      args.push_back(std::move(*entry));
+      continue;
+    }
+    // Weights stacked along `dim` (tp-stack-weights): the loader builds
+    // the argument from each part's slice, read as that argument would be.
+    auto type = cast<RankedTensorType>(arg.getType());
+    int64_t dim = stack.getAs<IntegerAttr>("dim").getInt();
+    llvm::json::Array parts;
+    for (auto part :
+         stack.getAs<ArrayAttr>("parts").getAsRange<DictionaryAttr>()) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[dim] = part.getAs<IntegerAttr>("size").getInt();
+      FailureOr<llvm::json::Object> entry =
+          describe(part, type.clone(shape), i, false);
+      if (failed(entry))
+        return failure();
+      parts.push_back(std::move(*entry));
+    }
+    FailureOr<llvm::json::Object> entry = describe(attrs, type, i, false);
+    if (failed(entry))
+      return failure();
+    (*entry)["role"] = "weight";
+    (*entry)["stack"] =
+        llvm::json::Object{{"dim", dim}, {"parts", std::move(parts)}};
+    args.push_back(std::move(*entry));
   }
   for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
     auto type = dyn_cast<RankedTensorType>(t);

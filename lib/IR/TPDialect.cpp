@@ -133,6 +133,36 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
              << positions.getInt() << " rows";
     return success();
   }
+  if (attr.getName() == getStackAttrName()) {
+    auto stack = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto dim = stack ? stack.getAs<IntegerAttr>("dim") : IntegerAttr();
+    auto parts = stack ? stack.getAs<ArrayAttr>("parts") : ArrayAttr();
+    if (!dim || !parts || parts.size() < 2)
+      return op->emitError()
+             << "'" << getStackAttrName()
+             << "' must be {dim = D, parts = [...]} of two parts or more, on "
+                "argument "
+             << argIndex;
+    int64_t total = 0;
+    for (Attribute part : parts) {
+      auto dict = dyn_cast<DictionaryAttr>(part);
+      auto size = dict ? dict.getAs<IntegerAttr>("size") : IntegerAttr();
+      if (!size || size.getInt() < 1 || !dict.get(getNameAttrName()))
+        return op->emitError()
+               << "'" << getStackAttrName() << "' on argument " << argIndex
+               << ": each part needs a positive 'size' and a '"
+               << getNameAttrName() << "'";
+      total += size.getInt();
+    }
+    ShapedType type = rankedArgumentType(op, regionIndex, argIndex);
+    if (type && (dim.getInt() < 0 || dim.getInt() >= type.getRank() ||
+                 type.getDimSize(dim.getInt()) != total))
+      return op->emitError()
+             << "'" << getStackAttrName() << "' stacks " << total
+             << " along dimension " << dim.getInt() << " of argument "
+             << argIndex << " of type " << type;
+    return success();
+  }
   if (attr.getName() != getShardAttrName())
     return op->emitError() << "unknown tp argument attribute '"
                            << attr.getName().getValue() << "'";

@@ -226,14 +226,21 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
       if (arg.layout != ManifestArg::Layout::Rows && name != "cpu")
         errors.push_back(where + " is laid out in panels, which the " + name +
                          " runtime does not read");
-      Expected<std::vector<int64_t>> local =
-          shardShape(arg.shape, arg.shard, manifest.tpSize);
-      if (!local)
-        errors.push_back(where + ": " + local.status().message());
-      else if (*local != arg.localShape)
-        errors.push_back(where + ": local_shape " +
-                         formatShape(arg.localShape) + " is not the shard " +
-                         formatShape(*local) + " of " + formatShape(arg.shape));
+      // A stack's parts are cut as the arguments they were.
+      std::vector<std::pair<const ManifestArg *, std::string>> cut{{&arg, where}};
+      for (const ManifestArg &part : arg.stack)
+        cut.push_back({&part, where + ": part '" + part.name + "'"});
+      for (auto [tensor, at] : cut) {
+        Expected<std::vector<int64_t>> local =
+            shardShape(tensor->shape, tensor->shard, manifest.tpSize);
+        if (!local)
+          errors.push_back(at + ": " + local.status().message());
+        else if (*local != tensor->localShape)
+          errors.push_back(at + ": local_shape " +
+                           formatShape(tensor->localShape) +
+                           " is not the shard " + formatShape(*local) + " of " +
+                           formatShape(tensor->shape));
+      }
     }
     // Results (next token ids among them) are fetched as bytes.
     for (const ManifestResult &result : function.results) {
@@ -301,7 +308,9 @@ static std::string unusedOfShape(const std::vector<ManifestArg> &args,
     const std::string &name = info->name;
     bool used =
         std::any_of(args.begin(), args.end(), [&](const ManifestArg &a) {
-          return a.named && a.name == name;
+          return (a.named && a.name == name) ||
+                 std::any_of(a.stack.begin(), a.stack.end(),
+                             [&](const ManifestArg &p) { return p.name == name; });
         });
     if (!used && info->shape == storedShape(arg))
       candidates.push_back(name);
@@ -326,12 +335,53 @@ openCheckpoints(const std::vector<std::string> &paths,
   return std::nullopt;
 }
 
+/// The tensor named like `arg` and the checkpoint holding it (nulls when
+/// none does, and when several do: an error).
+static std::pair<const SafetensorsFile *, const TensorInfo *>
+findNamed(const ManifestArg &arg,
+          const std::vector<SafetensorsFile> &checkpoints,
+          const std::string &where, std::vector<std::string> &errors) {
+  std::pair<const SafetensorsFile *, const TensorInfo *> found{};
+  std::vector<std::string> holders;
+  for (const SafetensorsFile &checkpoint : checkpoints)
+    if (const TensorInfo *tensor = checkpoint.find(arg.name)) {
+      holders.push_back(checkpoint.path());
+      found = {&checkpoint, tensor};
+    }
+  if (holders.size() <= 1)
+    return found;
+  errors.push_back(where + " is in " + quotedList(holders) + ": give it once");
+  return {};
+}
+
+/// The checks of `tensor`, from `path`, bound to `arg`: dtype and shape.
+static void checkBound(const ManifestArg &arg, const TensorInfo &tensor,
+                       const std::string &path, const std::string &where,
+                       std::vector<std::string> &errors) {
+  std::string dtype = checkpointDtype(arg.dtype);
+  if (tensor.dtype != dtype && !(dtype == "F32" && widensToF32(tensor.dtype)))
+    errors.push_back(where + " in '" + path + "' is " + tensor.dtype +
+                     ", the model takes " + dtype +
+                     (dtype == "F32" ? " (or BF16, F16)" : ""));
+  else if (tensor.shape != storedShape(arg) &&
+           (arg.checkpointOffset || tensor.shape != arg.shape))
+    errors.push_back(
+        where + " in '" + path + "' has shape " + formatShape(tensor.shape) +
+        ", the model takes " + formatShape(storedShape(arg)) +
+        (arg.checkpointOffset
+             ? " (its rows from " + std::to_string(*arg.checkpointOffset) +
+                   " are the model's " + formatShape(arg.shape) + ")"
+         : arg.checkpointShape ? " (or " + formatShape(arg.shape) + ", padded)"
+                               : ""));
+}
+
 void bindWeights(const ManifestFunction &function,
                  const std::vector<SafetensorsFile> &checkpoints,
                  WeightBinding &binding, std::vector<std::string> &errors) {
   const std::vector<ManifestArg> &args = function.args;
   binding.tensors.assign(args.size(), nullptr);
   binding.files.assign(args.size(), nullptr);
+  binding.parts.assign(args.size(), {});
   binding.inputs.clear();
   std::vector<std::string> paths;
   for (const SafetensorsFile &checkpoint : checkpoints)
@@ -339,6 +389,11 @@ void bindWeights(const ManifestFunction &function,
   TensorsInOrder inFileOrder = tensorsInFileOrder(checkpoints);
   std::string holdersText =
       (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
+  auto missing = [&](const ManifestArg &arg, const std::string &where) {
+    errors.push_back(holdersText +
+                     (paths.size() == 1 ? " has no " : " have no ") + where +
+                     unusedOfShape(args, arg, inFileOrder));
+  };
   size_t positional = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const ManifestArg &arg = args[i];
@@ -348,24 +403,33 @@ void bindWeights(const ManifestFunction &function,
     }
     std::string where =
         "tensor '" + arg.name + "' (argument " + std::to_string(i) + ")";
-    std::vector<std::string> holders;
+    // Stacked weights: each part is its own tensor, which must be there.
+    if (!arg.stack.empty()) {
+      for (const ManifestArg &part : arg.stack) {
+        std::string at = "tensor '" + part.name + "' (argument " +
+                         std::to_string(i) + ", stacked in '" + arg.name +
+                         "')";
+        size_t before = errors.size();
+        auto [file, tensor] = findNamed(part, checkpoints, at, errors);
+        if (tensor)
+          checkBound(part, *tensor, file->path(), at, errors);
+        else if (errors.size() == before)
+          missing(part, at);
+        binding.parts[i].push_back({file, tensor});
+      }
+      continue;
+    }
+    size_t before = errors.size();
     if (!arg.named) {
       if (positional < inFileOrder.size())
         std::tie(binding.files[i], binding.tensors[i]) =
             inFileOrder[positional];
       ++positional;
     } else {
-      for (const SafetensorsFile &checkpoint : checkpoints)
-        if (const TensorInfo *tensor = checkpoint.find(arg.name)) {
-          holders.push_back(checkpoint.path());
-          binding.tensors[i] = tensor;
-          binding.files[i] = &checkpoint;
-        }
-    }
-    if (holders.size() > 1) {
-      errors.push_back(where + " is in " + quotedList(holders) +
-                       ": give it once");
-      continue;
+      std::tie(binding.files[i], binding.tensors[i]) =
+          findNamed(arg, checkpoints, where, errors);
+      if (errors.size() != before)
+        continue;
     }
     const TensorInfo *tensor = binding.tensors[i];
     if (!tensor && arg.role.empty()) {
@@ -373,29 +437,10 @@ void bindWeights(const ManifestFunction &function,
       continue;
     }
     if (!tensor) {
-      errors.push_back(holdersText +
-                       (paths.size() == 1 ? " has no " : " have no ") + where +
-                       unusedOfShape(args, arg, inFileOrder));
+      missing(arg, where);
       continue;
     }
-    const std::string &path = binding.files[i]->path();
-    std::string dtype = checkpointDtype(arg.dtype);
-    if (tensor->dtype != dtype &&
-        !(dtype == "F32" && widensToF32(tensor->dtype)))
-      errors.push_back(where + " in '" + path + "' is " + tensor->dtype +
-                       ", the model takes " + dtype +
-                       (dtype == "F32" ? " (or BF16, F16)" : ""));
-    else if (tensor->shape != storedShape(arg) &&
-             (arg.checkpointOffset || tensor->shape != arg.shape))
-      errors.push_back(
-          where + " in '" + path + "' has shape " + formatShape(tensor->shape) +
-          ", the model takes " + formatShape(storedShape(arg)) +
-          (arg.checkpointOffset
-               ? " (its rows from " + std::to_string(*arg.checkpointOffset) +
-                     " are the model's " + formatShape(arg.shape) + ")"
-           : arg.checkpointShape
-               ? " (or " + formatShape(arg.shape) + ", padded)"
-               : ""));
+    checkBound(arg, *tensor, binding.files[i]->path(), where, errors);
   }
 }
 
@@ -730,6 +775,84 @@ void LoadedModel::readInputs(const LaunchFiles &files,
   }
 }
 
+/// Rank `rank`'s part of `tensor` as `arg` takes it: its rows of a packed
+/// tensor, padded, sliced, widened (or narrowed to bf16); the panels come
+/// after. `file` (null for an input) holds the tensor and releases its pages.
+static Expected<AlignedBuffer> sliceFor(const ManifestArg &arg,
+                                        const TensorInfo *tensor,
+                                        const SafetensorsFile *file, int rank,
+                                        int worldSize) {
+  // A weight packed with others in one tensor is its rows of it.
+  TensorInfo rows;
+  if (arg.checkpointOffset) {
+    rows = rowsOf(*tensor, *arg.checkpointOffset, arg.shape[0]);
+    tensor = &rows;
+  }
+  // A padded weight (a vocabulary the ranks divide only padded) is
+  // padded whole, then sliced.
+  bool pad = file && arg.checkpointShape && tensor->shape != arg.shape;
+  Expected<AlignedBuffer> padded = AlignedBuffer();
+  TensorInfo paddedTensor;
+  if (pad) {
+    padded = padTensor(*tensor, arg.shape);
+    if (!padded)
+      return padded.status();
+    paddedTensor = *tensor;
+    paddedTensor.shape = arg.shape;
+    paddedTensor.data = padded->as<uint8_t>();
+    paddedTensor.byteSize = padded->size();
+    file->release(*tensor);
+    tensor = &paddedTensor;
+  }
+  Expected<SlicedTensor> slice = sliceTensor(*tensor, arg.shard, rank, worldSize);
+  if (file && !pad)
+    file->release(*tensor);
+  if (!slice)
+    return slice.status();
+  // A BF16 checkpoint's tensor is a bf16 weight as it is; other
+  // narrow floats are widened (and narrowed again for a bf16 one).
+  size_t count = size_t(numElements(slice->shape));
+  bool asIs = arg.dtype == "bf16" && tensor->dtype == "BF16";
+  if (widensToF32(tensor->dtype) && !asIs)
+    slice->buffer = widenToF32(slice->buffer, count, tensor->dtype);
+  if (arg.dtype == "bf16" && !asIs)
+    slice->buffer = toBf16(slice->buffer, count);
+  return std::move(slice->buffer);
+}
+
+/// The stacked argument `arg`: each part's slice for the rank, one after
+/// the other along `arg.stackDim`.
+static Expected<AlignedBuffer> stackSlices(
+    const ManifestArg &arg,
+    const std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>
+        &parts,
+    int rank, int worldSize) {
+  std::vector<AlignedBuffer> slices;
+  size_t bytes = 0;
+  for (size_t j = 0; j < arg.stack.size(); ++j) {
+    Expected<AlignedBuffer> slice =
+        sliceFor(arg.stack[j], parts[j].second, parts[j].first, rank, worldSize);
+    if (!slice)
+      return slice.status();
+    bytes += slice->size();
+    slices.push_back(std::move(*slice));
+  }
+  // Each slice is `outer` rows (the dimensions before the stacked one) of
+  // its own width; the stack's rows are theirs side by side.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < arg.stackDim; ++d)
+    outer *= arg.localShape[size_t(d)];
+  AlignedBuffer stacked(bytes);
+  uint8_t *at = stacked.as<uint8_t>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (const AlignedBuffer &slice : slices) {
+      size_t width = slice.size() / size_t(outer);
+      std::memcpy(at, slice.as<uint8_t>() + size_t(o) * width, width);
+      at += width;
+    }
+  return stacked;
+}
+
 Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
   ModelArguments out;
   std::vector<std::string> errors;
@@ -757,7 +880,7 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
       const TensorInfo *weight = binding.tensors[i];
       argBuffers[k].push_back(owners.size());
       owners.push_back(&arg);
-      if (!input && !weight) {
+      if (!input && !weight && arg.stack.empty()) {
         // An input the launcher fills (generation: ids, positions,
         // caches), zeroed until then.
         out.buffers.emplace_back(size_t(numElements(arg.localShape)) *
@@ -777,54 +900,21 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
             reinterpret_cast<const uint8_t *>(array.buffer.data());
         inputTensor.byteSize = array.buffer.size();
       }
-      // A weight packed with others in one tensor is its rows of it.
-      TensorInfo rows;
-      if (weight && arg.checkpointOffset) {
-        rows = rowsOf(*weight, *arg.checkpointOffset, arg.shape[0]);
-        weight = &rows;
-      }
-      // A padded weight (a vocabulary the ranks divide only padded) is
-      // padded whole, then sliced.
-      bool pad = weight && arg.checkpointShape && weight->shape != arg.shape;
-      Expected<AlignedBuffer> padded = AlignedBuffer();
-      TensorInfo paddedTensor;
-      if (pad) {
-        padded = padTensor(*weight, arg.shape);
-        if (!padded) {
-          errors.push_back(padded.status().message());
-          out.buffers.emplace_back();
-          continue;
-        }
-        paddedTensor = *weight;
-        paddedTensor.shape = arg.shape;
-        paddedTensor.data = padded->as<uint8_t>();
-        paddedTensor.byteSize = padded->size();
-        binding.files[i]->release(*weight);
-      }
-      const TensorInfo &tensor =
-          input ? inputTensor : (pad ? paddedTensor : *weight);
-      Expected<SlicedTensor> slice =
-          sliceTensor(tensor, arg.shard, rank, worldSize);
-      if (!input && !pad)
-        binding.files[i]->release(tensor);
+      Expected<AlignedBuffer> slice =
+          !arg.stack.empty()
+              ? stackSlices(arg, binding.parts[i], rank, worldSize)
+              : sliceFor(arg, input ? &inputTensor : weight,
+                         input ? nullptr : binding.files[i], rank, worldSize);
       if (!slice) {
         errors.push_back(slice.status().message());
         out.buffers.emplace_back();
         continue;
       }
-      // A BF16 checkpoint's tensor is a bf16 weight as it is; other
-      // narrow floats are widened (and narrowed again for a bf16 one).
-      size_t count = size_t(numElements(slice->shape));
-      bool asIs = arg.dtype == "bf16" && tensor.dtype == "BF16";
-      if (widensToF32(tensor.dtype) && !asIs)
-        slice->buffer = widenToF32(slice->buffer, count, tensor.dtype);
-      if (arg.dtype == "bf16" && !asIs)
-        slice->buffer = toBf16(slice->buffer, count);
       if (arg.layout != ManifestArg::Layout::Rows)
-        slice->buffer = inPanels(slice->buffer, arg.localShape, arg.layout);
+        *slice = inPanels(*slice, arg.localShape, arg.layout);
       if (!input)
-        out.weightBytes_ += slice->buffer.size();
-      out.buffers.push_back(std::move(slice->buffer));
+        out.weightBytes_ += slice->size();
+      out.buffers.push_back(std::move(*slice));
     }
   }
   if (!errors.empty()) {

@@ -72,6 +72,66 @@ Expected<std::optional<Shard>> parseShard(const json &entry,
   return std::optional<Shard>(Shard{*dim, *outer, replicas});
 }
 
+Expected<ManifestArg> parseArg(const json &entry, const std::string &where);
+
+/// The parts of `stacked` (named `named`), "stack": {"dim", "parts"}: named
+/// weights of its dtype, as wide as it but along the dimension they stack
+/// in, which they fill; itself a whole tensor as the rank takes it.
+Status parseStack(const json &stack, const std::string &named,
+                  ManifestArg &stacked) {
+  std::string where = named + ": stack";
+  if (!stack.is_object() || !stack.contains("parts") ||
+      !stack["parts"].is_array() || stack["parts"].size() < 2)
+    return manifestError(where, "not {\"dim\", \"parts\"} of two parts or more");
+  Expected<int64_t> dim = getInt(stack, "dim", where);
+  if (!dim)
+    return dim.status();
+  int64_t rank = int64_t(stacked.localShape.size());
+  if (*dim < 0 || *dim >= rank)
+    return manifestError(where, "'dim' " + std::to_string(*dim) +
+                                    " is not a dimension of " +
+                                    formatShape(stacked.localShape));
+  if (stacked.shard || stacked.shape != stacked.localShape)
+    return manifestError(where, "a stack is the rank's own tensor: no shard, "
+                                "'shape' equal to 'local_shape'");
+  int64_t total = 0;
+  const json &parts = stack["parts"];
+  for (size_t j = 0; j < parts.size(); ++j) {
+    Expected<ManifestArg> part =
+        parseArg(parts[j], where + ".parts[" + std::to_string(j) + "]");
+    if (!part)
+      return part.status();
+    std::string partNamed = where + ".parts[" + std::to_string(j) + "] ('" +
+                            part->name + "')";
+    if (!part->named || part->role == "input" || !part->stack.empty() ||
+        part->layout != ManifestArg::Layout::Rows)
+      return manifestError(partNamed, "a part must be a named weight as "
+                                      "stored, not an input, a stack or "
+                                      "panels");
+    std::vector<int64_t> expected = stacked.localShape;
+    expected[*dim] = part->localShape.size() == size_t(rank)
+                         ? part->localShape[*dim]
+                         : expected[*dim];
+    if (part->dtype != stacked.dtype || part->localShape != expected)
+      return manifestError(partNamed,
+                           part->dtype + " " + formatShape(part->localShape) +
+                               " does not stack along dimension " +
+                               std::to_string(*dim) + " into " +
+                               stacked.dtype + " " +
+                               formatShape(stacked.localShape));
+    total += part->localShape[*dim];
+    stacked.stack.push_back(std::move(*part));
+  }
+  if (total != stacked.localShape[*dim])
+    return manifestError(where, "the parts stack " + std::to_string(total) +
+                                    " along dimension " + std::to_string(*dim) +
+                                    ", not the " +
+                                    std::to_string(stacked.localShape[*dim]) +
+                                    " of " + formatShape(stacked.localShape));
+  stacked.stackDim = *dim;
+  return Status();
+}
+
 Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
   if (!entry.is_object())
     return manifestError(where, "not a JSON object");
@@ -179,6 +239,11 @@ Expected<ManifestArg> parseArg(const json &entry, const std::string &where) {
     if (arg.dtype != "f32" || arg.localShape.size() != 2)
       return manifestError(named,
                            "layout '" + *layout + "' needs a 2-D f32 tensor");
+  }
+  if (entry.contains("stack")) {
+    Status parsed = parseStack(entry["stack"], named, arg);
+    if (!parsed.ok())
+      return parsed;
   }
   return arg;
 }

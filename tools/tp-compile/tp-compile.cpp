@@ -109,6 +109,14 @@ static cl::opt<bool> outlineRepeatedBlocks(
              "straight-line function, to compare against"),
     cl::init(true), cl::cat(category));
 
+static cl::opt<bool> stackWeights(
+    "stack-weights",
+    cl::desc("run the GEMMs that read one activation by weights stored "
+             "apart (q, k, v; gate, up) as one GEMM over their weights, "
+             "which the loader stacks; false keeps a GEMM per weight, to "
+             "compare against"),
+    cl::init(true), cl::cat(category));
+
 static cl::opt<bool> panelWeights(
     "panel-weights",
     cl::desc("lay out the [k, n] weights that only GEMMs read in column "
@@ -263,6 +271,8 @@ static LogicalResult compile(MLIRContext &context, TimingScope &timing) {
   TimingScope lowerTimer = timing.nest("lowering");
   lower.enableTiming(lowerTimer);
   lower.enableVerifier(verifyEach);
+  if (stackWeights)
+    lower.addPass(tp::createTPStackWeights());
   lower.addPass(tp::createTPModelManifest({backend}));
   addLowering(lower);
   lower.addPass(tp::createTPModelInterface());

@@ -322,6 +322,31 @@ def TPPromoteAccumulators : Pass<"tp-promote-accumulators"> {
                            "scf::SCFDialect"];
 }
 
+def TPStackWeights : Pass<"tp-stack-weights", "ModuleOp"> {
+  let summary = "Stack the weights of GEMMs that read one activation into "
+                "one argument, read by one GEMM";
+  let description = [{
+    On the sharded module, before `tp-model-manifest`: in each public
+    function with a body, `linalg.matmul`s that read the same activation
+    (the same value, or identical `tensor.collapse_shape`s of one) by
+    weights that are named arguments, each read by its GEMM alone, stored
+    [k, n] or transposed from [n, k] (`linalg.transpose` or a copy
+    generic), into inits filled with one constant, become one GEMM over a
+    new argument that stacks the weights along n, in block order, and
+    `tensor.extract_slice`s of its result. The argument is named after its
+    parts joined by `+` and carries `tp.stack` (`{dim, parts}`: each part's
+    size along the stacked dimension and the attributes of the argument it
+    was), from which the manifest says how the loader builds it: each
+    part's slice for the rank, stacked. q|k|v and gate|up of a Llama-style
+    layer: one GEMM call each instead of three and two (at tp > 1 too:
+    each part is sliced for the rank before the stacking). GEMMs of one
+    activation whose inits or layouts differ, a weight read anywhere
+    else, unnamed weights and dynamic shapes are left alone.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
   let summary = "Record the model manifest of a per-rank program and hand "
                 "its entry functions to the lowering";

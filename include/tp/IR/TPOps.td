@@ -53,6 +53,14 @@ def TP_Dialect : Dialect {
     static constexpr llvm::StringLiteral getPositionsAttrName() {
       return "tp.positions";
     }
+    /// Argument attribute of a rank's weights stacked into one tensor along
+    /// a dimension (tp-stack-weights: q|k|v, gate|up), which the loader
+    /// builds from each part's slice of its checkpoint tensor:
+    /// a dictionary of `dim` (D : i64) and `parts`, an array of dictionaries:
+    /// each part its `size` along D and the attributes of the argument it was.
+    static constexpr llvm::StringLiteral getStackAttrName() {
+      return "tp.stack";
+    }
     /// Module attribute: the number of ranks the module is written for.
     static constexpr llvm::StringLiteral getSizeAttrName() { return "tp.size"; }
     /// Module attribute: a generating model's end ids (its config's

@@ -108,6 +108,11 @@ struct WeightBinding {
   /// it (null for an input and for a weight left unbound).
   std::vector<const TensorInfo *> tensors;
   std::vector<const SafetensorsFile *> files;
+  /// Per argument, its stacked parts' checkpoints and tensors (a stack's
+  /// own `tensors` entry is null).
+  std::vector<
+      std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>>
+      parts;
   /// The arguments that are inputs, in order: role "input", and the named
   /// ones without a role that no checkpoint holds.
   std::vector<size_t> inputs;

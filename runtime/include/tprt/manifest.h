@@ -51,6 +51,11 @@ struct ManifestArg {
   /// A KV cache [B, kv_heads, W, head_dim] that serves positions [0, N) as
   /// a ring of W rows ("positions": N; tp.positions in the IR).
   std::optional<int64_t> positions = std::nullopt;
+  /// Weights stacked into this argument along `stackDim` ("stack":
+  /// tp-stack-weights' q|k|v, gate|up): the loader reads each part as an
+  /// argument of its own, slices it for the rank, and stacks the slices.
+  std::vector<ManifestArg> stack = {};
+  int64_t stackDim = 0;
 };
 
 /// The positions a KV cache [B, kv_heads, S, head_dim] serves: S, or a
