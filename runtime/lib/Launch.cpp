@@ -227,7 +227,8 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
         errors.push_back(where + " is laid out in panels, which the " + name +
                          " runtime does not read");
       // A stack's parts are cut as the arguments they were.
-      std::vector<std::pair<const ManifestArg *, std::string>> cut{{&arg, where}};
+      std::vector<std::pair<const ManifestArg *, std::string>> cut{
+          {&arg, where}};
       for (const ManifestArg &part : arg.stack)
         cut.push_back({&part, where + ": part '" + part.name + "'"});
       for (auto [tensor, at] : cut) {
@@ -309,8 +310,9 @@ static std::string unusedOfShape(const std::vector<ManifestArg> &args,
     bool used =
         std::any_of(args.begin(), args.end(), [&](const ManifestArg &a) {
           return (a.named && a.name == name) ||
-                 std::any_of(a.stack.begin(), a.stack.end(),
-                             [&](const ManifestArg &p) { return p.name == name; });
+                 std::any_of(
+                     a.stack.begin(), a.stack.end(),
+                     [&](const ManifestArg &p) { return p.name == name; });
         });
     if (!used && info->shape == storedShape(arg))
       candidates.push_back(name);
@@ -407,8 +409,7 @@ void bindWeights(const ManifestFunction &function,
     if (!arg.stack.empty()) {
       for (const ManifestArg &part : arg.stack) {
         std::string at = "tensor '" + part.name + "' (argument " +
-                         std::to_string(i) + ", stacked in '" + arg.name +
-                         "')";
+                         std::to_string(i) + ", stacked in '" + arg.name + "')";
         size_t before = errors.size();
         auto [file, tensor] = findNamed(part, checkpoints, at, errors);
         if (tensor)
@@ -804,7 +805,8 @@ static Expected<AlignedBuffer> sliceFor(const ManifestArg &arg,
     file->release(*tensor);
     tensor = &paddedTensor;
   }
-  Expected<SlicedTensor> slice = sliceTensor(*tensor, arg.shard, rank, worldSize);
+  Expected<SlicedTensor> slice =
+      sliceTensor(*tensor, arg.shard, rank, worldSize);
   if (file && !pad)
     file->release(*tensor);
   if (!slice)
@@ -830,8 +832,8 @@ static Expected<AlignedBuffer> stackSlices(
   std::vector<AlignedBuffer> slices;
   size_t bytes = 0;
   for (size_t j = 0; j < arg.stack.size(); ++j) {
-    Expected<AlignedBuffer> slice =
-        sliceFor(arg.stack[j], parts[j].second, parts[j].first, rank, worldSize);
+    Expected<AlignedBuffer> slice = sliceFor(arg.stack[j], parts[j].second,
+                                             parts[j].first, rank, worldSize);
     if (!slice)
       return slice.status();
     bytes += slice->size();

@@ -82,7 +82,8 @@ Status parseStack(const json &stack, const std::string &named,
   std::string where = named + ": stack";
   if (!stack.is_object() || !stack.contains("parts") ||
       !stack["parts"].is_array() || stack["parts"].size() < 2)
-    return manifestError(where, "not {\"dim\", \"parts\"} of two parts or more");
+    return manifestError(where,
+                         "not {\"dim\", \"parts\"} of two parts or more");
   Expected<int64_t> dim = getInt(stack, "dim", where);
   if (!dim)
     return dim.status();
@@ -101,8 +102,8 @@ Status parseStack(const json &stack, const std::string &named,
         parseArg(parts[j], where + ".parts[" + std::to_string(j) + "]");
     if (!part)
       return part.status();
-    std::string partNamed = where + ".parts[" + std::to_string(j) + "] ('" +
-                            part->name + "')";
+    std::string partNamed =
+        where + ".parts[" + std::to_string(j) + "] ('" + part->name + "')";
     if (!part->named || part->role == "input" || !part->stack.empty() ||
         part->layout != ManifestArg::Layout::Rows)
       return manifestError(partNamed, "a part must be a named weight as "
@@ -116,9 +117,8 @@ Status parseStack(const json &stack, const std::string &named,
       return manifestError(partNamed,
                            part->dtype + " " + formatShape(part->localShape) +
                                " does not stack along dimension " +
-                               std::to_string(*dim) + " into " +
-                               stacked.dtype + " " +
-                               formatShape(stacked.localShape));
+                               std::to_string(*dim) + " into " + stacked.dtype +
+                               " " + formatShape(stacked.localShape));
     total += part->localShape[*dim];
     stacked.stack.push_back(std::move(*part));
   }

@@ -281,4 +281,59 @@ TEST(Manifest, ReadsOnlyTheVersionOfAnotherVersion) {
   EXPECT_TRUE(manifest->functions.empty());
 }
 
+TEST(Manifest, ParsesStackedWeights) {
+  // q [8, 8] and k [4, 8] of a rank at tp 4, stacked along their rows.
+  auto manifest = tprt::parseManifest(manifestWith(R"([{
+    "name": "forward", "symbol": "tp_model_forward",
+    "args": [ { "name": "{q,k}", "role": "weight", "dtype": "f32",
+                "shape": [12, 8], "local_shape": [12, 8], "shard": null,
+                "stack": { "dim": 0, "parts": [
+                  { "name": "q", "dtype": "f32", "shape": [32, 8],
+                    "local_shape": [8, 8], "shard": { "dim": 0, "outer": 1 } },
+                  { "name": "k", "dtype": "f32", "shape": [16, 8],
+                    "local_shape": [4, 8],
+                    "shard": { "dim": 0, "outer": 1 } } ] } } ],
+    "results": [] }])"));
+  ASSERT_TRUE(manifest) << manifest.status().message();
+  const tprt::ManifestArg &stacked = manifest->functions[0].args[0];
+  EXPECT_EQ(stacked.stackDim, 0);
+  ASSERT_EQ(stacked.stack.size(), 2u);
+  EXPECT_EQ(stacked.stack[1].name, "k");
+  EXPECT_EQ(stacked.stack[1].localShape, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(Manifest, RejectsStacksThatDoNotFit) {
+  auto stacked = [](const std::string &stack) {
+    return manifestWith(R"([{"name": "f", "symbol": "tp_model_f",
+      "args": [{"name": "s", "role": "weight", "dtype": "f32",
+                "shape": [12, 8], "local_shape": [12, 8], "shard": null,
+                "stack": )" +
+                        stack + R"(}], "results": []}])");
+  };
+  auto part = [](const std::string &name, const std::string &local,
+                 const std::string &extra = "") {
+    return R"({"name": ")" + name + R"(", "dtype": "f32", "shape": )" + local +
+           R"(, "local_shape": )" + local + R"(, "shard": null)" + extra + "}";
+  };
+  expectRejected(
+      stacked(R"({"dim": 0, "parts": [)" + part("q", "[12, 8]") + "]}"),
+      "args[0] ('s'): stack: not {\"dim\", \"parts\"} of two parts "
+      "or more");
+  expectRejected(stacked(R"({"dim": 2, "parts": [)" + part("q", "[8, 8]") +
+                         "," + part("k", "[4, 8]") + "]}"),
+                 "stack: 'dim' 2 is not a dimension of [12, 8]");
+  expectRejected(stacked(R"({"dim": 0, "parts": [)" + part("q", "[8, 8]") +
+                         "," + part("k", "[4, 4]") + "]}"),
+                 "stack.parts[1] ('k'): f32 [4, 4] does not stack along "
+                 "dimension 0 into f32 [12, 8]");
+  expectRejected(stacked(R"({"dim": 0, "parts": [)" + part("q", "[8, 8]") +
+                         "," + part("k", "[2, 8]") + "]}"),
+                 "stack: the parts stack 10 along dimension 0, not the 12 of "
+                 "[12, 8]");
+  expectRejected(stacked(R"({"dim": 0, "parts": [)" + part("q", "[8, 8]") +
+                         "," + part("k", "[4, 8]", R"(, "role": "input")") +
+                         "]}"),
+                 "stack.parts[1] ('k'): a part must be a named weight");
+}
+
 } // namespace
