@@ -39,7 +39,14 @@ static LogicalResult markBf16(ModuleOp module, llvm::json::Object &function) {
       return module.emitError()
              << "'" << kBf16ArgsAttrName << "' names argument " << i << " of @"
              << *name << ", which the manifest does not have";
-    (*(*args)[i].getAsObject())["dtype"] = "bf16";
+    llvm::json::Object &arg = *(*args)[i].getAsObject();
+    arg["dtype"] = "bf16";
+    // The loader narrows each part of a stack (tp-stack-weights) as it
+    // reads it.
+    if (llvm::json::Object *stack = arg.getObject("stack"))
+      if (llvm::json::Array *parts = stack->getArray("parts"))
+        for (llvm::json::Value &part : *parts)
+          (*part.getAsObject())["dtype"] = "bf16";
   }
   return success();
 }
