@@ -41,9 +41,8 @@ namespace {
 struct Member {
   linalg::MatmulOp gemm;
   BlockArgument weight;
-  /// The weight's transpose, or null.
-  Operation *transpose;
-  /// The dimension of the weight that is the GEMM's n.
+  /// The dimension of the weight that is the GEMM's n: 0 when the GEMM
+  /// reads it transposed.
   int64_t nDim;
 };
 
@@ -57,11 +56,11 @@ std::optional<Member> asMember(linalg::MatmulOp gemm, func::FuncOp fn) {
       !cast<ShapedType>(gemm.getResultTypes()[0]).hasStaticShape())
     return std::nullopt;
   Value rhs = gemm.getInputs()[1];
-  Operation *transpose = nullptr;
+  int64_t nDim = 1;
   if (Value source = tp::getSwappedSource(rhs)) {
     if (!rhs.hasOneUse())
       return std::nullopt;
-    transpose = rhs.getDefiningOp();
+    nDim = 0;
     rhs = source;
   }
   auto weight = dyn_cast<BlockArgument>(rhs);
@@ -78,7 +77,7 @@ std::optional<Member> asMember(linalg::MatmulOp gemm, func::FuncOp fn) {
   auto fill = gemm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.getInputs()[0], m_Constant()))
     return std::nullopt;
-  return Member{gemm, weight, transpose, transpose ? 0 : 1};
+  return Member{gemm, weight, nDim};
 }
 
 GroupKey keyOf(Member member) {
@@ -184,7 +183,7 @@ void stack(func::FuncOp fn, MutableArrayRef<Member> group) {
   b.setInsertionPoint(first.gemm);
   Location loc = first.gemm.getLoc();
   Value rhs = stacked;
-  if (first.transpose) {
+  if (nDim == 0) {
     Value empty =
         tensor::EmptyOp::create(b, loc, {stackedShape[1], stackedShape[0]},
                                 weightType.getElementType());
@@ -234,7 +233,10 @@ struct TPStackWeightsPass
     : public tp::impl::TPStackWeightsBase<TPStackWeightsPass> {
   void runOnOperation() override {
     for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal() || fn.isPrivate())
+      // The model's entries, whose signature the manifest gives: a
+      // function something calls keeps its own.
+      if (fn.isExternal() || fn.isPrivate() ||
+          !SymbolTable::symbolKnownUseEmpty(fn, getOperation()))
         continue;
       llvm::MapVector<GroupKey, SmallVector<Member>> groups;
       for (auto gemm : fn.getBody().front().getOps<linalg::MatmulOp>())

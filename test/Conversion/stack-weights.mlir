@@ -123,3 +123,24 @@ func.func private @helper(%x: tensor<2x8xf32>, %a: tensor<8x4xf32> {tp.name = "a
   %pb = linalg.matmul ins(%x, %b : tensor<2x8xf32>, tensor<8x4xf32>) outs(%i : tensor<2x4xf32>) -> tensor<2x4xf32>
   return %pa, %pb : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// A public function that another calls keeps its signature.
+
+// CHECK-LABEL: func.func @called(
+// CHECK-SAME: {tp.name = "a"}, %{{.*}}: tensor<8x4xf32> {tp.name = "b"})
+// CHECK-COUNT-2: linalg.matmul
+func.func @called(%x: tensor<2x8xf32>, %a: tensor<8x4xf32> {tp.name = "a"}, %b: tensor<8x4xf32> {tp.name = "b"}) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %pa = linalg.matmul ins(%x, %a : tensor<2x8xf32>, tensor<8x4xf32>) outs(%i : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %pb = linalg.matmul ins(%x, %b : tensor<2x8xf32>, tensor<8x4xf32>) outs(%i : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %pa, %pb : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+func.func @caller(%x: tensor<2x8xf32>, %a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  %pa, %pb = func.call @called(%x, %a, %b) : (tensor<2x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+  return %pa : tensor<2x4xf32>
+}

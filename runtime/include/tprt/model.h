@@ -43,7 +43,12 @@
  * than ranks). "layout": "panels" (a 2-D f32 argument, cpu): the launcher lays
  * this rank's [k, n] part out in column panels (runtime/lib/Panels.h) before
  * the first call; "transposed_panels": the transpose of this rank's [n, k]
- * part; only tprt_matmul_panels_f32 reads them. A named argument (tp.name in
+ * part; only tprt_matmul_panels_f32 reads them. "stack": {"dim": D, "parts":
+ * [...]} (tp-stack-weights: q|k|v, gate|up) makes the argument the parts,
+ * each an argument entry of its own (a named weight read and cut as such an
+ * argument would be), this rank's slices one after the other along D; the
+ * stacked argument itself is this rank's tensor ("shard": null, "shape" its
+ * "local_shape"), a "weight" named after its parts. A named argument (tp.name in
  * the IR) has no "role": it is a weight bound to the checkpoint tensor of its
  * name when a checkpoint holds one, and an input otherwise. An argument without
  * a tp.name is named "argI" with "named": false and a "role": "input", or, in a
