@@ -31,7 +31,6 @@ inline linalg::GenericOp getCopyGeneric(Value v) {
   return generic;
 }
 
-
 /// The value `v` is a copy of with its last two dimensions swapped (a
 /// linalg.transpose or a copy generic that permutes only those), or null.
 inline Value getSwappedSource(Value v) {

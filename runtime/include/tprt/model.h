@@ -48,23 +48,23 @@
  * each an argument entry of its own (a named weight read and cut as such an
  * argument would be), this rank's slices one after the other along D; the
  * stacked argument itself is this rank's tensor ("shard": null, "shape" its
- * "local_shape"), a "weight" named after its parts. A named argument (tp.name in
- * the IR) has no "role": it is a weight bound to the checkpoint tensor of its
- * name when a checkpoint holds one, and an input otherwise. An argument without
- * a tp.name is named "argI" with "named": false and a "role": "input", or, in a
- * model that names no argument, "input" for argument 0 and "weight" for the
- * others, which bind by position: the k-th takes the checkpoint's k-th tensor
- * in file order (with several checkpoints: the files in the order tp-run was
- * given them). A dtype (of an argument or a result) is "f32", "i64", "i32" or
- * "i1" (integer tensors: cpu models only; i1 is one byte per element), or, for
- * the weights of a cuda model built with `tp-compile --dtype bf16` that only
- * GEMMs read, "bf16", which the launcher rounds from the checkpoint's F32 or
- * F16 (or takes its BF16 as it is) before the first call; an "f32" weight may
- * be stored as BF16 or F16, which the launcher widens. "tokens": true marks the
- * input of token ids the model's vocabulary lookup reads (its largest embedding
- * table), which a launcher counts tokens from; absent on every other argument.
- * "positions": N marks a KV cache [B, kv_heads, W, head_dim] that serves
- * positions [0, N) as a ring of W <= N rows (tp.positions in the IR: a
+ * "local_shape"), a "weight" named after its parts. A named argument (tp.name
+ * in the IR) has no "role": it is a weight bound to the checkpoint tensor of
+ * its name when a checkpoint holds one, and an input otherwise. An argument
+ * without a tp.name is named "argI" with "named": false and a "role": "input",
+ * or, in a model that names no argument, "input" for argument 0 and "weight"
+ * for the others, which bind by position: the k-th takes the checkpoint's k-th
+ * tensor in file order (with several checkpoints: the files in the order tp-run
+ * was given them). A dtype (of an argument or a result) is "f32", "i64", "i32"
+ * or "i1" (integer tensors: cpu models only; i1 is one byte per element), or,
+ * for the weights of a cuda model built with `tp-compile --dtype bf16` that
+ * only GEMMs read, "bf16", which the launcher rounds from the checkpoint's F32
+ * or F16 (or takes its BF16 as it is) before the first call; an "f32" weight
+ * may be stored as BF16 or F16, which the launcher widens. "tokens": true marks
+ * the input of token ids the model's vocabulary lookup reads (its largest
+ * embedding table), which a launcher counts tokens from; absent on every other
+ * argument. "positions": N marks a KV cache [B, kv_heads, W, head_dim] that
+ * serves positions [0, N) as a ring of W <= N rows (tp.positions in the IR: a
  * sliding-window layer's cache holds its window alone).
  * A result has a `tp.name` when the IR gave it one ("result<j>" otherwise)
  * and may stay cut ("shard" as for an argument: the KV caches a generating
