@@ -81,7 +81,9 @@ GEN_BENCHES = (("gen_llama7b", "Llama-7B-shaped", ""),
                ("gen_llama7b_bf16", "Llama-7B-shaped", ""),
                ("gen_llama7b_bf16_graph", "Llama-7B-shaped", ", masked, `tp-run-cuda --cuda-graph`"),
                ("gen_llama7b_bf16_graph_rows0", "Llama-7B-shaped",
-                ", masked, `--cuda-graph`, `tp-compile --cuda-row-kernels=false`"))
+                ", masked, `--cuda-graph`, `tp-compile --cuda-row-kernels=false`"),
+               ("gen_llama7b_bf16_graph_stack0", "Llama-7B-shaped",
+                ", masked, `--cuda-graph`, `tp-compile --stack-weights=false`"))
 NOMINAL_GBS = 4800.0  # H200 HBM3e, NVIDIA's datasheet
 
 

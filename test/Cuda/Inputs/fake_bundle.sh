@@ -32,6 +32,7 @@ for so in "$bundle"/models/*/m.*.so; do
     m.masked.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16) ;;
     # The emulation's kernel loops have row kernels either way.
     m.masked_rows0.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16) ;;
+    m.masked_stack0.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16 --stack-weights=false) ;;
   esac
   bash "$(dirname "${BASH_SOURCE[0]}")/../../lib/tp-compile-emulated.sh" \
     "$build/bin" "$(dirname "$so")/$mlir" --backend cuda "${flags[@]}" -o "$so"

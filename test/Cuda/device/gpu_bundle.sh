@@ -171,10 +171,12 @@ echo "$GEN_STEPS" > "$BUNDLE/models/gen_llama7b/steps"
 "$PYTHON" -m tpmlir.build "${GEN_ARGS[@]}" --decode-attention masked \
   -o "$BUNDLE/models/gen_llama7b/m.masked.mlir"
 # masked_rows0: bf16 without tp-row-kernels, to compare in the same run (and
-# to tell whether the row kernels are what fails where a check does).
-for variant in masked.f32 masked.bf16 masked_rows0.bf16; do
+# to tell whether the row kernels are what fails where a check does);
+# masked_stack0: bf16 with a GEMM per weight (no tp-stack-weights), likewise.
+for variant in masked.f32 masked.bf16 masked_rows0.bf16 masked_stack0.bf16; do
   dtype=${variant#*.} flags=()
   [ "${variant%.*}" = masked_rows0 ] && flags=(--cuda-row-kernels=false)
+  [ "${variant%.*}" = masked_stack0 ] && flags=(--stack-weights=false)
   log "gen_llama7b, --decode-attention masked: tp-compile --backend cuda --dtype $dtype ${flags[*]}"
   t0=$(date +%s.%N)
   compile "$BUNDLE/models/gen_llama7b/m.masked.mlir" --backend cuda --dtype "$dtype" --tp-size 1 \

@@ -46,7 +46,8 @@
 #     fp32 ids must equal tp-run-cuda's); the fp32 model again built with
 #     --decode-attention masked, run plainly and with --cuda-graph (which
 #     must replay its decode steps unless REPLAY=0), and the bf16 one with
-#     --cuda-graph;
+#     --cuda-graph, also built with --cuda-row-kernels=false and with
+#     --stack-weights=false (controls: what each gives, in the same run);
 #  4c. the same fp32 and bf16 models generating 16 ids with each kernel timed
 #     alone (TPRT_KERNEL_LOG), summed per kernel (bench/gpu/kernel_times.py),
 #     and their cuBLAS calls replayed with operands out of L2 (gemm_peak
@@ -431,6 +432,7 @@ gen_bench gen_llama7b_graph f32 masked --cuda-graph
 gen_bench gen_llama7b_bf16 bf16
 gen_bench gen_llama7b_bf16_graph bf16 masked --cuda-graph
 gen_bench gen_llama7b_bf16_graph_rows0 bf16 masked_rows0 --cuda-graph
+gen_bench gen_llama7b_bf16_graph_stack0 bf16 masked_stack0 --cuda-graph
 
 # --- 4c. where a decode step's time goes ---------------------------------------------------
 # Each kernel of a short generation timed alone (TPRT_KERNEL_LOG), summed per
