@@ -44,6 +44,9 @@ struct Member {
   /// The dimension of the weight that is the GEMM's n: 0 when the GEMM
   /// reads it transposed.
   int64_t nDim;
+  /// The GEMM's init and the constant it fills it with.
+  linalg::FillOp fill;
+  Attribute init;
 };
 
 /// What GEMMs must share to be stacked: the activation (up to identical
@@ -65,7 +68,9 @@ std::optional<Member> asMember(linalg::MatmulOp gemm, func::FuncOp fn) {
   }
   auto weight = dyn_cast<BlockArgument>(rhs);
   if (!weight || weight.getOwner() != &fn.getBody().front() ||
-      !weight.hasOneUse() || cast<ShapedType>(weight.getType()).getRank() != 2)
+      !weight.hasOneUse() ||
+      cast<ShapedType>(weight.getType()).getRank() != 2 ||
+      !cast<ShapedType>(weight.getType()).hasStaticShape())
     return std::nullopt;
   // A named weight alone: an unnamed one binds by its position, and a
   // cache or a stack is not a GEMM's weight.
@@ -75,9 +80,10 @@ std::optional<Member> asMember(linalg::MatmulOp gemm, func::FuncOp fn) {
       fn.getArgAttr(i, TPDialect::getStackAttrName()))
     return std::nullopt;
   auto fill = gemm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !matchPattern(fill.getInputs()[0], m_Constant()))
+  Attribute init;
+  if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&init)))
     return std::nullopt;
-  return Member{gemm, weight, nDim};
+  return Member{gemm, weight, nDim, fill, init};
 }
 
 GroupKey keyOf(Member member) {
@@ -88,13 +94,10 @@ GroupKey keyOf(Member member) {
     lhs = collapse.getSrc();
     reshape = collapse.getReassociationAttr();
   }
-  Attribute init;
-  auto fill = gemm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
-  matchPattern(fill.getInputs()[0], m_Constant(&init));
   return {lhs,
           reshape,
           member.nDim,
-          init,
+          member.init,
           getElementTypeOrSelf(member.weight.getType()),
           getElementTypeOrSelf(gemm.getResultTypes()[0])};
 }
@@ -194,9 +197,8 @@ void stack(func::FuncOp fn, MutableArrayRef<Member> group) {
   auto resultType = cast<RankedTensorType>(first.gemm.getResultTypes()[0]);
   int64_t rows = resultType.getDimSize(0);
   int64_t columns = stackedShape[nDim];
-  auto fill = first.gemm.getOutputs()[0].getDefiningOp<linalg::FillOp>();
   Value init = linalg::FillOp::create(
-                   b, loc, fill.getInputs()[0],
+                   b, loc, first.fill.getInputs()[0],
                    tensor::EmptyOp::create(b, loc, {rows, columns},
                                            resultType.getElementType())
                        .getResult())

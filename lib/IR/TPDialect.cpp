@@ -147,7 +147,8 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
     for (Attribute part : parts) {
       auto dict = dyn_cast<DictionaryAttr>(part);
       auto size = dict ? dict.getAs<IntegerAttr>("size") : IntegerAttr();
-      if (!size || size.getInt() < 1 || !dict.get(getNameAttrName()))
+      if (!size || size.getInt() < 1 ||
+          !isa_and_nonnull<StringAttr>(dict.get(getNameAttrName())))
         return op->emitError()
                << "'" << getStackAttrName() << "' on argument " << argIndex
                << ": each part needs a positive 'size' and a '"

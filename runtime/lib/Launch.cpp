@@ -832,6 +832,10 @@ static Expected<AlignedBuffer> stackSlices(
   std::vector<AlignedBuffer> slices;
   size_t bytes = 0;
   for (size_t j = 0; j < arg.stack.size(); ++j) {
+    if (j >= parts.size() || !parts[j].second)
+      return Status(TPRT_ERR_INVALID_ARGUMENT,
+                    "'" + arg.name + "': no tensor for its part '" +
+                        arg.stack[j].name + "'");
     Expected<AlignedBuffer> slice = sliceFor(arg.stack[j], parts[j].second,
                                              parts[j].first, rank, worldSize);
     if (!slice)

@@ -95,6 +95,10 @@ Status parseStack(const json &stack, const std::string &named,
   if (stacked.shard || stacked.shape != stacked.localShape)
     return manifestError(where, "a stack is the rank's own tensor: no shard, "
                                 "'shape' equal to 'local_shape'");
+  if (!stacked.named || stacked.role != "weight" || stacked.checkpointShape ||
+      stacked.positions || stacked.tokens)
+    return manifestError(where, "a stack is a named weight (\"role\": "
+                                "\"weight\") that only its parts describe");
   int64_t total = 0;
   const json &parts = stack["parts"];
   for (size_t j = 0; j < parts.size(); ++j) {
@@ -110,9 +114,8 @@ Status parseStack(const json &stack, const std::string &named,
                                       "stored, not an input, a stack or "
                                       "panels");
     std::vector<int64_t> expected = stacked.localShape;
-    expected[*dim] = part->localShape.size() == size_t(rank)
-                         ? part->localShape[*dim]
-                         : expected[*dim];
+    if (part->localShape.size() == size_t(rank))
+      expected[*dim] = part->localShape[*dim];
     if (part->dtype != stacked.dtype || part->localShape != expected)
       return manifestError(partNamed,
                            part->dtype + " " + formatShape(part->localShape) +
@@ -354,7 +357,9 @@ bool sameTensor(const ManifestArg &a, const ManifestArg &b) {
   return a.name == b.name && a.checkpointOffset == b.checkpointOffset &&
          a.dtype == b.dtype && a.shape == b.shape &&
          a.localShape == b.localShape && cut(a.shard) == cut(b.shard) &&
-         a.layout == b.layout;
+         a.layout == b.layout && a.stackDim == b.stackDim &&
+         std::equal(a.stack.begin(), a.stack.end(), b.stack.begin(),
+                    b.stack.end(), sameTensor);
 }
 
 const ManifestFunction *Manifest::find(const std::string &name) const {

@@ -334,6 +334,11 @@ TEST(Manifest, RejectsStacksThatDoNotFit) {
                          "," + part("k", "[4, 8]", R"(, "role": "input")") +
                          "]}"),
                  "stack.parts[1] ('k'): a part must be a named weight");
+  // The stack itself is a weight its parts describe, never an input.
+  std::string input = stacked(R"({"dim": 0, "parts": [)" + part("q", "[8, 8]") +
+                              "," + part("k", "[4, 8]") + "]}");
+  input.replace(input.find(R"("role": "weight")"), 16, R"("role": "input")");
+  expectRejected(input, "args[0] ('s'): stack: a stack is a named weight");
 }
 
 } // namespace

@@ -334,7 +334,8 @@ def TPStackWeights : Pass<"tp-stack-weights", "ModuleOp"> {
     generic), into inits filled with one constant, become one GEMM over a
     new argument that stacks the weights along n, in block order, and
     `tensor.extract_slice`s of its result. The argument is named after its
-    parts joined by `+` and carries `tp.stack` (`{dim, parts}`: each part's
+    parts, what they differ in between braces
+    (`layer.{q,k,v}.weight`), and carries `tp.stack` (`{dim, parts}`: each part's
     size along the stacked dimension and the attributes of the argument it
     was), from which the manifest says how the loader builds it: each
     part's slice for the rank, stacked. q|k|v and gate|up of a Llama-style
