@@ -822,13 +822,9 @@ static Expected<AlignedBuffer> sliceFor(const ManifestArg &arg,
   return std::move(slice->buffer);
 }
 
-/// The stacked argument `arg`: each part's slice for the rank, one after
-/// the other along `arg.stackDim`.
-static Expected<AlignedBuffer> stackSlices(
-    const ManifestArg &arg,
-    const std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>
-        &parts,
-    int rank, int worldSize) {
+Expected<AlignedBuffer> stackSlices(const ManifestArg &arg,
+                                    const std::vector<BoundTensor> &parts,
+                                    int rank, int worldSize) {
   std::vector<AlignedBuffer> slices;
   size_t bytes = 0;
   for (size_t j = 0; j < arg.stack.size(); ++j) {

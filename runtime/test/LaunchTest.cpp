@@ -73,6 +73,64 @@ TEST(Launch, Bf16RoundsToNearestEven) {
   EXPECT_EQ(bf16.as<uint16_t>()[2], 0xc040);
 }
 
+/// An F32 tensor over `values` (which must outlive it).
+tprt::TensorInfo f32Tensor(const std::string &name,
+                           const std::vector<float> &values,
+                           std::vector<int64_t> shape) {
+  tprt::TensorInfo info;
+  info.name = name;
+  info.dtype = "F32";
+  info.shape = std::move(shape);
+  info.elementSize = 4;
+  info.data = reinterpret_cast<const uint8_t *>(values.data());
+  info.byteSize = values.size() * 4;
+  return info;
+}
+
+TEST(Launch, StacksThePartsOfEachRank) {
+  // a [2, 4] cut by columns and b [2, 2] whole (its 2 columns, one kv head,
+  // shared by both ranks: replicas 2), stacked along the columns of rank 1:
+  // each row is a's two columns of rank 1, then b's row.
+  std::vector<float> a = {0, 1, 2, 3, 10, 11, 12, 13}, b = {20, 21, 30, 31};
+  tprt::TensorInfo ta = f32Tensor("a", a, {2, 4}),
+                   tb = f32Tensor("b", b, {2, 2});
+  tprt::ManifestArg stacked;
+  stacked.name = "{a,b}";
+  stacked.dtype = "f32";
+  stacked.shape = stacked.localShape = {2, 4};
+  stacked.stackDim = 1;
+  tprt::ManifestArg pa, pb;
+  pa.name = "a", pb.name = "b";
+  pa.dtype = pb.dtype = "f32";
+  pa.shape = {2, 4}, pa.localShape = {2, 2}, pa.shard = tprt::Shard{1, 1, 1};
+  pb.shape = pb.localShape = {2, 2}, pb.shard = tprt::Shard{1, 1, 2};
+  stacked.stack = {pa, pb};
+  tprt::Expected<tprt::AlignedBuffer> built =
+      tprt::stackSlices(stacked, {{nullptr, &ta}, {nullptr, &tb}}, 1, 2);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  ASSERT_EQ(built->size(), 8 * sizeof(float));
+  std::vector<float> got(built->as<float>(), built->as<float>() + 8);
+  EXPECT_EQ(got, (std::vector<float>{2, 3, 20, 21, 12, 13, 30, 31}));
+
+  // In bf16, each part narrowed as it is read: 2 bytes an element.
+  for (tprt::ManifestArg *arg :
+       {&stacked, &stacked.stack[0], &stacked.stack[1]})
+    arg->dtype = "bf16";
+  built = tprt::stackSlices(stacked, {{nullptr, &ta}, {nullptr, &tb}}, 0, 2);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  ASSERT_EQ(built->size(), 8 * sizeof(uint16_t));
+  const uint16_t *bits = built->as<uint16_t>();
+  EXPECT_EQ(bits[1], tprt::toBf16(1.0f));
+  EXPECT_EQ(bits[2], tprt::toBf16(20.0f));
+  EXPECT_EQ(bits[7], tprt::toBf16(31.0f));
+
+  // A part without its tensor is an error, not a read.
+  tprt::Expected<tprt::AlignedBuffer> missing =
+      tprt::stackSlices(stacked, {{nullptr, &ta}, {nullptr, nullptr}}, 0, 2);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "'{a,b}': no tensor for its part 'b'");
+}
+
 TEST(Launch, AlignedBuffers) {
   // Small ones at 64 bytes; one of several huge pages starts on one and is
   // not rounded up to a whole number of them; both zeroed on request.

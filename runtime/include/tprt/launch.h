@@ -102,6 +102,9 @@ std::vector<std::string> checkManifest(const Manifest &manifest,
                                        const std::string &model,
                                        const Backend &backend, int worldSize);
 
+/// A checkpoint tensor bound to an argument, and the checkpoint holding it.
+using BoundTensor = std::pair<const SafetensorsFile *, const TensorInfo *>;
+
 /// The checkpoint tensors bound to one function's weight arguments.
 struct WeightBinding {
   /// Per argument of the function: its tensor and the checkpoint holding
@@ -110,9 +113,7 @@ struct WeightBinding {
   std::vector<const SafetensorsFile *> files;
   /// Per argument, its stacked parts' checkpoints and tensors (a stack's
   /// own `tensors` entry is null).
-  std::vector<
-      std::vector<std::pair<const SafetensorsFile *, const TensorInfo *>>>
-      parts;
+  std::vector<std::vector<BoundTensor>> parts;
   /// The arguments that are inputs, in order: role "input", and the named
   /// ones without a role that no checkpoint holds.
   std::vector<size_t> inputs;
@@ -123,6 +124,15 @@ struct WeightBinding {
 std::optional<std::string>
 openCheckpoints(const std::vector<std::string> &paths,
                 std::vector<SafetensorsFile> &checkpoints);
+
+/// The stacked argument `arg` (a manifest "stack"), as the launcher builds
+/// it: each part's slice of its tensor in `parts` for rank `rank` of
+/// `worldSize` (its rows of a packed tensor, padded, cut, widened or
+/// narrowed to bf16), one after the other along `arg.stackDim`. A part
+/// without a tensor is an error.
+Expected<AlignedBuffer> stackSlices(const ManifestArg &arg,
+                                    const std::vector<BoundTensor> &parts,
+                                    int rank, int worldSize);
 
 /// Sorts the arguments of `function` into weights and inputs: a named
 /// argument is a weight when a checkpoint holds a tensor of its name (with
