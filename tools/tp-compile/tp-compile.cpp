@@ -114,8 +114,8 @@ static cl::opt<bool> stackWeights(
     cl::desc("run the GEMMs that read one activation by weights stored "
              "apart (q, k, v; gate, up) as one GEMM over their weights, "
              "which the loader stacks (default: on for cuda, where wider "
-             "GEMMs stream faster; off for cpu, where the panels ran a "
-             "stacked decode step slower: docs/lowering.md)"),
+             "GEMMs stream faster; off for cpu, where a stacked decode step "
+             "ran no faster: docs/lowering.md)"),
     cl::init(false), cl::cat(category));
 
 static cl::opt<bool> panelWeights(
