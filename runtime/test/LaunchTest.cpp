@@ -73,27 +73,12 @@ TEST(Launch, Bf16RoundsToNearestEven) {
   EXPECT_EQ(bf16.as<uint16_t>()[2], 0xc040);
 }
 
-/// An F32 tensor over `values` (which must outlive it).
-tprt::TensorInfo f32Tensor(const std::string &name,
-                           const std::vector<float> &values,
-                           std::vector<int64_t> shape) {
-  tprt::TensorInfo info;
-  info.name = name;
-  info.dtype = "F32";
-  info.shape = std::move(shape);
-  info.elementSize = 4;
-  info.data = reinterpret_cast<const uint8_t *>(values.data());
-  info.byteSize = values.size() * 4;
-  return info;
-}
-
 TEST(Launch, StacksThePartsOfEachRank) {
   // a [2, 4] cut by columns and b [2, 2] whole (its 2 columns, one kv head,
   // shared by both ranks: replicas 2), stacked along the columns of rank 1:
   // each row is a's two columns of rank 1, then b's row.
   std::vector<float> a = {0, 1, 2, 3, 10, 11, 12, 13}, b = {20, 21, 30, 31};
-  tprt::TensorInfo ta = f32Tensor("a", a, {2, 4}),
-                   tb = f32Tensor("b", b, {2, 2});
+  tprt::TensorInfo ta = tensorOf(a, {2, 4}), tb = tensorOf(b, {2, 2});
   tprt::ManifestArg stacked;
   stacked.name = "{a,b}";
   stacked.dtype = "f32";

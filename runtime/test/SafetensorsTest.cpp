@@ -279,19 +279,6 @@ TEST(Safetensors, FilesOfAModelDirectory) {
 // Slicing
 //===----------------------------------------------------------------------===//
 
-/// A F32 tensor over `values`.
-tprt::TensorInfo tensorOf(const std::vector<float> &values,
-                          std::vector<int64_t> shape) {
-  tprt::TensorInfo info;
-  info.name = "t";
-  info.dtype = "F32";
-  info.shape = std::move(shape);
-  info.elementSize = 4;
-  info.data = reinterpret_cast<const uint8_t *>(values.data());
-  info.byteSize = values.size() * 4;
-  return info;
-}
-
 /// Rank r's slice by the definition in model.h, for a 2-D tensor.
 std::vector<float> expectedSlice(const std::vector<float> &values, int64_t rows,
                                  int64_t cols, tprt::Shard shard, int64_t rank,

@@ -3,6 +3,7 @@
 #ifndef TPRT_TEST_TESTUTIL_H
 #define TPRT_TEST_TESTUTIL_H
 
+#include "tprt/loader.h"
 #include "tprt/tprt.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +51,20 @@ inline std::vector<float> iota(size_t count, float start = 0) {
   for (size_t i = 0; i < count; ++i)
     values[i] = start + static_cast<float>(i);
   return values;
+}
+
+/// An F32 tensor over `values` (which must outlive it), as a checkpoint
+/// would give it.
+inline tprt::TensorInfo tensorOf(const std::vector<float> &values,
+                                 std::vector<int64_t> shape) {
+  tprt::TensorInfo info;
+  info.name = "t";
+  info.dtype = "F32";
+  info.shape = std::move(shape);
+  info.elementSize = 4;
+  info.data = reinterpret_cast<const uint8_t *>(values.data());
+  info.byteSize = values.size() * 4;
+  return info;
 }
 
 } // namespace tprt::test
