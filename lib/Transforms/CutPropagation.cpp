@@ -98,6 +98,15 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
   if (taken.contains(v))
     return fail(at, "needs a cut of a value that another pair already cuts "
                     "differently");
+  auto arg = dyn_cast<BlockArgument>(v);
+  bool isArgument =
+      arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (isArgument && wholeArguments)
+    return fail(at, llvm::formatv("needs a cut of argument #{0}, which the "
+                                  "callers of its function in this module "
+                                  "pass whole (tp-shard does not cut across "
+                                  "calls: inline them first)",
+                                  arg.getArgNumber()));
   // Other dimensions (a dynamic batch, say) may be dynamic.
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || type.isDynamicDim(cut.dim))
@@ -112,8 +121,7 @@ LogicalResult CutPropagation::mark(Value v, DimCut cut, Operation *at) {
          "a sub-dimension is split by the replicas of another one");
   if (cut.subDim >= 0) {
     // `#tp.shard` records one dimension: the caller could not slice it.
-    if (auto arg = dyn_cast<BlockArgument>(v);
-        arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    if (isArgument)
       return fail(at, llvm::formatv("needs an argument cut on two dimensions "
                                     "({0} and {1}), which no '#tp.shard' "
                                     "records",

@@ -550,7 +550,8 @@ static void dropSlivers(ShardPlan &plan, const RequiredCuts &required) {
 FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                                                int64_t tpSize,
                                                bool allowFallback,
-                                               const RequiredCuts &required) {
+                                               const RequiredCuts &required,
+                                               bool keepSignature) {
   ShardPlan plan;
   plan.tpSize = tpSize;
   DenseSet<Value> taken;
@@ -609,7 +610,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
                         cut.replicas, cut.subDim})
                .second)
         continue;
-      CutPropagation attempt(tpSize, taken);
+      CutPropagation attempt(tpSize, taken, keepSignature);
       LogicalResult propagated = attempt.run(start, cut, seed.op);
       llvm::append_range(queue, attempt.hints);
       if (failed(propagated)) {
@@ -826,14 +827,15 @@ struct Decision {
 } // namespace
 
 static Attempt attemptSharding(FunctionOpInterface func, int64_t tpSize,
-                               bool allowFallback,
-                               const RequiredCuts &required) {
+                               bool allowFallback, const RequiredCuts &required,
+                               bool keepSignature) {
   Attempt attempt;
   ScopedDiagnosticHandler hold(func->getContext(), [&](Diagnostic &diag) {
     attempt.diagnostics.push_back(std::move(diag));
     return success();
   });
-  attempt.plan = analyzeSharding(func, tpSize, allowFallback, required);
+  attempt.plan =
+      analyzeSharding(func, tpSize, allowFallback, required, keepSignature);
   // At tp 1 every cut is exact, so the plan is the one larger tp sizes
   // would use where one exists (a tp-1 build then runs the same program,
   // all-reduces over one rank included, as the baseline of a scaling run);
@@ -855,10 +857,11 @@ static std::optional<DimCut> cutOf(const ShardPlan &plan, Value arg) {
 /// without it (a preference kept for nothing may have cost another): the
 /// plan returned gives every cut left in `required`.
 static Attempt meetRequired(FunctionOpInterface func, int64_t tpSize,
-                            bool allowFallback, RequiredCuts &required,
-                            DenseSet<Value> &unmet) {
+                            bool allowFallback, bool keepSignature,
+                            RequiredCuts &required, DenseSet<Value> &unmet) {
   while (true) {
-    Attempt attempt = attemptSharding(func, tpSize, allowFallback, required);
+    Attempt attempt =
+        attemptSharding(func, tpSize, allowFallback, required, keepSignature);
     SmallVector<Value> missed;
     for (auto &[arg, shared] : required)
       if (failed(attempt.plan) || cutOf(*attempt.plan, arg) != shared.cut)
@@ -879,10 +882,15 @@ static ShardAttr shardAttr(MLIRContext *ctx, DimCut cut) {
 SmallVector<FailureOr<ShardPlan>, 0>
 mlir::tp::analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs,
                                 int64_t tpSize, bool allowFallback) {
-  SmallVector<Attempt, 0> attempts;
+  // A function that the module calls keeps the signature its callers use.
+  SmallVector<bool> called;
   for (FunctionOpInterface func : funcs)
-    attempts.push_back(
-        attemptSharding(func, tpSize, allowFallback, RequiredCuts()));
+    called.push_back(
+        !SymbolTable::symbolKnownUseEmpty(func, func->getParentOp()));
+  SmallVector<Attempt, 0> attempts;
+  for (auto [func, keepSignature] : llvm::zip_equal(funcs, called))
+    attempts.push_back(attemptSharding(func, tpSize, allowFallback,
+                                       RequiredCuts(), keepSignature));
 
   // The weights several public functions read, by name and type: the
   // runtime, which calls them, gives such a weight one buffer where their
@@ -962,8 +970,8 @@ mlir::tp::analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs,
       }
     }
     for (unsigned f : again)
-      attempts[f] =
-          meetRequired(funcs[f], tpSize, allowFallback, required[f], unmet);
+      attempts[f] = meetRequired(funcs[f], tpSize, allowFallback, called[f],
+                                 required[f], unmet);
   }
 
   // The diagnostics of the plans kept, and the weights held once per cut;

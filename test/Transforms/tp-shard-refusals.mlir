@@ -737,3 +737,34 @@ func.func private @columns(%z: tensor<4x32xf32>,
   %y = linalg.matmul ins(%s, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// calls
+//===----------------------------------------------------------------------===//
+
+// A function the module calls keeps its signature: its callers pass whole
+// values and tp-shard does not rewrite calls, so its pair is left whole.
+
+func.func private @mlp(%x: tensor<4x16xf32>, %v: tensor<16x32xf32>,
+                       %w: tensor<32x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  // expected-remark @+2 {{left whole on every rank: no tensor-parallel cut of output dimension 1 of 'tensor<4x32xf32>'}}
+  // expected-note @+1 {{'linalg.matmul' needs a cut of argument #1, which the callers of its function in this module pass whole (tp-shard does not cut across calls: inline them first)}}
+  %h = linalg.matmul ins(%x, %v : tensor<4x16xf32>, tensor<16x32xf32>) outs(%init : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // expected-remark @+2 {{left whole on every rank: no tensor-parallel cut of output dimension 1 of 'tensor<4x16xf32>'}}
+  // expected-note @+1 {{'linalg.matmul' needs a cut of argument #2, which the callers}}
+  %y = linalg.matmul ins(%h, %w : tensor<4x32xf32>, tensor<32x16xf32>) outs(%init2 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+func.func @forward(%x: tensor<4x16xf32>, %v: tensor<16x32xf32> {tp.name = "v"},
+                   %w: tensor<32x16xf32> {tp.name = "w"}) -> tensor<4x16xf32> {
+  %y = func.call @mlp(%x, %v, %w) : (tensor<4x16xf32>, tensor<16x32xf32>, tensor<32x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

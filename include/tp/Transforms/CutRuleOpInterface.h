@@ -112,8 +112,11 @@ struct PlannedCollective {
 /// read or write each cut value to a fixpoint, by their rules.
 class CutPropagation {
 public:
-  CutPropagation(int64_t numRanks, const DenseSet<Value> &taken)
-      : numRanks(numRanks), taken(taken) {}
+  /// `wholeArguments`: the function's arguments cannot be cut (its callers
+  /// pass them whole).
+  CutPropagation(int64_t numRanks, const DenseSet<Value> &taken,
+                 bool wholeArguments = false)
+      : numRanks(numRanks), taken(taken), wholeArguments(wholeArguments) {}
 
   /// Spreads `cut` from `start`; `at` is the op blamed if `start` itself
   /// cannot take it. On failure `rejected` says where and why.
@@ -172,6 +175,7 @@ private:
 
   int64_t numRanks;
   const DenseSet<Value> &taken;
+  bool wholeArguments;
   std::deque<Value> worklist;
   DenseSet<Operation *> reduced;
   DenseSet<OpOperand *> gathered;

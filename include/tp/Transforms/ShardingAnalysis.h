@@ -105,10 +105,13 @@ linalg::GenericOp getLookupGeneric(Operation *extract);
 /// equal communication, those that give the arguments of `required` their
 /// cut win, and a region or a lookup that does so is cut even where it
 /// would be left whole as not worth its collectives; a required cut no clean
-/// cut gives is not met (the caller checks).
+/// cut gives is not met (the caller checks). `keepSignature`: something in
+/// the module calls `func` (or otherwise names it) and passes and takes
+/// whole values, so no argument is cut; tp-shard does not rewrite calls.
 FailureOr<ShardPlan>
 analyzeSharding(FunctionOpInterface func, int64_t tpSize, bool allowFallback,
-                const RequiredCuts &required = RequiredCuts());
+                const RequiredCuts &required = RequiredCuts(),
+                bool keepSignature = false);
 
 /// Finds the cuts of each of `funcs` (the functions of one module, in
 /// order) for `tpSize` ranks, so that a weight several public ones read (the
@@ -119,6 +122,7 @@ analyzeSharding(FunctionOpInterface func, int64_t tpSize, bool allowFallback,
 /// both functions. A weight one function reads is cut as analyzeSharding
 /// cuts it. Emits the diagnostics of the plans kept only; at tp 1 none, and
 /// a function without a plan gets an empty one (one rank holds everything).
+/// A function the module calls keeps its signature (`keepSignature`).
 /// Returns a plan per function, failure where its analysis failed.
 SmallVector<FailureOr<ShardPlan>, 0>
 analyzeModuleSharding(ArrayRef<FunctionOpInterface> funcs, int64_t tpSize,
