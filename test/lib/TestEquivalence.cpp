@@ -105,8 +105,8 @@ static Value reduceValues(OpBuilder &b, Location loc, ReductionKind kind,
   Value acc = values.front();
   auto type = cast<RankedTensorType>(acc.getType());
   for (Value v : values.drop_front()) {
-    Value empty =
-        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    Value empty = tensor::EmptyOp::create(
+        b, loc, tensor::getMixedSizes(b, loc, acc), type.getElementType());
     SmallVector<Value> ins{acc, v}, outs{empty};
     switch (kind) {
     case ReductionKind::Sum:
@@ -304,13 +304,46 @@ static Value maxAbs(OpBuilder &b, Location loc, Value a, Value other) {
   return tensor::ExtractOp::create(b, loc, generic.getResult(0), ValueRange{});
 }
 
+/// What the oracle passes for argument `i` of type `type`: pseudo-random
+/// tensors, with `dynamicSize` for each dynamic dimension; `scalar` for an
+/// index or integer (a decode step's position), as a float too. Null, with
+/// an error at `ref`, for another type.
+static Value argumentValue(OpBuilder &b, func::FuncOp ref, Type type,
+                           unsigned i, int64_t dynamicSize, int64_t scalar) {
+  Location loc = ref.getLoc();
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    SmallVector<int64_t> shape(tensor.getShape());
+    for (int64_t &size : shape)
+      if (ShapedType::isDynamic(size))
+        size = dynamicSize;
+    Value value = pseudoRandom(b, loc, tensor.clone(shape), i + 1);
+    return value.getType() == type
+               ? value
+               : tensor::CastOp::create(b, loc, type, value).getResult();
+  }
+  if (type.isIndex())
+    return arith::ConstantIndexOp::create(b, loc, scalar);
+  if (isa<IntegerType>(type))
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, scalar));
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, scalar));
+  ref.emitError() << "the equivalence oracle fills ranked tensors, indices, "
+                     "integers and floats; argument #"
+                  << i << " is " << type;
+  return nullptr;
+}
+
 /// Appends to `main` the comparison of `ref` with `emu` on the same inputs.
-static void compareInMain(OpBuilder &b, func::FuncOp ref, func::FuncOp emu,
-                          double tolerance) {
+static LogicalResult compareInMain(OpBuilder &b, func::FuncOp ref,
+                                   func::FuncOp emu, double tolerance,
+                                   int64_t dynamicSize, int64_t scalar) {
   Location loc = ref.getLoc();
   SmallVector<Value> args;
-  for (auto [i, type] : llvm::enumerate(ref.getArgumentTypes()))
-    args.push_back(pseudoRandom(b, loc, cast<RankedTensorType>(type), i + 1));
+  for (auto [i, type] : llvm::enumerate(ref.getArgumentTypes())) {
+    args.push_back(argumentValue(b, ref, type, i, dynamicSize, scalar));
+    if (!args.back())
+      return failure();
+  }
   auto refCall = func::CallOp::create(b, loc, ref, args);
   auto emuCall = func::CallOp::create(b, loc, emu, args);
   Value diff = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
@@ -340,6 +373,7 @@ static void compareInMain(OpBuilder &b, func::FuncOp ref, func::FuncOp emu,
         vector::PrintOp::create(eb, el, "MISMATCH\n");
         scf::YieldOp::create(eb, el);
       });
+  return success();
 }
 
 struct TestEquivalencePass
@@ -369,6 +403,12 @@ struct TestEquivalencePass
       llvm::cl::desc("emulate a broken all-reduce (checks the oracle fails)")};
   Option<double> tolerance{*this, "tolerance", llvm::cl::init(1e-4),
                            llvm::cl::desc("max |diff| / max(1, max |ref|)")};
+  Option<int64_t> dynamicSize{
+      *this, "dynamic-size", llvm::cl::init(3),
+      llvm::cl::desc("the size of each dynamic dimension of an argument")};
+  Option<int64_t> scalarValue{
+      *this, "scalar-value", llvm::cl::init(1),
+      llvm::cl::desc("the value of each scalar argument (a position)")};
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -403,7 +443,9 @@ struct TestEquivalencePass
       if (!emu)
         return signalPassFailure();
       b.setInsertionPointToEnd(mainBody);
-      compareInMain(b, original, emu, tolerance);
+      if (failed(compareInMain(b, original, emu, tolerance, dynamicSize,
+                               scalarValue)))
+        return signalPassFailure();
       // The lowered module is plain upstream: drop the tp attributes.
       original.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
     }
