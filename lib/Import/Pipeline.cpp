@@ -20,8 +20,14 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   // Timing calls buddy-mlir puts around each operator: the compiled model
   // would need its runtime wherever it is loaded.
   pm.addPass(createTPStripInstrumentation());
-  // Private symbols nothing uses: torch-mlir's TorchScript modules carry an
-  // `ml_program.global @global_seed` the LLVM translation cannot take.
+  // tp-shard does not cut across calls (a called function keeps its
+  // signature): layers written as calls of one function are inlined, with
+  // no simplification beside it, which would rewrite the rest of the graph.
+  pm.addPass(createInlinerPass(llvm::StringMap<OpPassManager>(),
+                               [](OpPassManager &) {}));
+  // Private symbols nothing uses: the functions inlined above, and the
+  // `ml_program.global @global_seed` of torch-mlir's TorchScript modules,
+  // which the LLVM translation cannot take.
   pm.addPass(createSymbolDCEPass());
   // tp-shard cuts weight arguments only; front-ends give weights as
   // constants (dense_resource, or splats in stripped models). Before the

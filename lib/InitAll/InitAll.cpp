@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -38,6 +39,8 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
 void mlir::tp::registerImportDialects(DialectRegistry &registry) {
   registry.insert<ml_program::MLProgramDialect, shard::ShardDialect,
                   tosa::TosaDialect, vector::VectorDialect>();
+  // tp-import inlines calls: func.call and func.return need it.
+  func::registerInlinerExtension(registry);
 }
 
 void mlir::tp::registerLoweringDialects(DialectRegistry &registry) {
