@@ -17,7 +17,7 @@
 // succeeding on verified input but leaving IR that does not verify. A
 // diagnostic on bad input is the expected outcome and is dropped. Inputs
 // that would hit a known crash in MLIR's own parser or verifier are skipped
-// (hitsLinalgArrayParserCrash, hitsMatmulVerifierCrash).
+// (hitsLinalgArrayParserCrash, hitsVerifierCrash).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -97,19 +98,26 @@ static bool hitsLinalgArrayParserCrash(llvm::StringRef text) {
   return false;
 }
 
-/// Whether a linalg.matmul has an input indexing map without results. MLIR
-/// 22's MatmulOp::verify reads that map's first result while checking for a
-/// broadcast and crashes on the null expression (an upstream bug, with its
-/// reproducer in docs/testing.md). Reads only attributes, so it is safe on IR
-/// that has been parsed but not verified.
-static bool hitsMatmulVerifierCrash(ModuleOp module) {
-  WalkResult walk = module.walk([](linalg::MatmulOp matmul) {
-    auto maps = matmul->getAttrOfType<ArrayAttr>("indexing_maps");
-    if (!maps)
-      return WalkResult::advance();
-    for (Attribute map : maps.getValue().take_front(2)) {
-      auto affine = dyn_cast<AffineMapAttr>(map);
-      if (affine && affine.getValue().getNumResults() == 0)
+/// Whether the module holds an op whose MLIR 22 verifier crashes (upstream
+/// bugs, with their reproducers in docs/testing.md): a linalg.matmul with an
+/// input indexing map without results (MatmulOp::verify reads the map's first
+/// result while checking for a broadcast), or a tensor.concat along a
+/// negative dimension (ConcatOp::verify indexes the shapes by it). Reads only
+/// attributes, so it is safe on IR that has been parsed but not verified.
+static bool hitsVerifierCrash(ModuleOp module) {
+  WalkResult walk = module.walk([](Operation *op) {
+    if (isa<linalg::MatmulOp>(op)) {
+      auto maps = op->getAttrOfType<ArrayAttr>("indexing_maps");
+      for (Attribute map :
+           maps ? maps.getValue().take_front(2) : ArrayRef<Attribute>()) {
+        auto affine = dyn_cast<AffineMapAttr>(map);
+        if (affine && affine.getValue().getNumResults() == 0)
+          return WalkResult::interrupt();
+      }
+    }
+    if (isa<tensor::ConcatOp>(op)) {
+      auto dim = op->getAttrOfType<IntegerAttr>("dim");
+      if (dim && dim.getValue().isNegative())
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -158,7 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       sourceMgr, ParserConfig(&context, /*verifyAfterParse=*/false));
   if (!module)
     return 0;
-  if (hitsMatmulVerifierCrash(*module))
+  if (hitsVerifierCrash(*module))
     return -1;
   // From here on the module is valid IR.
   if (failed(verify(*module)))
