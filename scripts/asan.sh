@@ -6,10 +6,12 @@
 #         report fail its test; the runtime's gtests run from lit,
 #         test/Runtime/unittests.test)
 #   fuzz  scripts/fuzz.sh on FUZZ_RUNS inputs (default 30000, about a minute),
-#         stopping after FUZZ_TIME seconds (default 300; 0 skips it). A count,
-#         not a time: with the fixed seed CI then tries the same inputs on a
-#         fast machine and a slow one, so a finding does not come and go.
-# Exit 0 iff both pass. Needs scripts/setup.sh's packages (libclang-rt-22-dev
+#         then scripts/fuzz.sh tprt-loader on FUZZ_LOADER_RUNS (default
+#         300000, under a minute), each stopping after FUZZ_TIME seconds
+#         (default 300; 0 skips both). A count, not a time: with the fixed
+#         seed CI then tries the same inputs on a fast machine and a slow
+#         one, so a finding does not come and go.
+# Exit 0 iff all pass. Needs scripts/setup.sh's packages (libclang-rt-22-dev
 # for the sanitizer and libFuzzer runtimes).
 #   ASAN_BUILD_DIR (default build-asan), JOBS (default nproc), FUZZ_TIME.
 set -uo pipefail
@@ -18,6 +20,7 @@ BUILD=${ASAN_BUILD_DIR:-build-asan}
 JOBS=${JOBS:-$(nproc)}
 FUZZ_TIME=${FUZZ_TIME:-300}
 FUZZ_RUNS=${FUZZ_RUNS:-30000}
+FUZZ_LOADER_RUNS=${FUZZ_LOADER_RUNS:-300000}
 
 if [[ ! -f /usr/lib/llvm-22/lib/clang/22/lib/linux/libclang_rt.asan-x86_64.a ]]; then
   echo "asan: no clang-22 sanitizer runtimes (scripts/setup.sh installs libclang-rt-22-dev)" >&2
@@ -44,5 +47,8 @@ echo "--- asan: lit"
 if ((FUZZ_TIME > 0)); then
   echo "--- asan: fuzz (${FUZZ_RUNS} inputs, at most ${FUZZ_TIME} s)"
   ASAN_BUILD_DIR=$BUILD scripts/fuzz.sh "$FUZZ_TIME" -runs="$FUZZ_RUNS" || status=1
+  echo "--- asan: fuzz the loader (${FUZZ_LOADER_RUNS} inputs, at most ${FUZZ_TIME} s)"
+  ASAN_BUILD_DIR=$BUILD scripts/fuzz.sh tprt-loader "$FUZZ_TIME" \
+    -runs="$FUZZ_LOADER_RUNS" || status=1
 fi
 exit $status

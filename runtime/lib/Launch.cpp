@@ -855,6 +855,19 @@ Expected<AlignedBuffer> stackSlices(const ManifestArg &arg,
   return stacked;
 }
 
+Expected<AlignedBuffer> sliceArgument(const ManifestArg &arg,
+                                      const TensorInfo *tensor,
+                                      const SafetensorsFile *file,
+                                      const std::vector<BoundTensor> &parts,
+                                      int rank, int worldSize) {
+  Expected<AlignedBuffer> slice =
+      !arg.stack.empty() ? stackSlices(arg, parts, rank, worldSize)
+                         : sliceFor(arg, tensor, file, rank, worldSize);
+  if (slice && arg.layout != ManifestArg::Layout::Rows)
+    *slice = inPanels(*slice, arg.localShape, arg.layout);
+  return slice;
+}
+
 Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
   ModelArguments out;
   std::vector<std::string> errors;
@@ -903,17 +916,14 @@ Expected<ModelArguments> LoadedModel::slice(int rank, int worldSize) {
         inputTensor.byteSize = array.buffer.size();
       }
       Expected<AlignedBuffer> slice =
-          !arg.stack.empty()
-              ? stackSlices(arg, binding.parts[i], rank, worldSize)
-              : sliceFor(arg, input ? &inputTensor : weight,
-                         input ? nullptr : binding.files[i], rank, worldSize);
+          sliceArgument(arg, input ? &inputTensor : weight,
+                        input ? nullptr : binding.files[i], binding.parts[i],
+                        rank, worldSize);
       if (!slice) {
         errors.push_back(slice.status().message());
         out.buffers.emplace_back();
         continue;
       }
-      if (arg.layout != ManifestArg::Layout::Rows)
-        *slice = inPanels(*slice, arg.localShape, arg.layout);
       if (!input)
         out.weightBytes_ += slice->size();
       out.buffers.push_back(std::move(*slice));

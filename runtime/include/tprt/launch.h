@@ -134,6 +134,18 @@ Expected<AlignedBuffer> stackSlices(const ManifestArg &arg,
                                     const std::vector<BoundTensor> &parts,
                                     int rank, int worldSize);
 
+/// Rank `rank`'s buffer of argument `arg` as the entry takes it: a stack
+/// built from its `parts` (stackSlices), any other argument its part of
+/// `tensor` (of checkpoint `file`; null for an input read from a file): its
+/// rows of a packed tensor, padded, cut, widened or narrowed to bf16; then
+/// laid out in panels where `arg.layout` says. The errors are those load()
+/// does not check.
+Expected<AlignedBuffer> sliceArgument(const ManifestArg &arg,
+                                      const TensorInfo *tensor,
+                                      const SafetensorsFile *file,
+                                      const std::vector<BoundTensor> &parts,
+                                      int rank, int worldSize);
+
 /// Sorts the arguments of `function` into weights and inputs: a named
 /// argument is a weight when a checkpoint holds a tensor of its name (with
 /// role "weight" it must), an input otherwise; an unnamed one is what its
