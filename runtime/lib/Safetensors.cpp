@@ -212,12 +212,14 @@ Expected<std::vector<std::string>> checkpointFiles(const std::string &path) {
     return error("no 'weight_map' of tensor names to files");
   std::set<std::string> names;
   for (const auto &[tensor, file] : index["weight_map"].items()) {
-    // A file beside the index, as save_pretrained writes them.
-    if (!file.is_string() || file.get<std::string>().empty() ||
-        file.get<std::string>().find('/') != std::string::npos)
+    // A file beside the index, as save_pretrained writes them: a name, not
+    // a path (".." would name the index's parent directory).
+    std::string name = file.is_string() ? file.get<std::string>() : "";
+    if (name.empty() || name == "." || name == ".." ||
+        name.find('/') != std::string::npos)
       return error("tensor '" + tensor + "' maps to " + file.dump() +
                    ", not a file name beside the index");
-    names.insert(file.get<std::string>());
+    names.insert(name);
   }
   std::vector<std::string> files;
   for (const std::string &name : names) {

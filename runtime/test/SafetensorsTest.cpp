@@ -261,7 +261,9 @@ TEST(Safetensors, FilesOfAModelDirectory) {
             "tensor 'a' maps to 3, not a file name beside the index"},
            {R"({"weight_map": {"a": "../w.safetensors"}})",
             "tensor 'a' maps to \"../w.safetensors\", not a file name beside "
-            "the index"}}) {
+            "the index"},
+           {R"({"weight_map": {"a": ".."}})",
+            "tensor 'a' maps to \"..\", not a file name beside the index"}}) {
     writeBytes(index, text);
     files = tprt::checkpointFiles(index);
     ASSERT_FALSE(files) << text;

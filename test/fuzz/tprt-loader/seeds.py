@@ -3,7 +3,8 @@
     /usr/bin/python3 test/fuzz/tprt-loader/seeds.py DIR
 
 writes into DIR one file per seed: .npy arrays of each dtype tp-run reads,
-.safetensors checkpoints of several dtypes, and manifests, each with a
+.safetensors checkpoints of several dtypes, a sharded checkpoint's index,
+and manifests, each with a
 checkpoint that binds to it, of the kinds tp-compile writes: a cut weight
 in panels, a padded vocabulary, rows of a packed tensor, stacked parts
 with shared kv heads, a decode step's cache updated in place. The manifests
@@ -80,6 +81,10 @@ def main():
                                     floats="F16"),
         "st-bf16": b"s" + safetensors({"g": f32(2, 2, 4)}, floats="BF16"),
     }
+    index = {"metadata": {"total_size": 96},
+             "weight_map": {"a": "model-00001-of-00002.safetensors",
+                            "b": "model-00002-of-00002.safetensors"}}
+    seeds["index"] = b"i" + json.dumps(index).encode()
     qkv = f32(8, 12)
     seeds["m-panels"] = b"m" + manifest(
         2, [{"name": "x", "dtype": "f32", "shape": [4, 8], "local_shape": [4, 8],

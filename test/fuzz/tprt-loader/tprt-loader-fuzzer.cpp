@@ -12,6 +12,9 @@
 //        for 2 and 3 ranks along each dimension (the slices checked to
 //        make up the tensor), its rows, padded by one in every dimension,
 //        widened when BF16 or F16;
+//   'i'  a checkpoint index (model.safetensors.index.json), in a directory
+//        beside two shards: checkpointFiles on the directory and on the
+//        index, every file it lists checked to lie beside the index;
 //   'm'  a manifest (JSON text), a NUL byte, a .safetensors file: the
 //        manifest's checks (checkManifest, the CPU backend at its tp size),
 //        then for every function the binding of its weights (bindWeights)
@@ -22,11 +25,12 @@
 //
 // A finding is a sanitizer report, an uncaught exception (a bad_alloc
 // included: every size a reader allocates comes from a file that was
-// checked to hold it), or slices of a tensor that, put side by side, are
-// not the tensor (checkPartition). Error statuses are the expected outcome
-// on bad input. The manifest is the compiler's (tp-model-manifest), not the
-// user's: its sizes are trusted as a model's, so inputs whose arguments
-// are larger than kMaxElements are skipped, which only bounds memory.
+// checked to hold it), slices of a tensor that, put side by side, are not
+// the tensor (checkPartition), or an index listing a file elsewhere. Error
+// statuses are the expected outcome on bad input. The manifest is the
+// compiler's (tp-model-manifest), not the user's: its sizes are trusted as a
+// model's, so inputs whose arguments are larger than kMaxElements are skipped,
+// which only bounds memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +43,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -168,6 +174,57 @@ void readSafetensorsFile(const uint8_t *data, size_t size) {
   }
 }
 
+/// A directory of this process holding two shards, named as save_pretrained
+/// names them, where an index is written; removed at exit.
+const std::filesystem::path &indexDirectory() {
+  static const std::filesystem::path dir = [] {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string name =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/tprt-loader-fuzzer.XXXXXX";
+    if (!mkdtemp(name.data())) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    for (const char *shard : {"model-00001-of-00002.safetensors",
+                              "model-00002-of-00002.safetensors"})
+      std::ofstream(std::filesystem::path(name) / shard) << "";
+    return std::filesystem::path(name);
+  }();
+  // Registered once `dir` is made, so that it runs before `dir` is
+  // destroyed.
+  static const bool removedAtExit = [] {
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(indexDirectory(), ec);
+    });
+    return true;
+  }();
+  (void)removedAtExit;
+  return dir;
+}
+
+void readIndexFile(const uint8_t *data, size_t size) {
+  namespace fs = std::filesystem;
+  const fs::path &dir = indexDirectory();
+  fs::path index = dir / "model.safetensors.index.json";
+  std::ofstream(index, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char *>(data), std::streamsize(size));
+  for (const fs::path &given : {dir, index}) {
+    Expected<std::vector<std::string>> files = checkpointFiles(given.string());
+    if (!files)
+      continue;
+    for (const std::string &file : *files) {
+      fs::path listed(file);
+      if (listed.parent_path() != dir || listed.filename() == "." ||
+          listed.filename() == "..") {
+        std::fprintf(stderr, "index lists '%s', not a file beside it\n",
+                     file.c_str());
+        std::abort();
+      }
+    }
+  }
+}
+
 /// Whether every argument and result of `manifest` is small().
 bool smallModel(const Manifest &manifest) {
   for (const ManifestFunction &function : manifest.functions) {
@@ -234,6 +291,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   case 's':
     readSafetensorsFile(data + 1, size - 1);
+    break;
+  case 'i':
+    readIndexFile(data + 1, size - 1);
     break;
   case 'm':
     loadModelWeights(data + 1, size - 1);
