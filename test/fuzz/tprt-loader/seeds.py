@@ -4,11 +4,11 @@
 
 writes into DIR one file per seed: .npy arrays of each dtype tp-run reads,
 .safetensors checkpoints of several dtypes, a sharded checkpoint's index,
-and manifests, each with a
-checkpoint that binds to it, of the kinds tp-compile writes: a cut weight
-in panels, a padded vocabulary, rows of a packed tensor, stacked parts
-with shared kv heads, a decode step's cache updated in place. The manifests
-take this tree's ABI version, so that they pass checkManifest.
+and manifests, each with a checkpoint that binds to it, of the kinds
+tp-compile writes: a cut weight in panels, a padded vocabulary, rows of a
+packed tensor, stacked parts with shared kv heads, a decode step's cache
+updated in place. The manifests take this tree's ABI version, so that they
+pass checkManifest.
 """
 
 import io
@@ -85,13 +85,12 @@ def main():
              "weight_map": {"a": "model-00001-of-00002.safetensors",
                             "b": "model-00002-of-00002.safetensors"}}
     seeds["index"] = b"i" + json.dumps(index).encode()
-    qkv = f32(8, 12)
     seeds["m-panels"] = b"m" + manifest(
         2, [{"name": "x", "dtype": "f32", "shape": [4, 8], "local_shape": [4, 8],
              "shard": None, "named": False, "role": "input"},
             arg("qkv", [8, 12], [8, 6], {"dim": 1, "outer": 3}, layout="panels")],
         [{"name": "result0", "dtype": "f32", "shape": [4, 6], "local_shape": [4, 6],
-          "shard": None}]) + b"\0" + safetensors({"qkv": qkv})
+          "shard": None}]) + b"\0" + safetensors({"qkv": f32(8, 12)})
     seeds["m-padded"] = b"m" + manifest(
         2, [arg("wte", [104, 8], [52, 8], {"dim": 0, "outer": 1},
                 checkpoint_shape=[97, 8], layout="transposed_panels")],
