@@ -38,6 +38,7 @@
 #include "tprt/loader.h"
 #include "tprt/manifest.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -225,18 +226,19 @@ void readIndexFile(const uint8_t *data, size_t size) {
   }
 }
 
+/// Whether `arg`, its checkpoint's tensor and its stacked parts are small().
+bool smallArg(const ManifestArg &arg) {
+  if (!small(arg.shape) || !small(arg.localShape) ||
+      (arg.checkpointShape && !small(*arg.checkpointShape)))
+    return false;
+  return std::all_of(arg.stack.begin(), arg.stack.end(), smallArg);
+}
+
 /// Whether every argument and result of `manifest` is small().
 bool smallModel(const Manifest &manifest) {
   for (const ManifestFunction &function : manifest.functions) {
-    for (const ManifestArg &arg : function.args) {
-      if (!small(arg.shape) || !small(arg.localShape) ||
-          (arg.checkpointShape && !small(*arg.checkpointShape)))
-        return false;
-      for (const ManifestArg &part : arg.stack)
-        if (!small(part.shape) || !small(part.localShape) ||
-            (part.checkpointShape && !small(*part.checkpointShape)))
-          return false;
-    }
+    if (!std::all_of(function.args.begin(), function.args.end(), smallArg))
+      return false;
     for (const ManifestResult &result : function.results)
       if (!small(result.shape) || !small(result.localShape))
         return false;
