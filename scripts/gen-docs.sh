@@ -7,6 +7,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 ninja -C "$BUILD_DIR" mlir-doc >/dev/null
 mkdir -p docs/generated
 for f in TPDialect TPPasses TPConversionPasses TPCudaPasses TPImportPasses \
+  TMTensorDialect \
   TPCutRuleOpInterface; do
   if [[ ${1:-} == --check ]]; then
     diff -u "docs/generated/$f.md" "$BUILD_DIR/docs/TP/$f.md" ||

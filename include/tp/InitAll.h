@@ -26,7 +26,9 @@ void registerAllDialects(DialectRegistry &registry);
 
 /// Registers the dialects other front-ends write that `tp-import` takes
 /// apart or that a module may carry beside the graph: tosa, shard,
-/// ml_program and vector.
+/// ml_program, vector, and tp-mlir's declaration of torch-mlir's
+/// `tm_tensor.attention` (include/tp/Import/TMTensorOps.td; a tool that
+/// registers torch-mlir's own TMTensor dialect cannot register this too).
 void registerImportDialects(DialectRegistry &registry);
 
 /// Adds what the CPU lowering (`tp-lower-cpu`, tp-compile) needs on top:

@@ -29,6 +29,8 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   // `ml_program.global @global_seed` of torch-mlir's TorchScript modules,
   // which the LLVM translation cannot take.
   pm.addPass(createSymbolDCEPass());
+  // torch-mlir writes attention as one tm_tensor.attention.
+  pm.addPass(createTPDecomposeTMAttention());
   // tp-shard cuts weight arguments only; front-ends give weights as
   // constants (dense_resource, or splats in stripped models). Before the
   // TOSA conversions: their pattern drivers merge equal constants, and two

@@ -5,6 +5,7 @@
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 #include "tp/Import/Passes.h"
+#include "tp/Import/TMTensorDialect.h"
 #include "tp/Transforms/CutRuleOpInterface.h"
 #include "tp/Transforms/Passes.h"
 
@@ -38,7 +39,8 @@ void mlir::tp::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::tp::registerImportDialects(DialectRegistry &registry) {
   registry.insert<ml_program::MLProgramDialect, shard::ShardDialect,
-                  tosa::TosaDialect, vector::VectorDialect>();
+                  tm_tensor::TMTensorDialect, tosa::TosaDialect,
+                  vector::VectorDialect>();
   // tp-import inlines calls: func.call and func.return need it.
   func::registerInlinerExtension(registry);
 }

@@ -426,12 +426,13 @@ static LogicalResult checkTensorSemantics(FunctionOpInterface func) {
   return failure(walk.wasInterrupted());
 }
 
-/// tp-opt parses TOSA and upstream shard annotations, which the analysis
-/// does not follow: a graph in them would come out unsharded without a word.
+/// tp-opt parses TOSA, upstream shard annotations and torch-mlir's
+/// attention, which the analysis does not follow: a graph in them would come
+/// out unsharded without a word.
 static LogicalResult checkImported(FunctionOpInterface func) {
   WalkResult walk = func->walk([](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
-    if (dialect != "tosa" && dialect != "shard")
+    if (dialect != "tosa" && dialect != "shard" && dialect != "tm_tensor")
       return WalkResult::advance();
     op->emitOpError() << "is not linalg: tp-shard takes func, arith, math, "
                          "tensor and linalg; run --tp-import first";

@@ -185,3 +185,12 @@ func.func @tosa(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %y = tosa.sigmoid %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// So does torch-mlir's attention.
+func.func @tm_tensor(%q: tensor<2x4x8xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @below {{'tm_tensor.attention' op is not linalg: tp-shard takes func, arith, math, tensor and linalg; run --tp-import first}}
+  %r = tm_tensor.attention ins(%q, %q, %q : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}

@@ -65,4 +65,25 @@ def TPStripInstrumentation : Pass<"tp-strip-instrumentation", "ModuleOp"> {
   ];
 }
 
+def TPDecomposeTMAttention : Pass<"tp-decompose-tm-attention"> {
+  let summary = "Rewrite torch-mlir's tm_tensor.attention into linalg";
+  let description = [{
+    torch-mlir lowers `scaled_dot_product_attention` to one
+    `tm_tensor.attention` (query `[B..., M, K1]`, key `[B..., K2, K1]`,
+    value `[B..., K2, N]`, an optional mask `[B..., M, K2]`), which tp-shard
+    cannot see into. This pass rewrites each into the linalg ops torch-mlir's
+    own loops compute: the key transposed, a `linalg.batch_matmul` of the
+    scores, a `linalg.generic` that divides them by `sqrt(K1)` (or
+    multiplies them by the op's `scale`) and adds the mask (an `i1` mask
+    adds 0 where it is true and -inf where it is false), `linalg.softmax`
+    over the keys and a `linalg.batch_matmul` with the value. Batch
+    dimensions beyond one are collapsed around them. A row whose every key
+    is masked gives NaN, as `torch.softmax` does, where torch-mlir's
+    loops give 0. An attention on buffers or without a batch dimension is
+    reported at the op.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "tensor::TensorDialect"];
+}
+
 #endif // TP_IMPORT_PASSES_TD

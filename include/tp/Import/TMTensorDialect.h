@@ -1,0 +1,21 @@
+//===- TMTensorDialect.h - torch-mlir's attention op ------------*- C++ -*-===//
+//
+// `tm_tensor.attention`, declared as torch-mlir declares it, so that
+// tp-import reads torch-mlir's linalg-on-tensors output (TMTensorOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TP_IMPORT_TMTENSORDIALECT_H
+#define TP_IMPORT_TMTENSORDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include "tp/Import/TMTensorOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "tp/Import/TMTensorOps.h.inc"
+
+#endif // TP_IMPORT_TMTENSORDIALECT_H
