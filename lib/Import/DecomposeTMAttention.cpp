@@ -59,8 +59,8 @@ Value headScaleDivisor(RewriterBase &rewriter, Location loc, Value query,
         rewriter.getFloatAttr(
             type, std::sqrt(double(queryType.getDimSize(rank - 1)))));
   Value dim = tensor::DimOp::create(rewriter, loc, query, rank - 1);
-  Value width = arith::IndexCastUIOp::create(rewriter, loc,
-                                             rewriter.getI64Type(), dim);
+  Value width =
+      arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI64Type(), dim);
   return math::SqrtOp::create(
       rewriter, loc, arith::UIToFPOp::create(rewriter, loc, type, width));
 }
@@ -73,8 +73,8 @@ LogicalResult decompose(RewriterBase &rewriter,
           "decomposes on tensors only (run tp-import before bufferization)");
   if (attention->getNumResults() != 1)
     return attention.emitOpError("on tensors must return its output");
-  int64_t rank = cast<RankedTensorType>(attention.getInputs()[0].getType())
-                     .getRank();
+  int64_t rank =
+      cast<RankedTensorType>(attention.getInputs()[0].getType()).getRank();
   if (rank < 3)
     return attention.emitOpError(
         "needs a batch dimension (query, key and value of rank 3 or more), "
@@ -117,20 +117,20 @@ LogicalResult decompose(RewriterBase &rewriter,
   auto empty = [&](ArrayRef<OpFoldResult> sizes) -> Value {
     return tensor::EmptyOp::create(rewriter, loc, sizes, type);
   };
-  Value keyT = linalg::TransposeOp::create(
-                   rewriter, loc, key,
-                   empty({size(key, 0), size(key, 2), size(key, 1)}),
-                   ArrayRef<int64_t>{0, 2, 1})
-                   ->getResult(0);
+  Value keyT =
+      linalg::TransposeOp::create(
+          rewriter, loc, key, empty({size(key, 0), size(key, 2), size(key, 1)}),
+          ArrayRef<int64_t>{0, 2, 1})
+          ->getResult(0);
   SmallVector<OpFoldResult> scoresSize = {size(query, 0), size(query, 1),
                                           size(key, 1)};
   Value scoresInit = empty(scoresSize);
   Value scoresZero =
       linalg::FillOp::create(rewriter, loc, zero, scoresInit).getResult(0);
-  Value scores = linalg::BatchMatmulOp::create(rewriter, loc,
-                                               ValueRange{query, keyT},
-                                               ValueRange{scoresZero})
-                     ->getResult(0);
+  Value scores =
+      linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{query, keyT},
+                                    ValueRange{scoresZero})
+          ->getResult(0);
 
   SmallVector<Value> inputs = {scores};
   if (mask)
@@ -145,10 +145,10 @@ LogicalResult decompose(RewriterBase &rewriter,
           maps, parallel,
           [&](OpBuilder &b, Location loc, ValueRange args) {
             Value x =
-                scale ? arith::MulFOp::create(b, loc, args[0], factor)
-                            .getResult()
-                      : arith::DivFOp::create(b, loc, args[0], factor)
-                            .getResult();
+                scale
+                    ? arith::MulFOp::create(b, loc, args[0], factor).getResult()
+                    : arith::DivFOp::create(b, loc, args[0], factor)
+                          .getResult();
             if (mask) {
               Value term = args[1];
               if (minusInf)
@@ -165,12 +165,13 @@ LogicalResult decompose(RewriterBase &rewriter,
 
   // The op does not read its output operand: torch-mlir fills it with
   // zeros, which the product can then accumulate into as it is.
-  auto fill = output.getDefiningOp<linalg::FillOp>();
+  auto fill = attention.getOutputs()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
     output = linalg::FillOp::create(rewriter, loc, zero, output).getResult(0);
-  Value result = linalg::BatchMatmulOp::create(
-                     rewriter, loc, ValueRange{probs, value}, ValueRange{output})
-                     ->getResult(0);
+  Value result =
+      linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{probs, value},
+                                    ValueRange{output})
+          ->getResult(0);
   if (rank > 3)
     result = tensor::ExpandShapeOp::create(
         rewriter, loc, attention.getResult()[0].getType(), result,

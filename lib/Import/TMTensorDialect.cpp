@@ -91,12 +91,12 @@ LogicalResult AttentionOp::verify() {
   if (failed(expect(operands[1], k2, k1,
                     "[length, the query's head dimension]")) ||
       failed(expect(operands[2], k2, n, "[the key's length, width]")) ||
-      failed(expect(operands[3], m, n,
-                    "[the query's length, the value's width]")))
+      failed(
+          expect(operands[3], m, n, "[the query's length, the value's width]")))
     return failure();
   if (operands.size() == 5 &&
-      failed(expect(operands[4], m, k2,
-                    "[the query's length, the key's length]")))
+      failed(
+          expect(operands[4], m, k2, "[the query's length, the key's length]")))
     return failure();
   return success();
 }

@@ -54,11 +54,13 @@ func.func @scale(%q: tensor<4x5x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x3x
 
 // An i1 mask adds 0 where it is true and -inf where it is false. Batch
 // dimensions [2, 3] become one around the ops; a dynamic key length sizes
-// the scores.
+// the scores. The output, zero-filled before it is collapsed, is not filled
+// again.
 // CHECK-LABEL: func.func @bool_mask_rank4(
-// CHECK-SAME: %[[M:[^:]*]]: tensor<2x3x5x?xi1>, %[[O:[^:]*]]: tensor<2x3x5x4xf32>)
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x3x5x?xi1>, %{{[^:]*}}: tensor<2x3x5x4xf32>)
 // CHECK: %[[K:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : tensor<2x3x?x8xf32> into tensor<6x?x8xf32>
 // CHECK: %[[MC:.*]] = tensor.collapse_shape %[[M]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x5x?xi1> into tensor<6x5x?xi1>
+// CHECK-NEXT: %[[OUT:.*]] = tensor.collapse_shape %{{.*}} : tensor<2x3x5x4xf32> into tensor<6x5x4xf32>
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[SQRT:.*]] = arith.constant 2.82842{{[0-9]*}} : f32
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
@@ -71,10 +73,14 @@ func.func @scale(%q: tensor<4x5x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x3x
 // CHECK-NEXT: %[[D:.*]] = arith.divf %[[X]], %[[SQRT]] : f32
 // CHECK-NEXT: %[[T:.*]] = arith.select %[[KEEP]], %[[ZERO]], %[[NINF]] : f32
 // CHECK-NEXT: %[[A:.*]] = arith.addf %[[D]], %[[T]] : f32
-// CHECK: %[[R:.*]] = linalg.batch_matmul {{.*}} -> tensor<6x5x4xf32>
+// CHECK: linalg.softmax
+// CHECK-NOT: linalg.fill
+// CHECK: %[[R:.*]] = linalg.batch_matmul {{.*}} outs(%[[OUT]] : tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 5, 4] : tensor<6x5x4xf32> into tensor<2x3x5x4xf32>
 // CHECK: return %[[E]]
-func.func @bool_mask_rank4(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x?x8xf32>, %v: tensor<2x3x?x4xf32>, %m: tensor<2x3x5x?xi1>, %o: tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32> {
+func.func @bool_mask_rank4(%q: tensor<2x3x5x8xf32>, %k: tensor<2x3x?x8xf32>, %v: tensor<2x3x?x4xf32>, %m: tensor<2x3x5x?xi1>, %e: tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
   %r = tm_tensor.attention ins(%q, %k, %v, %m : tensor<2x3x5x8xf32>, tensor<2x3x?x8xf32>, tensor<2x3x?x4xf32>, tensor<2x3x5x?xi1>) outs(%o : tensor<2x3x5x4xf32>) -> tensor<2x3x5x4xf32>
   return %r : tensor<2x3x5x4xf32>
 }
