@@ -31,6 +31,9 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // torch-mlir writes attention as one tm_tensor.attention.
   pm.addPass(createTPDecomposeTMAttention());
+  // The runtime computes in f32. Before the weights become arguments, so
+  // that they are f32 weights, values included.
+  pm.addPass(createTPWidenFloats());
   // tp-shard cuts weight arguments only; front-ends give weights as
   // constants (dense_resource, or splats in stripped models). Before the
   // TOSA conversions: their pattern drivers merge equal constants, and two

@@ -39,12 +39,14 @@ struct ImportOptions : public PassPipelineOptions<ImportOptions> {
 bool containsTosa(Operation *op);
 
 /// Brings a graph from another front-end to what tp-shard takes (func,
-/// arith, math, tensor, linalg, its weights as arguments): the upstream
-/// shard annotations and the front-end's timing calls are stripped, TOSA is
-/// converted with the upstream
-/// TOSA-to-linalg, -arith and -tensor passes, the shapes TOSA leaves behind
-/// are dropped, and so are the private symbols nothing uses (symbol-dce);
-/// last, tp-externalize-weights makes the weight constants arguments.
+/// arith, math, tensor, linalg on f32, its weights as arguments): the
+/// upstream shard annotations and the front-end's timing calls are
+/// stripped, calls inlined, the private symbols nothing uses dropped
+/// (symbol-dce), torch-mlir's attention decomposed, a half-precision graph
+/// widened to f32, the weight constants made arguments
+/// (tp-externalize-weights), TOSA converted with the upstream
+/// TOSA-to-linalg, -arith and -tensor passes and the shapes TOSA leaves
+/// behind dropped.
 void buildImportPipeline(OpPassManager &pm,
                          const ImportOptions &options = ImportOptions());
 

@@ -86,4 +86,22 @@ def TPDecomposeTMAttention : Pass<"tp-decompose-tm-attention"> {
                            "math::MathDialect", "tensor::TensorDialect"];
 }
 
+def TPWidenFloats : Pass<"tp-widen-floats", "ModuleOp"> {
+  let summary = "Compute a bf16 or f16 graph in f32";
+  let description = [{
+    A front-end exports a model in the precision it holds: torch-mlir
+    writes bf16 or f16 tensors for a PyTorch model in half precision.
+    tp-mlir's runtime computes in f32 (`tp-run` widens bf16 and f16
+    checkpoints as it loads them), so this pass widens the graph in place:
+    every bf16 and f16 type, in values, block arguments, function
+    signatures and attributes, becomes f32, and constants keep their values
+    exactly (a `dense_resource` keeps its key, its blob rewritten). The
+    `arith.extf` and `arith.truncf` the graph had between its precision and
+    f32 then cast f32 to f32 and go. Each function whose signature changed
+    gets a remark: its callers pass and receive f32. A bitcast of a 16-bit
+    float, or an attribute holding narrow floats in a form the pass does
+    not know, is reported at its op and nothing is changed.
+  }];
+}
+
 #endif // TP_IMPORT_PASSES_TD
