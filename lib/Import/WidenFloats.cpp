@@ -52,10 +52,16 @@ SmallVector<float> widenedValues(ElementsAttr attr) {
   return values;
 }
 
-/// An attribute, or an op's value, the replacer below cannot widen: it
-/// reinterprets the bits of a 16-bit float, or holds narrow floats in a form
-/// it does not know.
+/// What the replacer below cannot widen: a function defined elsewhere
+/// (its callers would pass f32), an op that reinterprets the bits of a
+/// 16-bit float, an attribute holding narrow floats in a form it does not
+/// know.
 LogicalResult checkWidenable(Operation *op) {
+  if (auto func = dyn_cast<FunctionOpInterface>(op);
+      func && func.isExternal() && holdsNarrow(func.getFunctionType()))
+    return func.emitOpError("is defined outside the module and takes or "
+                            "returns 16-bit floats: widening its calls to "
+                            "f32 would break them");
   if (isa<arith::BitcastOp, tensor::BitcastOp>(op) &&
       (holdsNarrow(op->getOperand(0).getType()) ||
        holdsNarrow(op->getResult(0).getType())))
@@ -73,8 +79,7 @@ LogicalResult checkWidenable(Operation *op) {
   return success();
 }
 
-struct TPWidenFloatsPass
-    : tp::impl::TPWidenFloatsBase<TPWidenFloatsPass> {
+struct TPWidenFloatsPass : tp::impl::TPWidenFloatsBase<TPWidenFloatsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -108,20 +113,18 @@ struct TPWidenFloatsPass
         changed.push_back(func);
 
     AttrTypeReplacer replacer;
-    replacer.addReplacement(
-        [&](Type type) -> std::optional<Type> {
-          if (isNarrow(type))
-            return f32;
-          return std::nullopt;
-        });
+    replacer.addReplacement([&](Type type) -> std::optional<Type> {
+      if (isNarrow(type))
+        return f32;
+      return std::nullopt;
+    });
     // Attributes whose values are narrow floats: their values converted,
     // since the replacer would otherwise give the old bits the new type.
-    replacer.addReplacement(
-        [&](FloatAttr attr) -> std::optional<Attribute> {
-          if (!isNarrow(attr.getType()))
-            return std::nullopt;
-          return FloatAttr::get(f32, attr.getValue().convertToFloat());
-        });
+    replacer.addReplacement([&](FloatAttr attr) -> std::optional<Attribute> {
+      if (!isNarrow(attr.getType()))
+        return std::nullopt;
+      return FloatAttr::get(f32, attr.getValue().convertToFloat());
+    });
     replacer.addReplacement(
         [&](DenseElementsAttr attr) -> std::optional<Attribute> {
           auto type = dyn_cast<ShapedType>(attr.getType());
@@ -131,8 +134,7 @@ struct TPWidenFloatsPass
           if (attr.isSplat())
             return DenseElementsAttr::get(
                 wide, attr.getSplatValue<APFloat>().convertToFloat());
-          return DenseElementsAttr::get(wide,
-                                        ArrayRef(widenedValues(attr)));
+          return DenseElementsAttr::get(wide, ArrayRef(widenedValues(attr)));
         });
     // A resource keeps its key (tp-externalize-weights names the weight
     // after it); its blob, where the module holds one, is rewritten once.

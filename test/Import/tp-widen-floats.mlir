@@ -88,3 +88,13 @@ func.func @bitcast(%x: tensor<4xf16>) -> tensor<4xi16> {
   %y = arith.bitcast %x : tensor<4xf16> to tensor<4xi16>
   return %y : tensor<4xi16>
 }
+
+// -----
+
+// Nor can a function defined outside the module be called with f32.
+// expected-error @below {{'func.func' op is defined outside the module and takes or returns 16-bit floats: widening its calls to f32 would break them}}
+func.func private @kernel(tensor<4xf16>) -> tensor<4xf16>
+func.func @calls(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %y = func.call @kernel(%x) : (tensor<4xf16>) -> tensor<4xf16>
+  return %y : tensor<4xf16>
+}

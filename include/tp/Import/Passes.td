@@ -99,8 +99,9 @@ def TPWidenFloats : Pass<"tp-widen-floats", "ModuleOp"> {
     `arith.extf` and `arith.truncf` the graph had between its precision and
     f32 then cast f32 to f32 and go. Each function whose signature changed
     gets a remark: its callers pass and receive f32. A bitcast of a 16-bit
-    float, or an attribute holding narrow floats in a form the pass does
-    not know, is reported at its op and nothing is changed.
+    float, a function declared without a body that takes or returns 16-bit
+    floats, or an attribute holding them in a form the pass does not know,
+    is reported at its op and nothing is changed.
   }];
 }
 
