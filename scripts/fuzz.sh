@@ -2,7 +2,8 @@
 # Runs one of the libFuzzer targets of test/fuzz, under ASan and UBSan, for a
 # bounded time, from a build configured by scripts/asan.sh:
 #   scripts/fuzz.sh [tp-shard|tprt-loader] [SECONDS] [LIBFUZZER_FLAG...]
-#   tp-shard     (the default) parse, tp-shard, CPU lowering; its seeds are
+#   tp-shard     (the default) parse, tp-import (if the input says so),
+#                tp-shard, CPU lowering; its seeds are
 #                every .mlir file under test/, each `// -----` chunk of a
 #                -split-input-file test its own seed (the fuzzer parses one
 #                module), with test/fuzz/tp-shard/mlir.dict;

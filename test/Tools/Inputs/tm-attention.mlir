@@ -1,5 +1,6 @@
 // Two self-attention layers (4 heads of 4, 8 tokens) as torch-mlir writes
-// scaled_dot_product_attention: one tm_tensor.attention each. The first
+// scaled_dot_product_attention: one tm_tensor.attention each, which
+// tp-compile's tp-import rewrites into linalg. The first
 // takes a causal float mask (0 or -inf, what torch-mlir builds for
 // is_causal) over heads collapsed to [4, 8, 4]; the second an i1 mask
 // (true: (i + j) % 3 != 0), a scale of 0.3, and operands of rank 4.

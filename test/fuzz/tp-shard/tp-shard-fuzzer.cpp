@@ -1,20 +1,26 @@
 //===- tp-shard-fuzzer.cpp - libFuzzer target for tp-shard ----------------===//
 //
 // Feeds each input to what tp-compile runs before LLVM: the MLIR parser and
-// verifier, tp-shard, then the CPU lowering pipeline on what shards. Built
-// only with -DTP_ENABLE_FUZZER=ON (scripts/asan.sh); run by scripts/fuzz.sh.
+// verifier, tp-import, tp-shard, then the CPU lowering pipeline on what
+// shards. Built only with -DTP_ENABLE_FUZZER=ON (scripts/asan.sh); run by
+// scripts/fuzz.sh.
 //
-// The input is MLIR text. Its tp-shard options come from the text itself, so
-// that the seed corpus (test/**/*.mlir) brings the sizes its RUN lines use
-// and a mutation can change them:
+// The input is MLIR text. Its options come from the text itself, so that
+// the seed corpus (test/**/*.mlir) brings those of its RUN lines and a
+// mutation can change them:
 //   - the first `tp-size=N` anywhere (N in 1..64), else 2;
-//   - `allow-fallback=true` anywhere turns the fallback collectives on.
+//   - `allow-fallback=true` anywhere turns the fallback collectives on;
+//   - `tp-import` anywhere runs tp-import before tp-shard (its TOSA
+//     conversions left out: they are upstream's, and a TOSA op left is
+//     refused by tp-shard), as tp-compile does; without it the input goes
+//     to tp-shard as it is, constants and all, as `tp-opt --tp-shard` takes
+//     it.
 // Not a module attribute: `tp.size` on a module is what tp-shard writes, so
 // an input carrying it would be sharded input, which is not what this
 // exercises.
 //
-// What counts as a finding, beyond the sanitizers' reports: tp-shard
-// succeeding on verified input but leaving IR that does not verify. A
+// What counts as a finding, beyond the sanitizers' reports: tp-import or
+// tp-shard succeeding on verified input but leaving IR that does not verify. A
 // diagnostic on bad input is the expected outcome and is dropped. Inputs
 // that would hit a known crash in MLIR's own parser or verifier are skipped
 // (hitsLinalgArrayParserCrash, hitsVerifierCrash).
@@ -22,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tp/Conversion/Passes.h"
+#include "tp/Import/Passes.h"
 #include "tp/InitAll.h"
 #include "tp/Transforms/Passes.h"
 
@@ -171,6 +178,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // From here on the module is valid IR.
   if (failed(verify(*module)))
     return 0;
+
+  if (text.contains("tp-import")) {
+    tp::ImportOptions importOptions;
+    importOptions.tosa = false;
+    PassManager import(&context);
+    import.enableVerifier(false);
+    tp::buildImportPipeline(import, importOptions);
+    if (failed(import.run(*module)))
+      return 0;
+    if (failed(verify(*module))) {
+      llvm::errs() << "tp-import succeeded but its output does not verify:\n"
+                   << diagnostics;
+      std::abort();
+    }
+  }
 
   tp::TPShardOptions options;
   options.tpSize = readTpSize(text);
