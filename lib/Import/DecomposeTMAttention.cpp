@@ -1,18 +1,24 @@
 //===- DecomposeTMAttention.cpp - tm_tensor.attention into linalg ---------===//
 //
 // tp-shard cuts attention between heads by following linalg ops; torch-mlir
-// writes attention as one `tm_tensor.attention`. Each becomes the ops
-// torch-mlir's own loops compute (TMTensorOps.cpp there), in linalg:
+// writes attention as one `tm_tensor.attention`. Each becomes, in linalg,
+// what the op means (TMTensorOps.td there; torch-mlir's own loops ignore
+// `scale`, PyTorch and the op's description do not):
 //
 //   kt = transpose(key)                      [B, K1, K2]
 //   s  = batch_matmul(query, kt)             [B, M, K2]
-//   s  = s / sqrt(K1) (or * scale) + mask    a generic; an i1 mask adds
-//                                            0 where true, -inf where false
-//   p  = softmax(s, last dimension)
+//   s  = s / sqrt(K1) (or * scale) + mask    an i1 mask adds 0 where true,
+//                                            -inf where false
+//   p  = softmax(s) over the keys            generics: a row with every key
+//                                            masked gives 0, not NaN
 //   output = batch_matmul(p, value)          into the output, zero-filled
 //
-// Batch dimensions beyond one are collapsed into one around these ops, as
-// torch-mlir collapses them before it creates the op.
+// The softmax is written out rather than a linalg.softmax because of that
+// row: torch-mlir's loops (TMTensorOps.cpp there) give it 0, as PyTorch's
+// `_safe_softmax` does, where exp(-inf - -inf) gives NaN, and a NaN in a
+// padded token's output reaches every token through the next layer's
+// P @ V (0 * NaN). Batch dimensions beyond one are collapsed into one
+// around these ops, as torch-mlir collapses them before it creates the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +71,75 @@ Value headScaleDivisor(RewriterBase &rewriter, Location loc, Value query,
       rewriter, loc, arith::UIToFPOp::create(rewriter, loc, type, width));
 }
 
+/// softmax(scores) over the last of their 3 dimensions, 0 where a row's
+/// every score is -inf. `init` is an empty tensor of the scores' shape;
+/// `zero` and `minusInf` constants of their element type.
+Value safeSoftmax(RewriterBase &rewriter, Location loc, Value scores,
+                  Value init, Value zero, Value minusInf) {
+  auto type = cast<RankedTensorType>(scores.getType());
+  auto element = cast<FloatType>(type.getElementType());
+  MLIRContext *ctx = rewriter.getContext();
+  AffineMap all = AffineMap::getMultiDimIdentityMap(3, ctx);
+  AffineMap rows = AffineMap::get(
+      3, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)}, ctx);
+  SmallVector<utils::IteratorType> parallel(3, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> overKeys = {utils::IteratorType::parallel,
+                                               utils::IteratorType::parallel,
+                                               utils::IteratorType::reduction};
+  // One value per row, reduced over the keys from `start`.
+  auto reduceRows = [&](Value input, Value start, auto combine) -> Value {
+    Value rowsInit = tensor::EmptyOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{tensor::getMixedSize(rewriter, loc, input, 0),
+                               tensor::getMixedSize(rewriter, loc, input, 1)},
+        element);
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, start, rowsInit).getResult(0);
+    return linalg::GenericOp::create(
+               rewriter, loc, filled.getType(), input, filled,
+               ArrayRef<AffineMap>{all, rows}, overKeys,
+               [&](OpBuilder &b, Location loc, ValueRange args) {
+                 linalg::YieldOp::create(b, loc,
+                                         combine(b, loc, args[0], args[1]));
+               })
+        .getResult(0);
+  };
+  // Each row's maximum; exp(score - maximum), 0 where the row is all -inf.
+  Value rowMax =
+      reduceRows(scores, minusInf,
+                 [](OpBuilder &b, Location loc, Value x, Value acc) -> Value {
+                   return arith::MaximumFOp::create(b, loc, x, acc);
+                 });
+  Value exps =
+      linalg::GenericOp::create(
+          rewriter, loc, type, ValueRange{scores, rowMax}, init,
+          ArrayRef<AffineMap>{all, rows, all}, parallel,
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            Value masked = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, args[1], minusInf);
+            Value shifted = arith::SubFOp::create(b, loc, args[0], args[1]);
+            Value e = math::ExpOp::create(b, loc, shifted);
+            Value kept = arith::SelectOp::create(b, loc, masked, zero, e);
+            linalg::YieldOp::create(b, loc, kept);
+          })
+          .getResult(0);
+  Value rowSum = reduceRows(
+      exps, zero, [](OpBuilder &b, Location loc, Value x, Value acc) -> Value {
+        return arith::AddFOp::create(b, loc, x, acc);
+      });
+  return linalg::GenericOp::create(
+             rewriter, loc, type, ValueRange{exps, rowSum}, init,
+             ArrayRef<AffineMap>{all, rows, all}, parallel,
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               Value empty = arith::CmpFOp::create(
+                   b, loc, arith::CmpFPredicate::OEQ, args[1], zero);
+               Value p = arith::DivFOp::create(b, loc, args[0], args[1]);
+               Value kept = arith::SelectOp::create(b, loc, empty, zero, p);
+               linalg::YieldOp::create(b, loc, kept);
+             })
+      .getResult(0);
+}
+
 LogicalResult decompose(RewriterBase &rewriter,
                         tm_tensor::AttentionOp attention) {
   for (Value operand : attention->getOperands())
@@ -105,11 +180,10 @@ LogicalResult decompose(RewriterBase &rewriter,
                   rewriter, loc, type,
                   rewriter.getFloatAttr(type, scale->convertToDouble()))
             : headScaleDivisor(rewriter, loc, query, type);
-  Value minusInf;
-  if (mask && getElementTypeOrSelf(mask).isInteger(1))
-    minusInf = arith::ConstantOp::create(
-        rewriter, loc, type,
-        rewriter.getFloatAttr(type, -std::numeric_limits<double>::infinity()));
+  Value minusInf = arith::ConstantOp::create(
+      rewriter, loc, type,
+      rewriter.getFloatAttr(type, -std::numeric_limits<double>::infinity()));
+  bool boolMask = mask && getElementTypeOrSelf(mask).isInteger(1);
 
   auto size = [&](Value value, int64_t dim) {
     return tensor::getMixedSize(rewriter, loc, value, dim);
@@ -151,17 +225,14 @@ LogicalResult decompose(RewriterBase &rewriter,
                           .getResult();
             if (mask) {
               Value term = args[1];
-              if (minusInf)
+              if (boolMask)
                 term = arith::SelectOp::create(b, loc, term, zero, minusInf);
               x = arith::AddFOp::create(b, loc, x, term);
             }
             linalg::YieldOp::create(b, loc, x);
           })
           .getResult(0);
-  Value probsInit = empty(scoresSize);
-  Value probs = linalg::SoftmaxOp::create(rewriter, loc, probsInit.getType(),
-                                          masked, probsInit, /*dimension=*/2)
-                    .getResult()[0];
+  Value probs = safeSoftmax(rewriter, loc, masked, scoresInit, zero, minusInf);
 
   // The op does not read its output operand: torch-mlir fills it with
   // zeros, which the product can then accumulate into as it is.

@@ -27,10 +27,6 @@ void TMTensorDialect::initialize() {
       >();
 }
 
-static bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
 LogicalResult AttentionOp::verify() {
   if (getInputs().size() != 3 && getInputs().size() != 4)
     return emitOpError("takes query, key, value and an optional mask, got ")
@@ -55,7 +51,7 @@ LogicalResult AttentionOp::verify() {
     operands.push_back({"mask", cast<ShapedType>(getInputs()[3].getType())});
   for (const Named &operand : operands) {
     if (!operand.type.hasRank() || operand.type.getRank() < 2 ||
-        (query.hasRank() && operand.type.getRank() != query.getRank()))
+        operand.type.getRank() != query.getRank())
       return emitOpError("operands must be ranked, of one rank, at least 2: ")
              << operand.name << " is " << operand.type;
     Type element = operand.type.getElementType();
@@ -70,33 +66,45 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("query must hold floats, got ")
            << query.getElementType();
 
-  // [B..., M, K1], [B..., K2, K1], [B..., K2, N], [B..., M, N], [B..., M, K2]
-  int64_t rank = query.getRank();
-  int64_t m = query.getDimSize(rank - 2), k1 = query.getDimSize(rank - 1);
-  int64_t k2 = key.getDimSize(rank - 2), n = value.getDimSize(rank - 1);
-  auto expect = [&](const Named &operand, int64_t rows, int64_t cols,
-                    StringRef what) -> LogicalResult {
-    ArrayRef<int64_t> shape = operand.type.getShape();
-    for (int64_t i = 0; i < rank - 2; ++i)
-      if (!compatible(shape[i], query.getDimSize(i)))
-        return emitOpError() << operand.name << " and query differ in batch "
-                             << "dimension " << i << ": " << operand.type
-                             << " against " << query;
-    if (!compatible(shape[rank - 2], rows) ||
-        !compatible(shape[rank - 1], cols))
-      return emitOpError() << operand.name << " " << operand.type
-                           << " must end in " << what;
+  // The dimensions the operands share, each static size of one the same:
+  // query [B..., M, K1], key [B..., K2, K1], value [B..., K2, N], output
+  // [B..., M, N], mask [B..., M, K2].
+  struct Use {
+    size_t operand;
+    int64_t dim;
+  };
+  auto agree = [&](const Twine &what, ArrayRef<Use> uses) -> LogicalResult {
+    std::optional<Use> first;
+    for (Use use : uses) {
+      if (use.operand >= operands.size())
+        continue; // no mask
+      const Named &at = operands[use.operand];
+      int64_t size = at.type.getDimSize(use.dim);
+      if (ShapedType::isDynamic(size))
+        continue;
+      if (!first) {
+        first = use;
+        continue;
+      }
+      const Named &seen = operands[first->operand];
+      int64_t seenSize = seen.type.getDimSize(first->dim);
+      if (size != seenSize)
+        return emitOpError()
+               << "the " << what << " is " << seenSize << " in the "
+               << seen.name << " " << seen.type << " but " << size << " in the "
+               << at.name << " " << at.type;
+    }
     return success();
   };
-  if (failed(expect(operands[1], k2, k1,
-                    "[length, the query's head dimension]")) ||
-      failed(expect(operands[2], k2, n, "[the key's length, width]")) ||
-      failed(
-          expect(operands[3], m, n, "[the query's length, the value's width]")))
-    return failure();
-  if (operands.size() == 5 &&
-      failed(
-          expect(operands[4], m, k2, "[the query's length, the key's length]")))
-    return failure();
-  return success();
+  int64_t rank = query.getRank();
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (failed(agree("batch dimension " + Twine(i),
+                     {{0, i}, {1, i}, {2, i}, {3, i}, {4, i}})))
+      return failure();
+  int64_t rows = rank - 2, cols = rank - 1;
+  return success(
+      succeeded(agree("query length", {{0, rows}, {3, rows}, {4, rows}})) &&
+      succeeded(agree("head dimension", {{0, cols}, {1, cols}})) &&
+      succeeded(agree("key length", {{1, rows}, {2, rows}, {4, cols}})) &&
+      succeeded(agree("value width", {{2, cols}, {3, cols}})));
 }

@@ -2,13 +2,16 @@
 
 // What torch-mlir writes for BERT's attention: rank 3, a float mask, the
 // default scale, a zero-filled output. The scores are divided by sqrt(64),
-// the mask added, and the product with V accumulates into the output as it
-// is (no second fill).
+// the mask added; the softmax over the keys gives 0 for a row whose every
+// score is -inf (its maximum -inf, its sum 0) where exp(-inf - -inf) would
+// give NaN; the product with V accumulates into the output as it is (no
+// second fill).
 // CHECK-LABEL: func.func @float_mask(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<12x7x64xf32>, %[[K:[^:]*]]: tensor<12x7x64xf32>, %[[V:[^:]*]]: tensor<12x7x64xf32>, %[[M:[^:]*]]: tensor<12x7x7xf32>)
 // CHECK: %[[OUT:.*]] = linalg.fill
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[SQRT:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<12x7x64xf32>) outs(%{{.*}} : tensor<12x64x7xf32>) permutation = [0, 2, 1]
 // CHECK: %[[S0:.*]] = tensor.empty() : tensor<12x7x7xf32>
 // CHECK: %[[SZ:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[S0]] : tensor<12x7x7xf32>)
@@ -18,7 +21,27 @@
 // CHECK-NEXT: %[[D:.*]] = arith.divf %[[X]], %[[SQRT]] : f32
 // CHECK-NEXT: %[[A:.*]] = arith.addf %[[D]], %[[MV]] : f32
 // CHECK-NEXT: linalg.yield %[[A]] : f32
-// CHECK: %[[P:.*]] = linalg.softmax dimension(2) ins(%[[MASKED]] : tensor<12x7x7xf32>)
+// CHECK: %[[M0:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<12x7xf32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[MASKED]] : tensor<12x7x7xf32>) outs(%[[M0]] : tensor<12x7xf32>)
+// CHECK-NEXT: ^bb0(%[[X:[^:]*]]: f32, %[[ACC:[^:]*]]: f32):
+// CHECK-NEXT: arith.maximumf %[[X]], %[[ACC]] : f32
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[MAX]] : tensor<12x7x7xf32>, tensor<12x7xf32>)
+// CHECK-NEXT: ^bb0(%[[X:[^:]*]]: f32, %[[RM:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[DEAD:.*]] = arith.cmpf oeq, %[[RM]], %[[NINF]] : f32
+// CHECK-NEXT: %[[SH:.*]] = arith.subf %[[X]], %[[RM]] : f32
+// CHECK-NEXT: %[[EXP:.*]] = math.exp %[[SH]] : f32
+// CHECK-NEXT: %[[K:.*]] = arith.select %[[DEAD]], %[[ZERO]], %[[EXP]] : f32
+// CHECK-NEXT: linalg.yield %[[K]] : f32
+// CHECK: %[[S0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<12x7xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[E]] : tensor<12x7x7xf32>) outs(%[[S0]] : tensor<12x7xf32>)
+// CHECK-NEXT: ^bb0(%[[X:[^:]*]]: f32, %[[ACC:[^:]*]]: f32):
+// CHECK-NEXT: arith.addf %[[X]], %[[ACC]] : f32
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[SUM]] : tensor<12x7x7xf32>, tensor<12x7xf32>)
+// CHECK-NEXT: ^bb0(%[[X:[^:]*]]: f32, %[[Z:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[NONE:.*]] = arith.cmpf oeq, %[[Z]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[X]], %[[Z]] : f32
+// CHECK-NEXT: %[[R0:.*]] = arith.select %[[NONE]], %[[ZERO]], %[[Q]] : f32
+// CHECK-NEXT: linalg.yield %[[R0]] : f32
 // CHECK-NOT: linalg.fill
 // CHECK: %[[R:.*]] = linalg.batch_matmul ins(%[[P]], %[[V]] : tensor<12x7x7xf32>, tensor<12x7x64xf32>) outs(%[[OUT]] : tensor<12x7x64xf32>)
 // CHECK-NEXT: return %[[R]]
@@ -42,7 +65,6 @@ func.func @float_mask(%q: tensor<12x7x64xf32>, %k: tensor<12x7x64xf32>, %v: tens
 // CHECK-NEXT: ^bb0(%[[X:[^:]*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
 // CHECK-NEXT: linalg.yield %[[Y]] : f32
-// CHECK: linalg.softmax
 // CHECK: %[[Z:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[O]] : tensor<4x5x3xf32>)
 // CHECK: linalg.batch_matmul ins(%{{.*}}) outs(%[[Z]] : tensor<4x5x3xf32>)
 func.func @scale(%q: tensor<4x5x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x3xf32>, %o: tensor<4x5x3xf32>) -> tensor<4x5x3xf32> {
@@ -73,7 +95,8 @@ func.func @scale(%q: tensor<4x5x8xf32>, %k: tensor<4x6x8xf32>, %v: tensor<4x6x3x
 // CHECK-NEXT: %[[D:.*]] = arith.divf %[[X]], %[[SQRT]] : f32
 // CHECK-NEXT: %[[T:.*]] = arith.select %[[KEEP]], %[[ZERO]], %[[NINF]] : f32
 // CHECK-NEXT: %[[A:.*]] = arith.addf %[[D]], %[[T]] : f32
-// CHECK: linalg.softmax
+// CHECK: arith.divf
+// CHECK-NEXT: arith.select
 // CHECK-NOT: linalg.fill
 // CHECK: %[[R:.*]] = linalg.batch_matmul {{.*}} outs(%[[OUT]] : tensor<6x5x4xf32>) -> tensor<6x5x4xf32>
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 5, 4] : tensor<6x5x4xf32> into tensor<2x3x5x4xf32>

@@ -57,7 +57,7 @@ func.func @integers(%q: tensor<2x4x8xi32>, %o: tensor<2x4x8xi32>) -> tensor<2x4x
 // -----
 
 func.func @batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{key and query differ in batch dimension 0: 'tensor<3x4x8xf32>' against 'tensor<2x4x8xf32>'}}
+  // expected-error @below {{the batch dimension 0 is 2 in the query 'tensor<2x4x8xf32>' but 3 in the key 'tensor<3x4x8xf32>'}}
   %0 = tm_tensor.attention ins(%q, %k, %k : tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>) outs(%o : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
@@ -65,7 +65,7 @@ func.func @batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>, %o: tensor<2x4x8x
 // -----
 
 func.func @head_dim(%q: tensor<2x4x8xf32>, %k: tensor<2x4x6xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{key 'tensor<2x4x6xf32>' must end in [length, the query's head dimension]}}
+  // expected-error @below {{the head dimension is 8 in the query 'tensor<2x4x8xf32>' but 6 in the key 'tensor<2x4x6xf32>'}}
   %0 = tm_tensor.attention ins(%q, %k, %q : tensor<2x4x8xf32>, tensor<2x4x6xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
@@ -73,7 +73,7 @@ func.func @head_dim(%q: tensor<2x4x8xf32>, %k: tensor<2x4x6xf32>, %o: tensor<2x4
 // -----
 
 func.func @key_length(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{value 'tensor<2x4x8xf32>' must end in [the key's length, width]}}
+  // expected-error @below {{the key length is 5 in the key 'tensor<2x5x8xf32>' but 4 in the value 'tensor<2x4x8xf32>'}}
   %0 = tm_tensor.attention ins(%q, %k, %q : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x4x8xf32>) outs(%o : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
@@ -81,7 +81,7 @@ func.func @key_length(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %o: tensor<2
 // -----
 
 func.func @output_shape(%q: tensor<2x4x8xf32>, %v: tensor<2x4x6xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{output 'tensor<2x4x8xf32>' must end in [the query's length, the value's width]}}
+  // expected-error @below {{the value width is 6 in the value 'tensor<2x4x6xf32>' but 8 in the output 'tensor<2x4x8xf32>'}}
   %0 = tm_tensor.attention ins(%q, %q, %v : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x6xf32>) outs(%o : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
 }
@@ -89,7 +89,16 @@ func.func @output_shape(%q: tensor<2x4x8xf32>, %v: tensor<2x4x6xf32>, %o: tensor
 // -----
 
 func.func @mask_shape(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %m: tensor<2x4x4xf32>, %o: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @below {{mask 'tensor<2x4x4xf32>' must end in [the query's length, the key's length]}}
+  // expected-error @below {{the key length is 5 in the key 'tensor<2x5x8xf32>' but 4 in the mask 'tensor<2x4x4xf32>'}}
   %0 = tm_tensor.attention ins(%q, %k, %k, %m : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<2x4x4xf32>) outs(%o : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Two static sizes of one dimension disagree, the query's being dynamic.
+func.func @dynamic_query(%q: tensor<?x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tensor<3x5x6xf32>, %o: tensor<?x4x6xf32>) -> tensor<?x4x6xf32> {
+  // expected-error @below {{the batch dimension 0 is 2 in the key 'tensor<2x5x8xf32>' but 3 in the value 'tensor<3x5x6xf32>'}}
+  %0 = tm_tensor.attention ins(%q, %k, %v : tensor<?x4x8xf32>, tensor<2x5x8xf32>, tensor<3x5x6xf32>) outs(%o : tensor<?x4x6xf32>) -> tensor<?x4x6xf32>
+  return %0 : tensor<?x4x6xf32>
 }

@@ -2,7 +2,8 @@
 
 Usage: tm_attention_ref.py PREFIX  ->  PREFIX.safetensors, PREFIX.x.npy,
 PREFIX.ref.npy. Each attention is softmax(q k^T * scale + mask) v over
-heads of 4, as TMTensor's AttentionOp defines it.
+heads of 4, as TMTensor's AttentionOp defines it: a row whose every key is
+masked gives 0.
 """
 import sys
 
@@ -15,8 +16,11 @@ def attention(x, wq, wk, wv, wo, scale, mask):
     heads = lambda t: t.reshape(8, 4, 4).transpose(1, 0, 2)
     q, k, v = heads(x @ wq), heads(x @ wk), heads(x @ wv)
     s = q @ k.transpose(0, 2, 1) * scale + mask
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
+    m = s.max(-1, keepdims=True)
+    live = m > -np.inf
+    p = np.where(live, np.exp(s - np.where(live, m, 0)), 0)
+    z = p.sum(-1, keepdims=True)
+    p = np.where(live, p / np.where(live, z, 1), 0)
     return (p @ v).transpose(1, 0, 2).reshape(8, 16) @ wo
 
 
@@ -26,7 +30,7 @@ def main(prefix):
     w = {f"w{p}{layer}": rng.standard_normal((16, 16), dtype=np.float32) / 4
          for layer in (1, 2) for p in "qkvo"}
     i, j = np.indices((8, 8))
-    causal = np.where(i >= j, 0, -np.inf).astype(np.float32)
+    causal = np.where((i >= j) & (i != 3), 0, -np.inf).astype(np.float32)
     band = np.where((i + j) % 3 != 0, 0, -np.inf).astype(np.float32)
     h = attention(x, *(w[f"w{p}1"] for p in "qkvo"), 1 / np.sqrt(4), causal)
     y = attention(h, *(w[f"w{p}2"] for p in "qkvo"), 0.3, band)
