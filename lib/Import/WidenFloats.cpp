@@ -43,68 +43,112 @@ bool holdsNarrow(Type type) {
   return found;
 }
 
-/// The values of a bf16 or f16 elements attribute, exactly, as f32.
-SmallVector<float> widenedValues(ElementsAttr attr) {
-  SmallVector<float> values;
-  values.reserve(attr.getNumElements());
-  for (APFloat value : attr.getValues<APFloat>())
-    values.push_back(value.convertToFloat());
-  return values;
+/// A narrow float's value, exactly, as an f32.
+APFloat widen(const APFloat &value) { return APFloat(value.convertToFloat()); }
+
+/// The same as the bits of the f32.
+APInt widenBits(const APFloat &value) { return widen(value).bitcastToAPInt(); }
+
+/// Whether `attr` holds narrow floats in a form the replacer below converts
+/// (a scalar, dense values, a resource, each of a narrow float type itself);
+/// other attributes that hold them (complex values, strings) it cannot.
+bool isWidenable(TypedAttr attr) {
+  Type element = getElementTypeOrSelf(attr.getType());
+  return isa<FloatAttr, DenseIntOrFPElementsAttr, DenseResourceElementsAttr>(
+             attr) &&
+         isNarrow(element);
 }
 
-/// What the replacer below cannot widen: a function defined elsewhere
-/// (its callers would pass f32), an op that reinterprets the bits of a
-/// 16-bit float, an attribute holding narrow floats in a form it does not
-/// know.
-LogicalResult checkWidenable(Operation *op) {
-  if (auto func = dyn_cast<FunctionOpInterface>(op);
-      func && func.isExternal() && holdsNarrow(func.getFunctionType()))
-    return func.emitOpError("is defined outside the module and takes or "
-                            "returns 16-bit floats: widening its calls to "
-                            "f32 would break them");
-  if (isa<arith::BitcastOp, tensor::BitcastOp>(op) &&
-      (holdsNarrow(op->getOperand(0).getType()) ||
-       holdsNarrow(op->getResult(0).getType())))
-    return op->emitOpError("reinterprets the bits of a 16-bit float: the "
-                           "graph cannot be computed in f32");
-  for (NamedAttribute named : op->getAttrs()) {
-    auto typed = dyn_cast<TypedAttr>(named.getValue());
-    if (!typed || !holdsNarrow(typed.getType()) ||
-        isa<FloatAttr, DenseElementsAttr, DenseResourceElementsAttr>(typed))
-      continue;
-    return op->emitOpError("holds '")
-           << named.getName().getValue() << "' of " << typed.getType()
-           << ", which tp-mlir cannot widen to f32";
-  }
-  return success();
+/// Why the module cannot be widened, reported at the op; success if it
+/// can. A function defined elsewhere would be called with f32; an op that
+/// reinterprets the bits of a 16-bit float would read f32 bits; an
+/// attribute of another form would keep its old bits under a new type; a
+/// resource blob read as several types, or of a size its type does not
+/// give, cannot be rewritten once for all its readers.
+LogicalResult checkWidenable(ModuleOp module) {
+  DenseMap<DialectResourceBlobManager::BlobEntry *,
+           std::pair<Type, Operation *>>
+      blobTypes;
+  WalkResult walk = module.walk([&](Operation *op) -> WalkResult {
+    if (auto func = dyn_cast<FunctionOpInterface>(op);
+        func && func.isExternal() && holdsNarrow(func.getFunctionType()))
+      return func.emitOpError("is defined outside the module and takes or "
+                              "returns 16-bit floats: widening its calls to "
+                              "f32 would break them");
+    StringRef name = op->getName().getStringRef();
+    if ((op->getName().stripDialect() == "bitcast" || name == "memref.view") &&
+        (llvm::any_of(op->getOperandTypes(), holdsNarrow) ||
+         llvm::any_of(op->getResultTypes(), holdsNarrow)))
+      return op->emitOpError("reinterprets the bits of a 16-bit float: the "
+                             "graph cannot be computed in f32");
+    WalkResult attrs = op->getAttrDictionary().walk([&](TypedAttr attr) {
+      if (!holdsNarrow(attr.getType()) || isWidenable(attr))
+        return WalkResult::advance();
+      op->emitOpError("holds ")
+          << attr << ", narrow floats that tp-mlir cannot widen to f32";
+      return WalkResult::interrupt();
+    });
+    if (attrs.wasInterrupted())
+      return WalkResult::interrupt();
+    return op->getAttrDictionary().walk([&](DenseResourceElementsAttr attr) {
+      ShapedType type = attr.getType();
+      auto *entry = attr.getRawHandle().getResource();
+      if (!entry || !entry->getBlob())
+        return WalkResult::advance();
+      auto [seen, first] =
+          blobTypes.try_emplace(entry, type.getElementType(), op);
+      StringRef key = attr.getRawHandle().getKey();
+      if (!first && seen->second.first != type.getElementType() &&
+          (isNarrow(type.getElementType()) || isNarrow(seen->second.first))) {
+        InFlightDiagnostic diag = op->emitOpError("reads resource '")
+                                  << key << "' as " << type.getElementType()
+                                  << ": its blob cannot be widened for all "
+                                     "its readers";
+        diag.attachNote(seen->second.second->getLoc())
+            << "also read as " << seen->second.first;
+        return WalkResult::interrupt();
+      }
+      size_t bytes = entry->getBlob()->getData().size();
+      if (isNarrow(type.getElementType()) &&
+          bytes != 2 * size_t(type.getNumElements())) {
+        op->emitOpError("reads resource '")
+            << key << "' as " << type << ", but it holds " << bytes << " bytes";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+  });
+  return failure(walk.wasInterrupted());
 }
-
 struct TPWidenFloatsPass : tp::impl::TPWidenFloatsBase<TPWidenFloatsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     Type f32 = Float32Type::get(ctx);
 
-    bool any = false;
-    WalkResult walk = module.walk([&](Operation *op) {
-      bool narrow = llvm::any_of(op->getResultTypes(), holdsNarrow) ||
-                    llvm::any_of(op->getOperandTypes(), holdsNarrow);
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          narrow |= llvm::any_of(block.getArgumentTypes(), holdsNarrow);
-      if (auto func = dyn_cast<FunctionOpInterface>(op))
-        narrow |= holdsNarrow(func.getFunctionType());
-      for (NamedAttribute named : op->getAttrs())
-        if (auto typed = dyn_cast<TypedAttr>(named.getValue()))
-          narrow |= holdsNarrow(typed.getType());
-      any |= narrow;
-      return narrow && failed(checkWidenable(op)) ? WalkResult::interrupt()
-                                                  : WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
+    // Nothing to do for an f32 graph (what tp-mlir's builders write): the
+    // walk over its types stops at the first narrow one.
+    bool any =
+        module
+            .walk([&](Operation *op) {
+              bool narrow = llvm::any_of(op->getResultTypes(), holdsNarrow) ||
+                            op->getAttrDictionary()
+                                .walk([&](Type type) {
+                                  return isNarrow(type)
+                                             ? WalkResult::interrupt()
+                                             : WalkResult::advance();
+                                })
+                                .wasInterrupted();
+              for (Region &region : op->getRegions())
+                for (Block &block : region)
+                  narrow |= llvm::any_of(block.getArgumentTypes(), holdsNarrow);
+              return narrow ? WalkResult::interrupt() : WalkResult::advance();
+            })
+            .wasInterrupted();
     if (!any)
       return;
+    if (failed(checkWidenable(module)))
+      return signalPassFailure();
 
     // The functions whose signatures change, for the remark.
     SmallVector<func::FuncOp> changed;
@@ -118,50 +162,46 @@ struct TPWidenFloatsPass : tp::impl::TPWidenFloatsBase<TPWidenFloatsPass> {
         return f32;
       return std::nullopt;
     });
-    // Attributes whose values are narrow floats: their values converted,
-    // since the replacer would otherwise give the old bits the new type.
+    // Attributes of narrow floats get their values converted: the replacer
+    // would otherwise give the old bits the new type.
     replacer.addReplacement([&](FloatAttr attr) -> std::optional<Attribute> {
       if (!isNarrow(attr.getType()))
         return std::nullopt;
-      return FloatAttr::get(f32, attr.getValue().convertToFloat());
+      return FloatAttr::get(f32, widen(attr.getValue()));
     });
     replacer.addReplacement(
-        [&](DenseElementsAttr attr) -> std::optional<Attribute> {
-          auto type = dyn_cast<ShapedType>(attr.getType());
-          if (!type || !isNarrow(type.getElementType()))
+        [&](DenseIntOrFPElementsAttr attr) -> std::optional<Attribute> {
+          if (!isNarrow(attr.getElementType()))
             return std::nullopt;
-          auto wide = type.clone(f32);
-          if (attr.isSplat())
-            return DenseElementsAttr::get(
-                wide, attr.getSplatValue<APFloat>().convertToFloat());
-          return DenseElementsAttr::get(wide, ArrayRef(widenedValues(attr)));
+          return cast<DenseFPElementsAttr>(attr).mapValues(f32, widenBits);
         });
     // A resource keeps its key (tp-externalize-weights names the weight
-    // after it); its blob, where the module holds one, is rewritten once.
+    // after it); its blob, where the module holds one, is rewritten once
+    // (checkWidenable: every reader reads it as the same type).
     llvm::SmallPtrSet<DialectResourceBlobManager::BlobEntry *, 8> widened;
-    replacer.addReplacement(
-        [&](DenseResourceElementsAttr attr) -> std::optional<Attribute> {
-          ShapedType type = attr.getType();
-          if (!isNarrow(type.getElementType()))
-            return std::nullopt;
-          DenseResourceElementsHandle handle = attr.getRawHandle();
-          auto *entry = handle.getResource();
-          if (entry && entry->getBlob() && widened.insert(entry).second) {
-            ArrayRef<char> bytes = entry->getBlob()->getData();
-            const llvm::fltSemantics &semantics =
-                cast<FloatType>(type.getElementType()).getFloatSemantics();
-            SmallVector<float> values;
-            for (size_t at = 0; at + 2 <= bytes.size(); at += 2) {
-              uint16_t bits;
-              std::memcpy(&bits, bytes.data() + at, 2);
-              values.push_back(
-                  APFloat(semantics, APInt(16, bits)).convertToFloat());
-            }
-            entry->setBlob(HeapAsmResourceBlob::allocateAndCopyInferAlign(
-                ArrayRef<float>(values)));
-          }
-          return DenseResourceElementsAttr::get(type.clone(f32), handle);
-        });
+    replacer.addReplacement([&](DenseResourceElementsAttr attr)
+                                -> std::optional<Attribute> {
+      ShapedType type = attr.getType();
+      if (!isNarrow(type.getElementType()))
+        return std::nullopt;
+      DenseResourceElementsHandle handle = attr.getRawHandle();
+      auto *entry = handle.getResource();
+      if (entry && entry->getBlob() && widened.insert(entry).second) {
+        ArrayRef<char> bytes = entry->getBlob()->getData();
+        const llvm::fltSemantics &semantics =
+            cast<FloatType>(type.getElementType()).getFloatSemantics();
+        SmallVector<uint32_t> bits(bytes.size() / 2);
+        for (size_t i = 0; i < bits.size(); ++i) {
+          uint16_t narrow;
+          std::memcpy(&narrow, bytes.data() + 2 * i, 2);
+          bits[i] =
+              widenBits(APFloat(semantics, APInt(16, narrow))).getZExtValue();
+        }
+        entry->setBlob(HeapAsmResourceBlob::allocateAndCopyInferAlign(
+            ArrayRef<uint32_t>(bits)));
+      }
+      return DenseResourceElementsAttr::get(type.clone(f32), handle);
+    });
     replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false,
                                           /*replaceTypes=*/true);

@@ -1,4 +1,4 @@
-// RUN: tp-opt %s --split-input-file --tp-widen-floats --verify-diagnostics | FileCheck %s --enable-var-scope
+// RUN: tp-opt %s --split-input-file --tp-widen-floats --verify-diagnostics | FileCheck %s --enable-var-scope --implicit-check-not=bf16
 
 // A bf16 graph (what torch-mlir writes for a model in bfloat16) computes in
 // f32: arguments, results, constants (values exact), a generic's block
@@ -40,9 +40,11 @@ func.func @bf16(%x: tensor<4x8xbf16>, %up: tensor<8x16xbf16> {tp.name = "up"}) -
 // -----
 
 // f16 resources keep their keys (tp-externalize-weights names weights after
-// them): the blob the module holds is rewritten in f32 (1.0 and 2.0), an
-// elided one stays elided. A cast to f64 stays a cast, from f32.
+// them): the blob the module holds is rewritten in f32 (1.0 and 2.0) once
+// for its two readers, an elided one stays elided. A cast to f64 stays a
+// cast, from f32.
 // CHECK-LABEL: func.func @resources(
+// CHECK: arith.constant dense_resource<w> : tensor<2xf32>
 // CHECK: arith.constant dense_resource<w> : tensor<2xf32>
 // CHECK: arith.constant dense_resource<__elided__> : tensor<3xf32>
 // CHECK-NOT: arith.extf
@@ -50,12 +52,14 @@ func.func @bf16(%x: tensor<4x8xbf16>, %up: tensor<8x16xbf16> {tp.name = "up"}) -
 // CHECK-SAME: %[[X:[^:]*]]: f32) -> f64
 // CHECK: arith.extf %[[X]] : f32 to f64
 // CHECK: w: "0x040000000000803F00000040"
-func.func @resources() -> (tensor<2xf32>, tensor<3xf32>) {
+// expected-remark @below {{computes in f32}}
+func.func @resources() -> (tensor<2xf32>, tensor<3xf32>, tensor<2xf16>) {
   %w = arith.constant dense_resource<w> : tensor<2xf16>
+  %again = arith.constant dense_resource<w> : tensor<2xf16>
   %e = arith.constant dense_resource<__elided__> : tensor<3xbf16>
   %wf = arith.extf %w : tensor<2xf16> to tensor<2xf32>
   %ef = arith.extf %e : tensor<3xbf16> to tensor<3xf32>
-  return %wf, %ef : tensor<2xf32>, tensor<3xf32>
+  return %wf, %ef, %again : tensor<2xf32>, tensor<3xf32>, tensor<2xf16>
 }
 // expected-remark @below {{computes in f32}}
 func.func @wider(%x: f16) -> f64 {
@@ -97,4 +101,56 @@ func.func private @kernel(tensor<4xf16>) -> tensor<4xf16>
 func.func @calls(%x: tensor<4xf16>) -> tensor<4xf16> {
   %y = func.call @kernel(%x) : (tensor<4xf16>) -> tensor<4xf16>
   return %y : tensor<4xf16>
+}
+
+// -----
+
+// A blob read as two types cannot be rewritten for both.
+func.func @shared() -> (tensor<2xf16>, tensor<2xbf16>) {
+  // expected-note @below {{also read as 'f16'}}
+  %a = arith.constant dense_resource<w> : tensor<2xf16>
+  // expected-error @below {{'arith.constant' op reads resource 'w' as 'bf16': its blob cannot be widened for all its readers}}
+  %b = arith.constant dense_resource<w> : tensor<2xbf16>
+  return %a, %b : tensor<2xf16>, tensor<2xbf16>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x02000000003C0040"
+    }
+  }
+#-}
+
+// -----
+
+// Nor a blob whose size its type does not give.
+func.func @short() -> tensor<4xbf16> {
+  // expected-error @below {{'arith.constant' op reads resource 'w' as 'tensor<4xbf16>', but it holds 4 bytes}}
+  %a = arith.constant dense_resource<w> : tensor<4xbf16>
+  return %a : tensor<4xbf16>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x02000000803F0040"
+    }
+  }
+#-}
+
+// -----
+
+// Complex values of bf16 are not widened.
+func.func @complex() -> tensor<1xcomplex<bf16>> {
+  // expected-error @below {{narrow floats that tp-mlir cannot widen to f32}}
+  %a = arith.constant dense<(1.0, 2.0)> : tensor<1xcomplex<bf16>>
+  return %a : tensor<1xcomplex<bf16>>
+}
+
+// -----
+
+// A vector bitcast reinterprets bits too.
+func.func @vector_bitcast(%x: vector<2xbf16>) -> vector<2xf16> {
+  // expected-error @below {{'vector.bitcast' op reinterprets the bits of a 16-bit float: the graph cannot be computed in f32}}
+  %y = vector.bitcast %x : vector<2xbf16> to vector<2xf16>
+  return %y : vector<2xf16>
 }

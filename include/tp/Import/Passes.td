@@ -71,16 +71,18 @@ def TPDecomposeTMAttention : Pass<"tp-decompose-tm-attention"> {
     torch-mlir lowers `scaled_dot_product_attention` to one
     `tm_tensor.attention` (query `[B..., M, K1]`, key `[B..., K2, K1]`,
     value `[B..., K2, N]`, an optional mask `[B..., M, K2]`), which tp-shard
-    cannot see into. This pass rewrites each into the linalg ops torch-mlir's
-    own loops compute: the key transposed, a `linalg.batch_matmul` of the
-    scores, a `linalg.generic` that divides them by `sqrt(K1)` (or
-    multiplies them by the op's `scale`) and adds the mask (an `i1` mask
-    adds 0 where it is true and -inf where it is false), `linalg.softmax`
-    over the keys and a `linalg.batch_matmul` with the value. Batch
-    dimensions beyond one are collapsed around them. A row whose every key
-    is masked gives NaN, as `torch.softmax` does, where torch-mlir's
-    loops give 0. An attention on buffers or without a batch dimension is
-    reported at the op.
+    cannot see into. This pass rewrites each into linalg: the key
+    transposed, a `linalg.batch_matmul` of the scores, a `linalg.generic`
+    that divides them by `sqrt(K1)` (or multiplies them by the op's
+    `scale`) and adds the mask (an `i1` mask adds 0 where it is true and
+    -inf where it is false), the softmax over the keys as generics (a row
+    maximum, the exponentials, a row sum, the quotients) and a
+    `linalg.batch_matmul` with the value. A row whose every key is masked
+    gives 0, as torch-mlir's own loops and PyTorch's `_safe_softmax` give,
+    not the NaN of `exp(-inf - -inf)`, which a later layer's product with
+    V would spread to every token. Batch dimensions beyond one are
+    collapsed around these ops. An attention on buffers or without a batch
+    dimension is reported at the op.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "math::MathDialect", "tensor::TensorDialect"];
@@ -98,10 +100,11 @@ def TPWidenFloats : Pass<"tp-widen-floats", "ModuleOp"> {
     exactly (a `dense_resource` keeps its key, its blob rewritten). The
     `arith.extf` and `arith.truncf` the graph had between its precision and
     f32 then cast f32 to f32 and go. Each function whose signature changed
-    gets a remark: its callers pass and receive f32. A bitcast of a 16-bit
-    float, a function declared without a body that takes or returns 16-bit
-    floats, or an attribute holding them in a form the pass does not know,
-    is reported at its op and nothing is changed.
+    gets a remark: its callers pass and receive f32. Reported at the op,
+    with nothing changed: a bitcast (or `memref.view`) of 16-bit floats, a
+    function declared without a body that takes or returns them, an
+    attribute holding them in another form (complex values), and a
+    resource blob read as two types or of a size its type does not give.
   }];
 }
 
