@@ -104,40 +104,41 @@ Value safeSoftmax(RewriterBase &rewriter, Location loc, Value scores,
                })
         .getResult(0);
   };
-  // Each row's maximum; exp(score - maximum), 0 where the row is all -inf.
+  // Each row's maximum; exp(score - maximum), 0 where the row is all -inf;
+  // over the row's sum, 0 where that is 0.
   Value rowMax =
       reduceRows(scores, minusInf,
                  [](OpBuilder &b, Location loc, Value x, Value acc) -> Value {
                    return arith::MaximumFOp::create(b, loc, x, acc);
                  });
-  Value exps =
-      linalg::GenericOp::create(
-          rewriter, loc, type, ValueRange{scores, rowMax}, init,
-          ArrayRef<AffineMap>{all, rows, all}, parallel,
-          [&](OpBuilder &b, Location loc, ValueRange args) {
-            Value masked = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, args[1], minusInf);
-            Value shifted = arith::SubFOp::create(b, loc, args[0], args[1]);
-            Value e = math::ExpOp::create(b, loc, shifted);
-            Value kept = arith::SelectOp::create(b, loc, masked, zero, e);
-            linalg::YieldOp::create(b, loc, kept);
-          })
-          .getResult(0);
+  // f(score, its row's value), 0 where the row's value is `dead`.
+  auto perRow = [&](Value input, Value row, Value dead, auto f) -> Value {
+    return linalg::GenericOp::create(
+               rewriter, loc, type, ValueRange{input, row}, init,
+               ArrayRef<AffineMap>{all, rows, all}, parallel,
+               [&](OpBuilder &b, Location loc, ValueRange args) {
+                 Value isDead = arith::CmpFOp::create(
+                     b, loc, arith::CmpFPredicate::OEQ, args[1], dead);
+                 Value live = f(b, loc, args[0], args[1]);
+                 Value kept =
+                     arith::SelectOp::create(b, loc, isDead, zero, live);
+                 linalg::YieldOp::create(b, loc, kept);
+               })
+        .getResult(0);
+  };
+  Value exps = perRow(scores, rowMax, minusInf,
+                      [](OpBuilder &b, Location loc, Value x, Value max) {
+                        Value shifted = arith::SubFOp::create(b, loc, x, max);
+                        return math::ExpOp::create(b, loc, shifted).getResult();
+                      });
   Value rowSum = reduceRows(
       exps, zero, [](OpBuilder &b, Location loc, Value x, Value acc) -> Value {
         return arith::AddFOp::create(b, loc, x, acc);
       });
-  return linalg::GenericOp::create(
-             rewriter, loc, type, ValueRange{exps, rowSum}, init,
-             ArrayRef<AffineMap>{all, rows, all}, parallel,
-             [&](OpBuilder &b, Location loc, ValueRange args) {
-               Value empty = arith::CmpFOp::create(
-                   b, loc, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value p = arith::DivFOp::create(b, loc, args[0], args[1]);
-               Value kept = arith::SelectOp::create(b, loc, empty, zero, p);
-               linalg::YieldOp::create(b, loc, kept);
-             })
-      .getResult(0);
+  return perRow(exps, rowSum, zero,
+                [](OpBuilder &b, Location loc, Value x, Value sum) {
+                  return arith::DivFOp::create(b, loc, x, sum).getResult();
+                });
 }
 
 LogicalResult decompose(RewriterBase &rewriter,
