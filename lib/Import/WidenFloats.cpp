@@ -22,7 +22,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPWIDENFLOATS
@@ -36,11 +35,25 @@ namespace {
 
 bool isNarrow(Type type) { return isa<BFloat16Type, Float16Type>(type); }
 
+WalkResult stopAtNarrow(Type type) {
+  return isNarrow(type) ? WalkResult::interrupt() : WalkResult::advance();
+}
+
 /// Whether `type` is, or holds, a bf16 or f16.
-bool holdsNarrow(Type type) {
-  bool found = false;
-  type.walk([&](Type nested) { found |= isNarrow(nested); });
-  return found;
+bool holdsNarrow(Type type) { return type.walk(stopAtNarrow).wasInterrupted(); }
+
+/// Whether `op` has a bf16 or f16 in its results, its attributes (a
+/// function's type among them) or the arguments of its blocks.
+bool mentionsNarrow(Operation *op) {
+  if (llvm::any_of(op->getResultTypes(), holdsNarrow) ||
+      op->getAttrDictionary().walk(stopAtNarrow).wasInterrupted())
+    return true;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Type type : block.getArgumentTypes())
+        if (holdsNarrow(type))
+          return true;
+  return false;
 }
 
 /// A narrow float's value, exactly, as an f32.
@@ -128,23 +141,12 @@ struct TPWidenFloatsPass : tp::impl::TPWidenFloatsBase<TPWidenFloatsPass> {
 
     // Nothing to do for an f32 graph (what tp-mlir's builders write): the
     // walk over its types stops at the first narrow one.
-    bool any =
-        module
-            .walk([&](Operation *op) {
-              bool narrow = llvm::any_of(op->getResultTypes(), holdsNarrow) ||
-                            op->getAttrDictionary()
-                                .walk([&](Type type) {
-                                  return isNarrow(type)
-                                             ? WalkResult::interrupt()
-                                             : WalkResult::advance();
-                                })
-                                .wasInterrupted();
-              for (Region &region : op->getRegions())
-                for (Block &block : region)
-                  narrow |= llvm::any_of(block.getArgumentTypes(), holdsNarrow);
-              return narrow ? WalkResult::interrupt() : WalkResult::advance();
-            })
-            .wasInterrupted();
+    bool any = module
+                   .walk([](Operation *op) {
+                     return mentionsNarrow(op) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+                   })
+                   .wasInterrupted();
     if (!any)
       return;
     if (failed(checkWidenable(module)))
