@@ -24,10 +24,10 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,9 +78,9 @@ struct Resources {
   Stream stream;
   BlasHandle blas;
   NcclComm nccl;
-  /// Device copies of the model's constants, by host address
-  /// (tprt_device_constant_f32).
-  std::unordered_map<const float *, DeviceBuffer<float>> constants;
+  /// Device copies of the model's constants, by host address and size in
+  /// bytes (tprt_device_constant_*).
+  std::map<std::pair<const char *, size_t>, DeviceBuffer<char>> constants;
   /// Start/stop events of GEMMs and collectives not yet read into the
   /// counters (the work is asynchronous; tprt_get_counters reads them).
   std::vector<TimedCall> pendingTimes;

@@ -330,28 +330,48 @@ _mlir_memref_to_llvm_free(void *pointer) {
     check("free", cudaFreeAsync(pointer, stream("free")), "cudaFreeAsync");
 }
 
-extern "C" void _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
-                                                      tprt_memref1d_f32 *host) {
-  const char *call = "tprt_device_constant_f32";
+/// The device copy of `host`, a constant array of `elementBytes`-byte
+/// elements, uploaded by the first call for those bytes.
+static void deviceConstant(const char *call, tprt_memref1d_any *result,
+                           const tprt_memref1d_any *host, size_t elementBytes) {
   cudaStream_t st = stream(call);
   if (host->sizes[0] < 0 || (host->sizes[0] > 1 && host->strides[0] != 1))
     fail(call, "expected a contiguous array, got size " +
                    std::to_string(host->sizes[0]) + " stride " +
                    std::to_string(host->strides[0]));
-  const float *data = host->aligned + host->offset;
-  DeviceBuffer<float> &copy = state().resources->constants[data];
+  const char *data =
+      static_cast<const char *>(host->aligned) + host->offset * elementBytes;
+  size_t bytes = size_t(host->sizes[0]) * elementBytes;
+  // By address and size: the linker may give two equal constants one
+  // address, never two of different sizes.
+  DeviceBuffer<char> &copy = state().resources->constants[{data, bytes}];
   if (!copy) {
-    size_t bytes = size_t(host->sizes[0]) * sizeof(float);
     // Stream-ordered, as every use is (cudaMalloc would wait for the work
     // queued so far); the source never changes.
     void *pointer = nullptr;
     check(call, cudaMallocAsync(&pointer, bytes ? bytes : 1, st),
           "cudaMallocAsync");
-    copy = DeviceBuffer<float>(static_cast<float *>(pointer), {st});
+    copy = DeviceBuffer<char>(static_cast<char *>(pointer), {st});
     check(call,
           cudaMemcpyAsync(copy.get(), data, bytes, cudaMemcpyHostToDevice, st),
           "cudaMemcpyAsync (a constant, host to device)");
   }
-  float *device = copy.get();
-  *result = {device, device, 0, {host->sizes[0]}, {1}};
+  *result = {copy.get(), copy.get(), 0, {host->sizes[0]}, {1}};
 }
+
+#define TPRT_DEVICE_CONSTANT(suffix, elementBytes)                             \
+  extern "C" void _mlir_ciface_tprt_device_constant_##suffix(                  \
+      tprt_memref1d_any *result, tprt_memref1d_any *host) {                    \
+    deviceConstant("tprt_device_constant_" #suffix, result, host,              \
+                   elementBytes);                                              \
+  }
+TPRT_DEVICE_CONSTANT(f32, 4)
+TPRT_DEVICE_CONSTANT(f64, 8)
+TPRT_DEVICE_CONSTANT(f16, 2)
+TPRT_DEVICE_CONSTANT(bf16, 2)
+TPRT_DEVICE_CONSTANT(i64, 8)
+TPRT_DEVICE_CONSTANT(i32, 4)
+TPRT_DEVICE_CONSTANT(i16, 2)
+TPRT_DEVICE_CONSTANT(i8, 1)
+TPRT_DEVICE_CONSTANT(i1, 1)
+#undef TPRT_DEVICE_CONSTANT

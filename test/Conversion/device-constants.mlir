@@ -30,14 +30,41 @@ module {
 
 // -----
 
-// Only f32 constants have device copies.
+// Integer constants (position ids, masks) too, by their own entry point.
+// CHECK-LABEL: module
+// CHECK-DAG: func.func private @tprt_device_constant_i64(memref<?xi64>) -> memref<?xi64> attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @tprt_device_constant_i1(memref<?xi1>) -> memref<?xi1> attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @forward(
+// CHECK: %[[P:.*]] = memref.get_global @positions : memref<1x4xi64>
+// CHECK: %[[PF:.*]] = memref.reinterpret_cast %[[P]] to offset: [0], sizes: [4], strides: [1] : memref<1x4xi64> to memref<4xi64>
+// CHECK: %[[PD:.*]] = memref.cast %[[PF]] : memref<4xi64> to memref<?xi64>
+// CHECK: %[[PC:.*]] = call @tprt_device_constant_i64(%[[PD]]) : (memref<?xi64>) -> memref<?xi64>
+// CHECK: %[[PV:.*]] = memref.reinterpret_cast %[[PC]] to offset: [0], sizes: [1, 4], strides: [4, 1] : memref<?xi64> to memref<1x4xi64>
+// CHECK: %[[MC:.*]] = call @tprt_device_constant_i1(
+// CHECK: %[[MV:.*]] = memref.reinterpret_cast %[[MC]] to offset: [0], sizes: [4], strides: [1] : memref<?xi1> to memref<4xi1>
+// CHECK: call @use(%[[PV]], %[[MV]])
 module {
+  memref.global "private" constant @positions : memref<1x4xi64> = dense<[[0, 1, 2, 3]]>
   memref.global "private" constant @mask : memref<4xi1> = dense<[true, false, true, true]>
-  func.func private @use(memref<4xi1>)
+  func.func private @use(memref<1x4xi64>, memref<4xi1>)
   func.func @forward() {
-    // expected-error @below {{the cuda backend keeps only f32 constants in device memory; this one is 'memref<4xi1>'}}
+    %p = memref.get_global @positions : memref<1x4xi64>
     %m = memref.get_global @mask : memref<4xi1>
-    func.call @use(%m) : (memref<4xi1>) -> ()
+    func.call @use(%p, %m) : (memref<1x4xi64>, memref<4xi1>) -> ()
+    return
+  }
+}
+
+// -----
+
+// An element type the runtime has no entry point for.
+module {
+  memref.global "private" constant @sizes : memref<2xindex> = dense<[4, 8]>
+  func.func private @use(memref<2xindex>)
+  func.func @forward() {
+    // expected-error @below {{the cuda backend keeps constants of f32, f64, f16, bf16, i64, i32, i16, i8 and i1 in device memory; this one is 'memref<2xindex>'}}
+    %m = memref.get_global @sizes : memref<2xindex>
+    func.call @use(%m) : (memref<2xindex>) -> ()
     return
   }
 }

@@ -7,7 +7,7 @@
 // argument gets no role (the launcher reads it from the checkpoint if one
 // holds it), an unnamed one beside it is an input.
 
-// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:7,\22backend\22:\22cpu\22,\22functions\22:[{\22args\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,8],\22name\22:\22arg0\22,\22named\22:false,\22role\22:\22input\22,\22shape\22:[4,8],\22shard\22:null},{\22dtype\22:\22f32\22,\22local_shape\22:[8,6],\22name\22:\22qkv\22,\22named\22:true,\22shape\22:[8,12],\22shard\22:{\22dim\22:1,\22outer\22:3}}],\22name\22:\22forward\22,\22results\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,6],\22name\22:\22result0\22,\22shape\22:[4,6],\22shard\22:null}],\22symbol\22:\22tp_model_forward\22}],\22tp_size\22:2}", tp.size = 2 : i64}
+// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:8,\22backend\22:\22cpu\22,\22functions\22:[{\22args\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,8],\22name\22:\22arg0\22,\22named\22:false,\22role\22:\22input\22,\22shape\22:[4,8],\22shard\22:null},{\22dtype\22:\22f32\22,\22local_shape\22:[8,6],\22name\22:\22qkv\22,\22named\22:true,\22shape\22:[8,12],\22shard\22:{\22dim\22:1,\22outer\22:3}}],\22name\22:\22forward\22,\22results\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[4,6],\22name\22:\22result0\22,\22shape\22:[4,6],\22shard\22:null}],\22symbol\22:\22tp_model_forward\22}],\22tp_size\22:2}", tp.size = 2 : i64}
 // CHECK: func.func private @helper(tensor<4x6xf32>)
 // CHECK: func.func @forward(%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<8x6xf32>) -> tensor<4x6xf32> attributes {llvm.emit_c_interface}
 // CUDA: \22backend\22:\22cuda\22
@@ -123,7 +123,7 @@ func.func @same_name(%x: tensor<4x8xf32>, %a: tensor<8x16xf32> {tp.name = "w"},
 // name, and a cut one (a KV cache) its shard and full shape; the result
 // attributes go with the argument attributes.
 
-// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:7,\22backend\22:\22cpu\22,\22functions\22:[{{{.*}}\22name\22:\22prefill\22,{{.*}}\22symbol\22:\22tp_model_prefill\22},{\22args\22:[{{{.*}}},{\22dtype\22:\22f32\22,\22local_shape\22:[1,1,8,4],\22name\22:\22cache.0.k\22,\22named\22:true,\22shape\22:[1,2,8,4],\22shard\22:{\22dim\22:1,\22outer\22:1}}],\22name\22:\22decode\22,\22results\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[1,1,8,4],\22name\22:\22cache.0.k\22,\22shape\22:[1,2,8,4],\22shard\22:{\22dim\22:1,\22outer\22:1}}],\22symbol\22:\22tp_model_decode\22}],\22tp_size\22:2}", tp.size = 2 : i64}
+// CHECK-LABEL: module attributes {tp.manifest = "{\22abi_version\22:8,\22backend\22:\22cpu\22,\22functions\22:[{{{.*}}\22name\22:\22prefill\22,{{.*}}\22symbol\22:\22tp_model_prefill\22},{\22args\22:[{{{.*}}},{\22dtype\22:\22f32\22,\22local_shape\22:[1,1,8,4],\22name\22:\22cache.0.k\22,\22named\22:true,\22shape\22:[1,2,8,4],\22shard\22:{\22dim\22:1,\22outer\22:1}}],\22name\22:\22decode\22,\22results\22:[{\22dtype\22:\22f32\22,\22local_shape\22:[1,1,8,4],\22name\22:\22cache.0.k\22,\22shape\22:[1,2,8,4],\22shard\22:{\22dim\22:1,\22outer\22:1}}],\22symbol\22:\22tp_model_decode\22}],\22tp_size\22:2}", tp.size = 2 : i64}
 // CHECK: func.func @prefill(%{{.*}}: tensor<2xf32>) -> tensor<2xf32> attributes {llvm.emit_c_interface}
 // CHECK: func.func @decode(%{{.*}}: tensor<1x1xi64>, %{{.*}}: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> attributes {llvm.emit_c_interface}
 module attributes {tp.size = 2 : i64} {
@@ -141,7 +141,7 @@ module attributes {tp.size = 2 : i64} {
 
 // A generating model's end ids (its config's eos_token_id) go into the
 // manifest, for the launcher to stop at.
-// CHECK-LABEL: module attributes {tp.eos_token_ids = array<i64: 5, 7>, tp.manifest = "{\22abi_version\22:7,\22backend\22:\22cpu\22,\22eos_token_ids\22:[5,7],
+// CHECK-LABEL: module attributes {tp.eos_token_ids = array<i64: 5, 7>, tp.manifest = "{\22abi_version\22:8,\22backend\22:\22cpu\22,\22eos_token_ids\22:[5,7],
 module attributes {tp.eos_token_ids = array<i64: 5, 7>} {
   func.func @prefill(%x: tensor<2xf32>) -> tensor<2xf32> {
     return %x : tensor<2xf32>

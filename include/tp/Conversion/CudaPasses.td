@@ -106,13 +106,15 @@ def TPGemmBf16 : Pass<"tp-gemm-bf16", "ModuleOp"> {
 
 def TPDeviceConstants : Pass<"tp-device-constants", "ModuleOp"> {
   let summary = "Read memref.global constants through device copies "
-                "(tprt_device_constant_f32)";
+                "(tprt_device_constant_<type>)";
   let description = [{
-    Each `memref.get_global` of a constant f32 global becomes a call of
-    `tprt_device_constant_f32` on the global's flattened view, which returns
-    a device copy (uploaded by the first call, kept until `tprt_finalize`),
-    viewed with the global's shape again. Writable and non-f32 globals are
-    refused at the op.
+    Each `memref.get_global` of a constant global becomes a call of
+    `tprt_device_constant_<type>` on the global's flattened view, which
+    returns a device copy (uploaded by the first call, kept until
+    `tprt_finalize`), viewed with the global's shape again. The types are
+    f32, f64, f16, bf16 and the signless i64, i32, i16, i8 and i1 (position
+    ids, masks). Writable globals and other element types are refused at the
+    op.
   }];
   let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect"];
 }
@@ -136,6 +138,18 @@ def TPCopyToLinalg : Pass<"tp-copy-to-linalg", "func::FuncOp"> {
     host calls of `memrefCopy` on device pointers.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def TPScalarKernels : Pass<"tp-scalar-kernels", "func::FuncOp"> {
+  let summary = "Put linalg ops without loops in a parallel loop of one "
+                "iteration (a kernel of one thread)";
+  let description = [{
+    A linalg op on buffers with no loops (rank-0 operands only, such as
+    torch-mlir's conversion of a scalar constant) would otherwise lower to
+    loads and stores on the host, against device memory. In an
+    `scf.parallel` of one iteration it becomes a kernel like every other op.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect"];
 }
 
 def TPClusterKernelLoops : Pass<"tp-cluster-kernel-loops", "func::FuncOp"> {

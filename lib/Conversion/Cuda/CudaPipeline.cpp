@@ -88,6 +88,7 @@ void mlir::tp::addCudaKernelLoops(OpPassManager &pm,
   // kernel, a block per row, instead of a kernel per op.
   if (options.rowKernels)
     pm.addNestedPass<func::FuncOp>(createTPRowKernels());
+  pm.addNestedPass<func::FuncOp>(createTPScalarKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createTPClusterKernelLoops());
   pm.addNestedPass<func::FuncOp>(createTPFuseKernelLoops());

@@ -4,9 +4,10 @@
 // model imported with its weights inline, as torch-mlir emits them) into a
 // memref.global: an array in the shared object, in host memory, which
 // neither the kernels nor cuBLAS can read. Each memref.get_global becomes
-// a call of tprt_device_constant_f32 on the global's flattened view, which
-// returns a device copy (uploaded by the first call, kept until
-// tprt_finalize), viewed with the global's shape again.
+// a call of tprt_device_constant_<type> on the global's flattened view,
+// which returns a device copy (uploaded by the first call, kept until
+// tprt_finalize), viewed with the global's shape again. The runtime copies
+// bytes; the element type in the function's name gives their number.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +28,29 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kDeviceConstant = "tprt_device_constant_f32";
+/// The suffix of the runtime function copying constants of `type`: the
+/// types tprt.h lists (signless integers only: one name, one signature).
+static std::optional<StringRef> runtimeSuffix(Type type) {
+  if (type.isF32())
+    return StringRef("f32");
+  if (type.isF64())
+    return StringRef("f64");
+  if (type.isF16())
+    return StringRef("f16");
+  if (type.isBF16())
+    return StringRef("bf16");
+  if (type.isSignlessInteger(64))
+    return StringRef("i64");
+  if (type.isSignlessInteger(32))
+    return StringRef("i32");
+  if (type.isSignlessInteger(16))
+    return StringRef("i16");
+  if (type.isSignlessInteger(8))
+    return StringRef("i8");
+  if (type.isSignlessInteger(1))
+    return StringRef("i1");
+  return std::nullopt;
+}
 
 struct DeviceConstantsPass
     : tp::impl::TPDeviceConstantsBase<DeviceConstantsPass> {
@@ -48,9 +71,11 @@ struct DeviceConstantsPass
       return op.emitError("the cuda backend copies constant globals to device "
                           "memory once; @")
              << op.getName() << " is not constant";
-    if (!type.getElementType().isF32())
-      return op.emitError("the cuda backend keeps only f32 constants in "
-                          "device memory; this one is ")
+    std::optional<StringRef> suffix = runtimeSuffix(type.getElementType());
+    if (!suffix)
+      return op.emitError("the cuda backend keeps constants of f32, f64, "
+                          "f16, bf16, i64, i32, i16, i8 and i1 in device "
+                          "memory; this one is ")
              << type;
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -64,12 +89,12 @@ struct DeviceConstantsPass
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
     Location loc = op.getLoc();
-    Type f32 = type.getElementType();
+    Type element = type.getElementType();
     int64_t n = type.getNumElements();
-    auto flat = MemRefType::get({n}, f32);
-    auto dynamic = MemRefType::get({ShapedType::kDynamic}, f32);
-    func::FuncOp callee =
-        tp::declareRuntimeFunc(op, kDeviceConstant, {dynamic}, {dynamic});
+    auto flat = MemRefType::get({n}, element);
+    auto dynamic = MemRefType::get({ShapedType::kDynamic}, element);
+    func::FuncOp callee = tp::declareRuntimeFunc(
+        op, ("tprt_device_constant_" + *suffix).str(), {dynamic}, {dynamic});
 
     auto flatten = memref::ReinterpretCastOp::create(
         b, loc, flat, op.getResult(), /*offset=*/0, ArrayRef<int64_t>{n},

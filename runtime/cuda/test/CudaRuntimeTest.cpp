@@ -244,7 +244,7 @@ TEST_F(CudaRuntime, ConstantsCopiedToDeviceOnce) {
   // A model's constant array (a memref.global in its .rodata).
   static const float weights[6] = {1, -2, 3.5f, 0, 7, -0.25f};
   float *host = const_cast<float *>(weights);
-  tprt_memref1d_f32 in{host, host, 2, {4}, {1}}, first{}, again{};
+  tprt_memref1d_any in{host, host, 2, {4}, {1}}, first{}, again{};
   _mlir_ciface_tprt_device_constant_f32(&first, &in);
   _mlir_ciface_tprt_device_constant_f32(&again, &in);
   ASSERT_NE(first.aligned, host + 2);
@@ -255,6 +255,29 @@ TEST_F(CudaRuntime, ConstantsCopiedToDeviceOnce) {
   std::vector<float> back(4);
   ASSERT_EQ(tprt_copy_to_host(back.data(), first.aligned, 16), TPRT_OK);
   EXPECT_EQ(back, std::vector<float>(weights + 2, weights + 6));
+}
+
+// Integer constants (position ids, masks) by their element size; two
+// arrays at one address but of different sizes are two copies.
+TEST_F(CudaRuntime, IntegerConstantsCopiedByTheirSize) {
+  static const int64_t ids[5] = {0, 1, 2, 3, 1 << 30};
+  auto *host = const_cast<int64_t *>(ids);
+  tprt_memref1d_any in{host, host, 1, {4}, {1}}, copy{};
+  _mlir_ciface_tprt_device_constant_i64(&copy, &in);
+  std::vector<int64_t> back(4);
+  ASSERT_EQ(tprt_copy_to_host(back.data(), copy.aligned, 32), TPRT_OK);
+  EXPECT_EQ(back, std::vector<int64_t>(ids + 1, ids + 5));
+
+  static const bool mask[4] = {true, false, false, true};
+  auto *bytes = const_cast<bool *>(mask);
+  tprt_memref1d_any whole{bytes, bytes, 0, {4}, {1}},
+      part{bytes, bytes, 0, {2}, {1}}, wholeCopy{}, partCopy{};
+  _mlir_ciface_tprt_device_constant_i1(&wholeCopy, &whole);
+  _mlir_ciface_tprt_device_constant_i1(&partCopy, &part);
+  EXPECT_NE(wholeCopy.aligned, partCopy.aligned);
+  std::vector<char> maskBack(4);
+  ASSERT_EQ(tprt_copy_to_host(maskBack.data(), wholeCopy.aligned, 4), TPRT_OK);
+  EXPECT_EQ(maskBack, (std::vector<char>{1, 0, 0, 1}));
 }
 
 // A call captured as a CUDA graph: nothing runs while capturing and nothing

@@ -29,7 +29,7 @@ extern "C" {
 
 /* Version of this ABI; compiled models record the version they were built
  * for in their manifest and tp-run refuses a mismatch. */
-#define TPRT_ABI_VERSION 7
+#define TPRT_ABI_VERSION 8
 
 typedef enum tprt_status {
   TPRT_OK = 0,
@@ -157,11 +157,39 @@ void _mlir_ciface_tprt_all_reduce_min_f32(tprt_unranked_memref *buffer);
 void _mlir_ciface_tprt_all_gather_f32(tprt_unranked_memref *in,
                                       tprt_unranked_memref *out, int64_t dim);
 
-/* cuda backend only (ABI 3): `result` views a device copy of `host`, one of
- * the model's constant arrays (contiguous; its memref.global), uploaded on
- * the first call and kept until tprt_finalize. */
-void _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_f32 *result,
-                                           tprt_memref1d_f32 *host);
+/* A 1-D memref descriptor of any element type: every element type's has
+ * this layout; the function taking it names the type. */
+typedef struct tprt_memref1d_any {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} tprt_memref1d_any;
+
+/* cuda backend only (ABI 3; the types other than f32 ABI 8): `result` views
+ * a device copy of `host`, one of the model's constant arrays (contiguous;
+ * its memref.global), uploaded on the first call and kept until
+ * tprt_finalize. i1 elements take a byte each, as compiled code stores
+ * them. */
+void _mlir_ciface_tprt_device_constant_f32(tprt_memref1d_any *result,
+                                           tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_f64(tprt_memref1d_any *result,
+                                           tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_f16(tprt_memref1d_any *result,
+                                           tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_bf16(tprt_memref1d_any *result,
+                                            tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_i64(tprt_memref1d_any *result,
+                                           tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_i32(tprt_memref1d_any *result,
+                                           tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_i16(tprt_memref1d_any *result,
+                                           tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_i8(tprt_memref1d_any *result,
+                                          tprt_memref1d_any *host);
+void _mlir_ciface_tprt_device_constant_i1(tprt_memref1d_any *result,
+                                          tprt_memref1d_any *host);
 
 #ifdef __cplusplus
 }
