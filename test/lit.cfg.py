@@ -65,6 +65,9 @@ if "address" in sanitizers or "undefined" in sanitizers:
             ("UBSAN_OPTIONS", "abort_on_error=1:print_stacktrace=1")]:
         config.environment[var] = ":".join(
             o for o in [options, os.environ.get(var, "")] if o)
+    # Tests whose stand-in GEMMs (naive loops, FakeCuda.cpp) take minutes
+    # once instrumented, and check no runtime path the others do not.
+    config.available_features.add("sanitizer")
     # Cuda/device-script.test: the GPU bundle of a sanitized build holds its
     # instrumented tools (13 MB where the plain ones take 3) and is never
     # carried to a device; the plain build's run checks the carry limit.
