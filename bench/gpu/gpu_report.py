@@ -179,10 +179,14 @@ def main(argv: list[str]) -> int:
     tiny_gen = ("tiny GPT-2 and Llama (vocabulary 96, and 1024) generating the numpy reference's ids "
                 f"with tp-run-cuda --generate ({tiny_gen[0].replace('same ids: ', '')} each), "
                 if all(tiny_gen) else "")
+    corpus = [n for n in ("corpus_bert_tiny", "corpus_bert_base")
+              if _read(os.path.join(work, f"compare-{n}-cpu.txt"), "")]
+    corpus = ("torch-mlir's " + " and ".join(n.replace("corpus_bert_", "BERT-") for n in corpus)
+              + " (../shared/external) vs the CPU backend's output, " if corpus else "")
     gen_lines, gen_note = gen_rows(work, bundle, _load(os.path.join(work, "hbm.json")))
     checks = ("Every check passed: the runtime's GPU unit tests, tiny GPT-2 and Llama vs numpy and vs "
               "the CPU backend's output (Llama also in bf16 and with its weights inline), the tp-2 "
-              "model refused on one GPU, " + tiny_gen + memcheck
+              "model refused on one GPU, " + corpus + tiny_gen + memcheck
               + ("the outputs above vs numpy and the fp32 generation's ids vs PyTorch's."
                  if os.path.exists(os.path.join(work, "gen_llama7b", "ids.txt"))
                  else "and the outputs above vs numpy.") if not failed else

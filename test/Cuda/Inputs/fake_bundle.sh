@@ -9,6 +9,7 @@
 #   fake_bundle.sh BUNDLE BUILD
 set -euo pipefail
 bundle=$1 build=$2
+external="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/../shared/external"
 t="$build/runtime/cuda/test"
 cp "$t/tp-run-cuda-fake" "$bundle/bin/tp-run-cuda"
 cp "$t/tprt-cuda-fake-unittests" "$bundle/bin/tprt-cuda-unittests"
@@ -34,6 +35,9 @@ for so in "$bundle"/models/*/m.*.so; do
     m.masked_rows0.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16) ;;
     m.masked_stack0.bf16.so) mlir=m.masked.mlir flags=(--dtype bf16 --stack-weights=false) ;;
   esac
+  src="$(dirname "$so")/$mlir"
+  # A corpus graph stays where it is (gpu_bundle.sh).
+  [ -f "$(dirname "$so")/source" ] && src="$external/$(cat "$(dirname "$so")/source")"
   bash "$(dirname "${BASH_SOURCE[0]}")/../../lib/tp-compile-emulated.sh" \
-    "$build/bin" "$(dirname "$so")/$mlir" --backend cuda "${flags[@]}" -o "$so"
+    "$build/bin" "$src" --backend cuda "${flags[@]}" -o "$so"
 done

@@ -18,7 +18,8 @@
 #             libraries the GPU machine has (cuBLAS, cuBLASLt, NCCL, driver)
 #   ompi/     Open MPI's and PMIx's plugins and help files under their Debian
 #             paths, found there through OPAL_PREFIX / PMIX_INSTALL_PREFIX
-#   models/   each with its MLIR (m.mlir). tiny_gpt2, tiny_llama: .so files
+#   models/   each with its MLIR (m.mlir; a corpus graph's file name in
+#             `source`: the graph stays here). tiny_gpt2, tiny_llama: .so files
 #             (cuda; bf16 GEMMs; tp 2 for the refusal), weights, input, numpy
 #             reference and the CPU backend's output computed here;
 #             gpt2_small, llama7b: cuda .so files (m.f32.so, m.bf16.so), their
@@ -32,6 +33,9 @@
 #               m.masked.f32.so and m.masked.bf16.so with
 #               --decode-attention masked, m.bf16.so), its build_args and
 #               steps (weights made there)
+#             corpus_bert_tiny, corpus_bert_base (when ../shared/external
+#               is here): cuda .so at tp 1, the manifest, the flags of the
+#               arguments made there and the cpu backend's output on them
 #   BUNDLE.txt  the commit, the date and the sizes
 #
 # Environment: BUILD (default build), SKIP_BUILD=1 (use $BUILD as it is),
@@ -41,7 +45,9 @@
 # benchmark: tpmlir.build arguments and new tokens; default 2 Llama-7B-shaped
 # layers, vocabulary 32000, prompt 128, caches of 256, 128 new tokens),
 # MAX_MB (default 56: the device tool carries at most 64 MiB with the working
-# tree), PYTHON (default /usr/bin/python3).
+# tree), PYTHON (default /usr/bin/python3), PYTHON_DLOPEN (default $PYTHON:
+# the command that loads a model's shared object, the ASan runtime first in
+# a sanitizer build).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -54,6 +60,7 @@ read -r -a GEN_ARGS <<<"${GEN_ARGS:---preset llama_like --layers 2 --d-model 409
 GEN_STEPS="${GEN_STEPS:-128}"
 MAX_MB="${MAX_MB:-56}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
+read -r -a PYTHON_DLOPEN <<<"${PYTHON_DLOPEN:-$PYTHON}"
 MPIRUN=(timeout 300 mpirun --allow-run-as-root --oversubscribe)
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 die() { echo "gpu_bundle: FAILED: $*" >&2; exit 1; }
@@ -184,6 +191,39 @@ for variant in masked.f32 masked.bf16 masked_rows0.bf16 masked_stack0.bf16; do
   awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' \
     > "$BUNDLE/models/gen_llama7b/compile_s.$variant"
 done
+
+# --- corpus graphs (../shared/external, SOURCES.md there; skipped without it) ---------
+# torch-mlir's BERTs as the cuda backend compiles them: BERT-tiny reads an
+# i64 constant (its position ids) from device memory, BERT-base writes a
+# scalar by a kernel of one thread (a loop-less op). Their arguments are
+# made there (BERT-base's weights are 440 MB) by corpus_e2e.py --portable,
+# whose values do not depend on numpy's version, from the manifest saved
+# here; the cpu backend's output on the same values is made here. The graphs
+# themselves stay here.
+EXTERNAL="$ROOT/../shared/external"
+CORPUS_E2E="$ROOT/test/Integration/Inputs/corpus_e2e.py"
+corpus() {  # corpus NAME FILE ARGUMENT-FLAGS...
+  local d="$BUNDLE/models/$1" f="$EXTERNAL/$2" w n inputs=(); shift 2
+  w="$(mktemp -d)"
+  mkdir -p "$d"
+  printf '%s\n' "${f##*/}" > "$d/source"
+  printf '%s\n' "$@" > "$d/argument_flags"
+  compile "$f" --backend cuda --tp-size 1 -o "$d/m.cuda.so"
+  compile "$f" --backend cpu --tp-size 1 -o "$w/m.cpu.so"
+  "${PYTHON_DLOPEN[@]}" "$CORPUS_E2E" manifest "$d/m.cuda.so" > "$d/manifest.json"
+  "$PYTHON" "$CORPUS_E2E" arguments "$d/manifest.json" "$w/a" --portable "$@"
+  while read -r n; do inputs+=(--input "$n=$w/a.$n.npy"); done < "$w/a.inputs"
+  "${MPIRUN[@]}" -np 1 "$BUILD/bin/tp-run" "$w/m.cpu.so" --weights "$w/a.safetensors" \
+    "${inputs[@]}" --output "$d/y.cpu.npy" --quiet
+  rm -rf "$w"
+}
+if [ -d "$EXTERNAL" ]; then
+  log "corpus graphs (and their CPU backend outputs)"
+  corpus corpus_bert_tiny torchmlir_ts_bert_tiny.tp.mlir --ids-below 1000
+  corpus corpus_bert_base torchmlir_fx_bert_base.tp.mlir --ids-below 2
+else
+  log "no $EXTERNAL: the corpus graphs are left out"
+fi
 
 # --- shared libraries beyond glibc and the GPU machine's CUDA ---------------------
 log "shared libraries"

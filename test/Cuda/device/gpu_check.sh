@@ -20,6 +20,9 @@
 #     weights inline (constants the runtime uploads); a model compiled for
 #     tp 2 refused by a one-GPU world; tiny GPT-2 and Llama under
 #     compute-sanitizer's memcheck (3c), where it can check the device;
+#  3a. torch-mlir's BERT-tiny and BERT-base (../shared/external, when the
+#     bundle was made beside it) at tp 1 vs the CPU backend's output, on
+#     arguments made here that equal the bundle machine's;
 #  3b. generation (tp-run-cuda --generate): tiny GPT-2 (tied head) and Llama
 #     (GQA, RoPE) from Hugging Face directories, and a Llama with a
 #     vocabulary of 1024 (a split argmax), batch 2, prompt 8, 16 new ids equal
@@ -232,6 +235,31 @@ if run_tiny tiny_gpt2 m.cuda2.so "$WORK/refused.npy" > "$WORK/refused.txt" 2>&1;
 fi
 grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
   || failed "the tp-2 refusal's message: $(cat "$WORK/refused.txt")"
+
+# --- 3a. corpus graphs: torch-mlir's BERTs vs the CPU backend ---------------------------
+# Arguments made here from the manifest (corpus_e2e.py --portable: the values the bundle's
+# machine made for the CPU backend's output, whatever this numpy is).
+for name in corpus_bert_tiny corpus_bert_base; do
+  d="$BUNDLE/models/$name"
+  [ -f "$d/manifest.json" ] || { log "$name: not in the bundle (made without ../shared/external)"; continue; }
+  log "$name ($(cat "$d/source"))"
+  inputs=()
+  mapfile -t flags < "$d/argument_flags"
+  if "$PYTHON" "$ROOT/test/Integration/Inputs/corpus_e2e.py" arguments "$d/manifest.json" \
+       "$WORK/$name" --portable "${flags[@]}"; then
+    while read -r n; do inputs+=(--input "$n=$WORK/$name.$n.npy"); done < "$WORK/$name.inputs"
+    if "${MPIRUN[@]}" -np 1 "$TP_RUN_CUDA" "$d/m.cuda.so" --weights "$WORK/$name.safetensors" \
+         "${inputs[@]}" --output "$WORK/$name.npy" --quiet; then
+      compare "$WORK/$name.npy" "$d/y.cpu.npy" | tee "$WORK/compare-$name-cpu.txt" \
+        || failed "$name: GPU vs the CPU backend"
+    else
+      failed "$name: tp-run-cuda"
+    fi
+  else
+    failed "$name: its arguments"
+  fi
+  rm -f "$WORK/$name.safetensors"
+done
 
 # --- 3b. generation: tp-run-cuda --generate vs the numpy reference -----------------------
 same_ids() { "$PYTHON" "$ROOT/test/Integration/Inputs/same_ids.py" "$@"; }

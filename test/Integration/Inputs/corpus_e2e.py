@@ -1,15 +1,23 @@
 """Random arguments for a compiled corpus graph, and an independent reference.
 
     corpus_e2e.py arguments MODEL.so PREFIX [--ids-below N] [--arange NAME]
-                            [--weight-scale S]
-        Reads MODEL.so's manifest and writes random values for its arguments
-        (f32: normal, standard deviation S, default 0.1):
+                            [--weight-scale S] [--portable]
+        Reads MODEL.so's manifest (or MODEL.json, that manifest saved) and
+        writes random values for its arguments
+        (f32: normal, standard deviation S, default 0.1; with --portable
+        uniform of that deviation, from an integer hash: the same values
+        from any numpy, so that the GPU machine makes the arguments whose
+        cpu backend output gpu_bundle.sh computed here):
         PREFIX.safetensors (the weights: named f32 arguments, NAME given with
         --arange, and the unnamed arguments of role weight, in order, as
         argI), PREFIX.NAME.npy for each input and their names in
         PREFIX.inputs. Integer inputs are drawn
         from [0, N); --arange fills a named integer argument with
         0, 1, 2, ... along its last dimension (a position ids buffer).
+
+    corpus_e2e.py manifest MODEL.so
+        Prints MODEL.so's manifest (JSON), for `arguments` on a machine that
+        cannot load MODEL.so.
 
     corpus_e2e.py reference REF.mlir PRODUCER.mlir PREFIX OUT.npy
         Runs REF.mlir's function (the hand-prepared .tp.mlir of the corpus:
@@ -58,24 +66,42 @@ LOWERING = [
 
 
 def manifest(path):
+    if path.endswith(".json"):  # what tp_model_manifest returned, saved
+        with open(path) as f:
+            return json.load(f)
     lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_LAZY)
     lib.tp_model_manifest.restype = ctypes.c_char_p
     return json.loads(lib.tp_model_manifest())
+
+
+def hashed(shape, stream):
+    """splitmix64 of (stream, element index): uint64 arithmetic, which wraps
+    the same in every numpy."""
+    z = np.arange(int(np.prod(shape)), dtype=np.uint64) + np.uint64(stream << 40)
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))).reshape(shape)
 
 
 def arguments(args):
     m = manifest(args.model)
     rng = np.random.default_rng(0)
     weights, inputs = {}, []
-    for a in m["functions"][0]["args"]:
+    for k, a in enumerate(m["functions"][0]["args"]):
         shape, dtype = tuple(a["shape"]), DTYPES[a["dtype"]]
         if a["name"] in args.arange:
             value = np.broadcast_to(np.arange(shape[-1]), shape).astype(dtype)
+        elif dtype == np.float32 and args.portable:
+            u = (hashed(shape, k) >> np.uint64(40)).astype(np.float64) / 2**24
+            value = ((u - 0.5) * (12 ** 0.5 * args.weight_scale)).astype(dtype)
         elif dtype == np.float32:
             value = (args.weight_scale *
                      rng.standard_normal(shape)).astype(dtype)
         elif dtype == np.bool_:
             value = np.ones(shape, dtype)
+        elif args.portable:
+            value = (hashed(shape, k) % np.uint64(args.ids_below)).astype(dtype)
         else:
             value = rng.integers(0, args.ids_below, shape).astype(dtype)
         weight = a.get("role") == "weight" or (
@@ -233,13 +259,18 @@ def main():
     a.add_argument("--ids-below", type=int, default=100)
     a.add_argument("--arange", action="append", default=[])
     a.add_argument("--weight-scale", type=float, default=0.1)
+    a.add_argument("--portable", action="store_true")
+    m = sub.add_parser("manifest")
+    m.add_argument("model")
     r = sub.add_parser("reference")
     r.add_argument("ref")
     r.add_argument("producer")
     r.add_argument("prefix")
     r.add_argument("out")
     args = ap.parse_args()
-    {"arguments": arguments, "reference": reference}[args.command](args)
+    {"arguments": arguments, "reference": reference,
+     "manifest": lambda args: json.dump(manifest(args.model), sys.stdout)
+     }[args.command](args)
 
 
 if __name__ == "__main__":
