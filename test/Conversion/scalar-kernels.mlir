@@ -43,3 +43,19 @@ func.func @copy(%a: memref<f32>, %b: memref<f32>) {
   linalg.copy ins(%a : memref<f32>) outs(%b : memref<f32>)
   return
 }
+
+// One in a parallel loop already (a row kernel's) stays as it is.
+// CHECK-LABEL: func.func @nested
+// CHECK: scf.parallel
+// CHECK-NEXT: linalg.copy
+// CHECK-NOT: scf.parallel
+func.func @nested(%a: memref<f32>, %b: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    linalg.copy ins(%a : memref<f32>) outs(%b : memref<f32>)
+    scf.reduce
+  }
+  return
+}

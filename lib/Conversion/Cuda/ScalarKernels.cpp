@@ -23,7 +23,9 @@ struct TPScalarKernelsPass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> scalars;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.getNumLoops() == 0 && op.hasPureBufferSemantics())
+      // One inside a parallel loop is in a kernel already (a row kernel's).
+      if (op.getNumLoops() == 0 && op.hasPureBufferSemantics() &&
+          !op->getParentOfType<scf::ParallelOp>())
         scalars.push_back(op);
     });
     for (linalg::LinalgOp op : scalars) {
