@@ -72,8 +72,9 @@
 # TPRT_COMM_TIMEOUT_S, GEN_TIMEOUT (default 120 s for each generation
 # command), TORCH_GEN_DEVICE (default cuda; cpu runs the PyTorch generation on
 # the host: test/Cuda/device-script.test), COMPUTE_SANITIZER (default: the one
-# on PATH or in /usr/local/cuda), MEMCHECK=0 (skip memcheck), REPLAY=0 (the
-# --cuda-graph run need not replay: the host stand-ins cannot).
+# on PATH or in /usr/local/cuda), MEMCHECK=0 (skip memcheck), CORPUS=0
+# (skip step 3a), REPLAY=0 (the --cuda-graph run need not replay: the host
+# stand-ins cannot).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -241,6 +242,7 @@ grep "world size 1 but .* was compiled for tp 2" "$WORK/refused.txt" \
 # machine made for the CPU backend's output, whatever this numpy is).
 for name in corpus_bert_tiny corpus_bert_base; do
   d="$BUNDLE/models/$name"
+  [ "${CORPUS:-1}" = 0 ] && { log "$name skipped (CORPUS=0)"; continue; }
   [ -f "$d/manifest.json" ] || { log "$name: not in the bundle (made without ../shared/external)"; continue; }
   log "$name ($(cat "$d/source"))"
   inputs=()
