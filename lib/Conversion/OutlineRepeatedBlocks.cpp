@@ -88,9 +88,10 @@ static bool isConstant(Operation *op) {
          op->getNumOperands() == 0 && op->getNumRegions() == 0;
 }
 
-/// Whether `v` is a constant the callee gets a copy of: a scalar, a splat or
-/// a small table. Other constant tensors are weights compiled into the model
-/// (each layer its own), passed like weights given as arguments.
+/// Whether `v` is a constant the callee gets a copy of: a scalar or a small
+/// table. Other constant tensors, splats included, are weights compiled into
+/// the model (each layer its own: a stripped model's splat biases differ
+/// from layer to layer), passed like weights given as arguments.
 static bool isClonedConstant(Value v) {
   Operation *def = v.getDefiningOp();
   if (!isConstant(def))
@@ -100,7 +101,7 @@ static bool isClonedConstant(Value v) {
     return true;
   ElementsAttr elements;
   return matchPattern(v, m_Constant(&elements)) &&
-         (elements.isSplat() || elements.getNumElements() <= 16);
+         elements.getNumElements() <= 16;
 }
 
 /// Whether `v` is a scalar computed by pure ops from rank-0 tensors and

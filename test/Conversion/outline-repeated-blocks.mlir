@@ -192,8 +192,8 @@ func.func @one_layer(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>) -> tensor<4x8xf3
 // -----
 
 // Weights compiled into the model as constant tensors: each layer's are its
-// own, passed like arguments (only scalars, splats and small tables are
-// cloned into the callee).
+// own, passed like arguments (only scalars and tables of up to 16 elements
+// are cloned into the callee).
 
 // CHECK-LABEL: func.func @constant_weights(
 // CHECK-DAG: %[[W0:.*]] = arith.constant dense<{{\[\[}}0.0
@@ -226,6 +226,45 @@ func.func @constant_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %r = arith.maximumf %a, %zero : f32
     %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Splat weights (a stripped model's biases), each layer's of its own value:
+// passed like any other weight, so that the layers still share one callee.
+
+// CHECK-LABEL: func.func @splat_biases(
+// CHECK-DAG: %[[B0:.*]] = arith.constant dense<1.000000e+00> : tensor<4x8xf32>
+// CHECK-DAG: %[[B1:.*]] = arith.constant dense<2.000000e+00> : tensor<4x8xf32>
+// CHECK: %[[H0:.*]] = call @splat_biases_block0(%{{.*}}, %{{.*}}, %[[B0]])
+// CHECK: call @splat_biases_block0(%[[H0]], %{{.*}}, %[[B1]])
+// CHECK-LABEL: func.func private @splat_biases_block0(
+// CHECK-NOT: dense<
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @splat_biases(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %b0 = arith.constant dense<1.0> : tensor<4x8xf32>
+  %b1 = arith.constant dense<2.0> : tensor<4x8xf32>
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0, %b0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %b1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   return %h1 : tensor<4x8xf32>
