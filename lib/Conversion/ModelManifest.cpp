@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
+
 #include "tp/Conversion/Passes.h"
 #include "tp/IR/TPDialect.h"
 #include "tp/Transforms/ShardingAnalysis.h"
@@ -63,14 +65,9 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 /// and the integer types front-ends give token ids, positions and masks),
 /// or none.
 static std::optional<StringRef> dtypeName(Type type) {
-  if (type.isF32())
-    return StringRef("f32");
-  if (type.isSignlessInteger(64))
-    return StringRef("i64");
-  if (type.isSignlessInteger(32))
-    return StringRef("i32");
-  if (type.isSignlessInteger(1))
-    return StringRef("i1");
+  std::optional<StringRef> name = tp::runtimeTypeName(type);
+  if (name && llvm::is_contained({"f32", "i64", "i32", "i1"}, *name))
+    return name;
   return std::nullopt;
 }
 

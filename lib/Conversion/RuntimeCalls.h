@@ -32,6 +32,31 @@ inline func::FuncOp declareRuntimeFunc(Operation *caller, StringRef name,
   return fn;
 }
 
+/// The runtime's name of element type `type` (f32, f64, f16, bf16 and the
+/// signless i64, i32, i16, i8, i1), as tprt.h spells it in entry points and
+/// manifests, or none.
+inline std::optional<StringRef> runtimeTypeName(Type type) {
+  if (type.isF32())
+    return StringRef("f32");
+  if (type.isF64())
+    return StringRef("f64");
+  if (type.isF16())
+    return StringRef("f16");
+  if (type.isBF16())
+    return StringRef("bf16");
+  if (type.isSignlessInteger(64))
+    return StringRef("i64");
+  if (type.isSignlessInteger(32))
+    return StringRef("i32");
+  if (type.isSignlessInteger(16))
+    return StringRef("i16");
+  if (type.isSignlessInteger(8))
+    return StringRef("i8");
+  if (type.isSignlessInteger(1))
+    return StringRef("i1");
+  return std::nullopt;
+}
+
 /// memref<?x...x?xT, strided<[?, ...], offset: ?>>: the type the runtime's
 /// entry points take, so any view of a buffer can be passed as it is.
 inline MemRefType anyStrided(unsigned rank, Type element) {

@@ -28,30 +28,6 @@ using namespace mlir;
 
 namespace {
 
-/// The suffix of the runtime function copying constants of `type`: the
-/// types tprt.h lists (signless integers only: one name, one signature).
-static std::optional<StringRef> runtimeSuffix(Type type) {
-  if (type.isF32())
-    return StringRef("f32");
-  if (type.isF64())
-    return StringRef("f64");
-  if (type.isF16())
-    return StringRef("f16");
-  if (type.isBF16())
-    return StringRef("bf16");
-  if (type.isSignlessInteger(64))
-    return StringRef("i64");
-  if (type.isSignlessInteger(32))
-    return StringRef("i32");
-  if (type.isSignlessInteger(16))
-    return StringRef("i16");
-  if (type.isSignlessInteger(8))
-    return StringRef("i8");
-  if (type.isSignlessInteger(1))
-    return StringRef("i1");
-  return std::nullopt;
-}
-
 struct DeviceConstantsPass
     : tp::impl::TPDeviceConstantsBase<DeviceConstantsPass> {
 
@@ -71,7 +47,8 @@ struct DeviceConstantsPass
       return op.emitError("the cuda backend copies constant globals to device "
                           "memory once; @")
              << op.getName() << " is not constant";
-    std::optional<StringRef> suffix = runtimeSuffix(type.getElementType());
+    std::optional<StringRef> suffix =
+        tp::runtimeTypeName(type.getElementType());
     if (!suffix)
       return op.emitError("the cuda backend keeps constants of f32, f64, "
                           "f16, bf16, i64, i32, i16, i8 and i1 in device "
