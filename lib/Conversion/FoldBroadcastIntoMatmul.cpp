@@ -2,7 +2,9 @@
 //
 // batch_matmul(x, broadcast(w)) -> expand(matmul(collapse(x), w)): a weight
 // repeated over the batch is one matrix, so the batch and the rows of x are
-// the rows of one GEMM, and the broadcast copy of the weight goes.
+// the rows of one GEMM, and the broadcast copy of the weight goes. A weight
+// given a unit batch by a reshape (TOSA) is one matrix too: then the GEMM
+// is a plain one, and a transpose of the weight reaches it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,14 +48,24 @@ std::optional<bool> readsInnerLoops(AffineMap map, unsigned rows,
 }
 
 /// `v` as a matrix broadcast over its batch dimension: a linalg.broadcast
-/// adding dimension 0, or a copy generic (torch-mlir's form) whose input is
-/// that matrix, maybe transposed, maybe with a unit leading dimension read
-/// at index 0.
+/// adding dimension 0, a tensor.expand_shape adding a unit one (TOSA's
+/// form: tosa.matmul is batched, so a linear reshapes its weight to
+/// [1, in, out]), or a copy generic (torch-mlir's form) whose input is that
+/// matrix, maybe transposed, maybe with a unit leading dimension read at
+/// index 0.
 std::optional<BatchBroadcast> batchBroadcastOf(Value v) {
   if (auto broadcast = v.getDefiningOp<linalg::BroadcastOp>()) {
     if (broadcast.getDimensions() != ArrayRef<int64_t>{0})
       return std::nullopt;
     return BatchBroadcast{broadcast.getInput()};
+  }
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+    SmallVector<ReassociationIndices> unitBatch = {{0, 1}, {2}};
+    if (expand.getSrcType().getRank() != 2 ||
+        expand.getResultType().getDimSize(0) != 1 ||
+        expand.getReassociationIndices() != unitBatch)
+      return std::nullopt;
+    return BatchBroadcast{expand.getSrc()};
   }
   linalg::GenericOp copy = tp::getCopyGeneric(v);
   if (!copy || copy.getNumLoops() != 3 ||
