@@ -15,7 +15,8 @@
 #include "tp/Conversion/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
-#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -163,6 +164,51 @@ static void eraseIfDead(Operation *op) {
   op->erase();
   for (Operation *def : defs)
     eraseIfDead(def);
+}
+
+/// Whether `op` makes a tensor from static information only: a tensor.empty
+/// of a static shape, or a fill of one by a cloned constant.
+static bool isMaterialized(Operation *op) {
+  if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op))
+    return empty.getDynamicSizes().empty();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op);
+  return fill && fill.hasPureTensorSemantics() &&
+         isClonedConstant(fill.getInputs()[0]) &&
+         isMaterialized(fill.getOutputs()[0].getDefiningOp());
+}
+
+/// Gives each op of `block` its own copy, right before it, of the empty
+/// tensors and constant fills it reads. CSE leaves one of each shape for the
+/// whole function, among the first layer's ops (torch-mlir's graphs come
+/// so), and the first layer then differs from the others.
+static void rematerializeFills(Block &block) {
+  SmallVector<Operation *> made;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (isMaterialized(&op)) {
+      made.push_back(&op);
+      continue;
+    }
+    OpBuilder b(&op);
+    for (OpOperand &use : op.getOpOperands()) {
+      Operation *def = use.get().getDefiningOp();
+      if (!isMaterialized(def) || def->getBlock() != &block)
+        continue;
+      Operation *copy;
+      if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+        Operation *empty = b.clone(*fill.getOutputs()[0].getDefiningOp());
+        IRMapping mapping;
+        mapping.map(fill.getOutputs()[0], empty->getResult(0));
+        copy = b.clone(*fill, mapping);
+      } else {
+        copy = b.clone(*def);
+      }
+      use.set(copy->getResult(0));
+    }
+  }
+  // Fills first: they read the empties.
+  for (Operation *op : llvm::reverse(made))
+    if (op->use_empty())
+      op->erase();
 }
 
 static Body collectBody(Block &block) {
@@ -620,6 +666,7 @@ struct TPOutlineRepeatedBlocksPass
       if (fn.isPublic() && !fn.isExternal() && fn.getBody().hasOneBlock())
         entries.push_back(fn);
     for (func::FuncOp fn : entries) {
+      rematerializeFills(fn.getBody().front());
       // Each round takes the block with the largest coverage; a model of
       // two kinds of layers gets two functions.
       unsigned rounds = 0;

@@ -4,7 +4,8 @@
 // layer: one function, called by each layer with its own weight. The run of
 // repeated ops reaches into the projection, but the boundary that keeps three
 // whole layers and passes only the residual stream wins; the projection
-// stays inline. The constant is cloned into the callee.
+// stays inline. The constant is cloned into the callee; each op that reads
+// an empty tensor gets its own.
 
 // CHECK-LABEL: func.func @three_layers(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>, %[[W0:[^:]*]]: tensor<8x8xf32>, %[[W1:[^:]*]]: tensor<8x8xf32>, %[[W2:[^:]*]]: tensor<8x8xf32>, %[[W3:[^:]*]]: tensor<8x8xf32>)
@@ -24,7 +25,8 @@
 // CHECK-NEXT: %[[E:.*]] = tensor.empty
 // CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[BZERO]] : f32) outs(%[[E]]
 // CHECK-NEXT: %[[M:.*]] = linalg.matmul ins(%[[BX]], %[[BW]] : {{.*}}) outs(%[[F]]
-// CHECK-NEXT: %[[H:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[BX]] : {{.*}}) outs(%[[E]]
+// CHECK-NEXT: %[[E2:.*]] = tensor.empty
+// CHECK-NEXT: %[[H:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[BX]] : {{.*}}) outs(%[[E2]]
 // CHECK: arith.maximumf %{{.*}}, %[[BZERO]]
 // CHECK: return %[[H]]
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -226,6 +228,60 @@ func.func @constant_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %r = arith.maximumf %a, %zero : f32
     %s = arith.addf %r, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h1 : tensor<4x8xf32>
+}
+
+// -----
+
+// The empty tensors and zero fills of each shape once for both layers, in
+// the first layer only, between its ops (what CSE leaves of torch-mlir's
+// per-op ones): each op gets its own copy right before it, and the layers
+// are one block again.
+
+// CHECK-LABEL: func.func @shared_fills(
+// CHECK: %[[H0:.*]] = call @shared_fills_block0(%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @shared_fills_block0(%[[H0]], %{{.*}}, %{{.*}})
+// CHECK-LABEL: func.func private @shared_fills_block0(
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<4x16xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x16xf32>) outs(%[[F]] : tensor<4x16xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E2]] : tensor<4x16xf32>)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @shared_fills(%x: tensor<4x8xf32>, %u0: tensor<8x16xf32>, %d0: tensor<16x8xf32>, %u1: tensor<8x16xf32>, %d1: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %eu = tensor.empty() : tensor<4x16xf32>
+  %fu = linalg.fill ins(%zero : f32) outs(%eu : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %mu0 = linalg.matmul ins(%x, %u0 : tensor<4x8xf32>, tensor<8x16xf32>) outs(%fu : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mu0 : tensor<4x16xf32>) outs(%eu : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %a, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %ed = tensor.empty() : tensor<4x8xf32>
+  %fd = linalg.fill ins(%zero : f32) outs(%ed : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %md0 = linalg.matmul ins(%r0, %d0 : tensor<4x16xf32>, tensor<16x8xf32>) outs(%fd : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%md0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ed : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %mu1 = linalg.matmul ins(%h0, %u1 : tensor<4x8xf32>, tensor<8x16xf32>) outs(%fu : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mu1 : tensor<4x16xf32>) outs(%eu : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %a, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %md1 = linalg.matmul ins(%r1, %d1 : tensor<4x16xf32>, tensor<16x8xf32>) outs(%fd : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%md1, %h0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ed : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   return %h1 : tensor<4x8xf32>
