@@ -53,8 +53,12 @@ def corpus_inputs(model: str, so: str, root: str,
     sig = list(arguments(model))
     positions = [f"arg{i}" for i, shape, dtype, _ in sig
                  if dtype != "f32" and shape == (1, 512)]
-    tokens = max(shape[1] for _, shape, dtype, _ in sig
-                 if dtype != "f32" and len(shape) == 2 and shape != (1, 512))
+    ids = [shape[1] for _, shape, dtype, _ in sig
+           if dtype != "f32" and len(shape) == 2 and shape != (1, 512)]
+    if len(positions) != 1 or not ids:
+        sys.exit(f"error: {model}: expected one [1, 512] position buffer and "
+                 "[1, S] integer inputs (a BERT without argument names)")
+    tokens = max(ids)
     prefix = os.path.join(work, "w")
     script = os.path.join(root, "test", "Integration", "Inputs", "corpus_e2e.py")
     run([sys.executable, script, "arguments", so, prefix, "--ids-below", "2",

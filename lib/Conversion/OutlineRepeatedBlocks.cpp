@@ -172,43 +172,47 @@ static bool isMaterialized(Operation *op) {
   if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(op))
     return empty.getDynamicSizes().empty();
   auto fill = dyn_cast_or_null<linalg::FillOp>(op);
-  return fill && fill.hasPureTensorSemantics() &&
-         isClonedConstant(fill.getInputs()[0]) &&
-         isMaterialized(fill.getOutputs()[0].getDefiningOp());
+  if (!fill || !fill.hasPureTensorSemantics() ||
+      !isClonedConstant(fill.getInputs()[0]))
+    return false;
+  Operation *init = fill.getOutputs()[0].getDefiningOp();
+  return isa_and_nonnull<tensor::EmptyOp>(init) && isMaterialized(init);
+}
+
+/// A copy of the materialized value `v`, its empty tensor included, at the
+/// insertion point of `b`.
+static Value rematerialize(OpBuilder &b, Value v) {
+  Operation *def = v.getDefiningOp();
+  IRMapping mapping;
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    mapping.map(fill.getOutputs()[0],
+                rematerialize(b, fill.getOutputs()[0]));
+  return b.clone(*def, mapping)->getResult(0);
 }
 
 /// Gives each op of `block` its own copy, right before it, of the empty
-/// tensors and constant fills it reads. CSE leaves one of each shape for the
-/// whole function, among the first layer's ops (torch-mlir's graphs come
-/// so), and the first layer then differs from the others.
+/// tensors and constant fills it reads as operands (not those its regions
+/// read). CSE leaves one of each shape for the whole function, among the
+/// first layer's ops (torch-mlir's graphs come so), and the first layer
+/// then differs from the others. Where nothing is outlined, the later CSE
+/// joins the copies again.
 static void rematerializeFills(Block &block) {
-  SmallVector<Operation *> made;
   for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (isMaterialized(&op)) {
-      made.push_back(&op);
+    if (isMaterialized(&op))
       continue;
-    }
     OpBuilder b(&op);
+    DenseMap<Value, Value> copies;
     for (OpOperand &use : op.getOpOperands()) {
-      Operation *def = use.get().getDefiningOp();
-      if (!isMaterialized(def) || def->getBlock() != &block)
+      Value v = use.get();
+      if (!isMaterialized(v.getDefiningOp()))
         continue;
-      Operation *copy;
-      if (auto fill = dyn_cast<linalg::FillOp>(def)) {
-        Operation *empty = b.clone(*fill.getOutputs()[0].getDefiningOp());
-        IRMapping mapping;
-        mapping.map(fill.getOutputs()[0], empty->getResult(0));
-        copy = b.clone(*fill, mapping);
-      } else {
-        copy = b.clone(*def);
-      }
-      use.set(copy->getResult(0));
+      auto [it, inserted] = copies.try_emplace(v);
+      if (inserted)
+        it->second = rematerialize(b, v);
+      use.set(it->second);
+      eraseIfDead(v.getDefiningOp());
     }
   }
-  // Fills first: they read the empties.
-  for (Operation *op : llvm::reverse(made))
-    if (op->use_empty())
-      op->erase();
 }
 
 static Body collectBody(Block &block) {

@@ -142,13 +142,13 @@ func.func @transposing_broadcast(%x: tensor<2x4x8xf32>, %w: tensor<1x16x8xf32>) 
 // unit batch. One GEMM; with the transpose folding after it, the GEMM reads
 // the weight itself rather than a transposed copy made every call.
 // CHECK-LABEL: func.func @tosa_linear(
-// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>
+// CHECK-SAME: %{{.*}}: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>
 // CHECK: %[[WT:.*]] = linalg.transpose ins(%[[W]]
 // CHECK: linalg.matmul ins(%{{.*}}, %[[WT]] : tensor<4x8xf32>, tensor<8x16xf32>)
 // CHECK-NOT: linalg.batch_matmul
 // BOTH-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // BOTH-LABEL: func.func @tosa_linear(
-// BOTH-SAME: %[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>
+// BOTH-SAME: %{{.*}}: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>
 // BOTH-NOT: linalg.transpose
 // BOTH: linalg.matmul indexing_maps = [#{{.*}}, #[[$BT]], #{{.*}}] ins(%{{.*}}, %[[W]] : tensor<4x8xf32>, tensor<16x8xf32>)
 func.func @tosa_linear(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<1x4x16xf32> {
@@ -165,9 +165,13 @@ func.func @tosa_linear(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<1x4x
 
 // -----
 
-// A reshape that splits the columns of a [1, k * n] row into a unit batch
-// is no weight given a batch: it stays a batched GEMM.
+// A reshape that splits the columns of a [1, k * n] row into a unit batch,
+// or the rows of a matrix into batches, gives no weight a batch of one:
+// both stay batched GEMMs.
 // CHECK-LABEL: func.func @expand_splits_columns(
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: linalg.matmul
+// CHECK-LABEL: func.func @expand_splits_rows(
 // CHECK: linalg.batch_matmul
 // CHECK-NOT: linalg.matmul
 func.func @expand_splits_columns(%x: tensor<1x4x8xf32>, %w: tensor<1x128xf32>) -> tensor<1x4x16xf32> {
@@ -175,6 +179,12 @@ func.func @expand_splits_columns(%x: tensor<1x4x8xf32>, %w: tensor<1x128xf32>) -
   %o = tensor.empty() : tensor<1x4x16xf32>
   %r = linalg.batch_matmul ins(%x, %wb : tensor<1x4x8xf32>, tensor<1x8x16xf32>) outs(%o : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
   return %r : tensor<1x4x16xf32>
+}
+func.func @expand_splits_rows(%x: tensor<2x4x8xf32>, %w: tensor<16x16xf32>) -> tensor<2x4x16xf32> {
+  %wb = tensor.expand_shape %w [[0, 1], [2]] output_shape [2, 8, 16] : tensor<16x16xf32> into tensor<2x8x16xf32>
+  %o = tensor.empty() : tensor<2x4x16xf32>
+  %r = linalg.batch_matmul ins(%x, %wb : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%o : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %r : tensor<2x4x16xf32>
 }
 
 // -----

@@ -241,6 +241,7 @@ func.func @constant_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // are one block again.
 
 // CHECK-LABEL: func.func @shared_fills(
+// CHECK-NOT: linalg.fill
 // CHECK: %[[H0:.*]] = call @shared_fills_block0(%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: call @shared_fills_block0(%[[H0]], %{{.*}}, %{{.*}})
 // CHECK-LABEL: func.func private @shared_fills_block0(
