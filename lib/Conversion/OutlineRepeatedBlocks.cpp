@@ -185,8 +185,7 @@ static Value rematerialize(OpBuilder &b, Value v) {
   Operation *def = v.getDefiningOp();
   IRMapping mapping;
   if (auto fill = dyn_cast<linalg::FillOp>(def))
-    mapping.map(fill.getOutputs()[0],
-                rematerialize(b, fill.getOutputs()[0]));
+    mapping.map(fill.getOutputs()[0], rematerialize(b, fill.getOutputs()[0]));
   return b.clone(*def, mapping)->getResult(0);
 }
 
