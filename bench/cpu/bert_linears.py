@@ -14,7 +14,7 @@ the same checkpoint and inputs; their outputs must agree (rtol 1e-4) before
 any timing is used. Then R rounds, the order of the two alternating; each
 run is `mpirun -np 1 tp-run --warmup 1 --iters ITERS --report-json`, whose
 median forward time, tokens/s and GEMM share (the runtime's own counters:
-time inside BLAS over the forward time) are kept. Ratios are taken per round
+time inside its GEMMs over the forward time) are kept. Ratios are taken per round
 (after over before, same round) and their median reported.
 """
 from __future__ import annotations
