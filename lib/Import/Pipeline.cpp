@@ -25,9 +25,11 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   // no simplification beside it, which would rewrite the rest of the graph.
   pm.addPass(createInlinerPass(llvm::StringMap<OpPassManager>(),
                                [](OpPassManager &) {}));
+  // Parameters held in immutable globals are constants like the others.
+  pm.addPass(createTPFoldConstantGlobals());
   // Private symbols nothing uses: the functions inlined above, and the
   // `ml_program.global @global_seed` of torch-mlir's TorchScript modules,
-  // which the LLVM translation cannot take.
+  // which no op of an inference graph reads, and the globals folded above.
   pm.addPass(createSymbolDCEPass());
   // torch-mlir writes attention as one tm_tensor.attention.
   pm.addPass(createTPDecomposeTMAttention());

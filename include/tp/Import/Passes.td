@@ -65,6 +65,24 @@ def TPStripInstrumentation : Pass<"tp-strip-instrumentation", "ModuleOp"> {
   ];
 }
 
+def TPFoldConstantGlobals : Pass<"tp-fold-constant-globals", "ModuleOp"> {
+  let summary = "Read an immutable ml_program global's value as a constant";
+  let description = [{
+    A front-end may hold a parameter in an immutable `ml_program.global`
+    and read it with `ml_program.global_load_const` (or `global_load`).
+    tp-externalize-weights makes weights of constants, and one-shot
+    bufferization has no rule for `global_load_const`, so this pass
+    replaces each load of an immutable global that holds a value by an
+    `arith.constant` of that value, located at a name of the global's
+    symbol: the weight it becomes is named after the global. The globals
+    left unused go with `symbol-dce`. A load of an immutable global without
+    a value (one defined where the model is linked) is reported at the load:
+    tp-mlir has no value to give it. Mutable globals (a model's state) are
+    left as they are.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def TPDecomposeTMAttention : Pass<"tp-decompose-tm-attention"> {
   let summary = "Rewrite torch-mlir's tm_tensor.attention into linalg";
   let description = [{
