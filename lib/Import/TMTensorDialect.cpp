@@ -1,8 +1,9 @@
-//===- TMTensorDialect.cpp - torch-mlir's attention op --------------------===//
+//===- TMTensorDialect.cpp - torch-mlir's TMTensor ops --------------------===//
 //
-// The verifier checks what torch-mlir's does (the batch, head and sequence
-// dimensions the operands share) and, since the decomposition relies on
-// them, the ranks, element types and the output's shape too.
+// The verifiers check what torch-mlir's do (the batch, head and sequence
+// dimensions the attention's operands share; the scan's shapes and region)
+// and, since the decompositions rely on them, the ranks, element types and
+// the outputs' shapes too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,4 +108,44 @@ LogicalResult AttentionOp::verify() {
       succeeded(agree("head dimension", {{0, cols}, {1, cols}})) &&
       succeeded(agree("key length", {{1, rows}, {2, rows}, {4, cols}})) &&
       succeeded(agree("value width", {{2, cols}, {3, cols}})));
+}
+
+LogicalResult ScanOp::verify() {
+  if (getInputs().size() != 1 || getOutputs().size() != 2)
+    return emitOpError("takes one input and two outputs (output, "
+                       "accumulator), got ")
+           << getInputs().size() << " and " << getOutputs().size();
+  auto input = dyn_cast<RankedTensorType>(getInputs()[0].getType());
+  auto output = dyn_cast<RankedTensorType>(getOutputs()[0].getType());
+  auto accumulator = dyn_cast<RankedTensorType>(getOutputs()[1].getType());
+  if (!input || !output || !accumulator)
+    return emitOpError("operands must be ranked tensors");
+  int64_t dim = getDimension();
+  if (dim < 0 || dim >= input.getRank())
+    return emitOpError("dimension ")
+           << dim << " is outside the input " << input;
+  if (output != input)
+    return emitOpError("output ")
+           << output << " must be the input's type " << input;
+  SmallVector<int64_t> rest(input.getShape());
+  rest.erase(rest.begin() + dim);
+  if (accumulator.getShape() != ArrayRef(rest) ||
+      accumulator.getElementType() != input.getElementType())
+    return emitOpError("accumulator ") << accumulator << " must be the input "
+                                       << input << " without dimension " << dim;
+  if (!getResults().empty() &&
+      (getResults().size() != 2 || getResults()[0].getType() != output ||
+       getResults()[1].getType() != accumulator))
+    return emitOpError("results must have the outputs' types");
+  Block &body = getRegion().front();
+  Type element = input.getElementType();
+  if (body.getNumArguments() != 2 ||
+      llvm::any_of(body.getArgumentTypes(),
+                   [&](Type type) { return type != element; }))
+    return emitOpError("region must take two ") << element;
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || yield.getOperands().size() != 1 ||
+      yield.getOperands()[0].getType() != element)
+    return emitOpError("region must yield one ") << element;
+  return success();
 }

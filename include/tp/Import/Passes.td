@@ -106,6 +106,25 @@ def TPDecomposeTMAttention : Pass<"tp-decompose-tm-attention"> {
                            "math::MathDialect", "tensor::TensorDialect"];
 }
 
+def TPDecomposeTMScan : Pass<"tp-decompose-tm-scan"> {
+  let summary = "Rewrite torch-mlir's tm_tensor.scan into linalg";
+  let description = [{
+    torch-mlir lowers `cumsum` to a `tm_tensor.scan` (RoBERTa's position
+    ids are a cumulative sum of the padding mask). This pass rewrites each
+    into a `linalg.generic` with one more loop, a reduction over the
+    scanned dimension, innermost: output element i is the first input
+    element (inclusive scan) or the accumulator (exclusive), combined by
+    the op's region with each input element j after the first (inclusive:
+    0 < j <= i) or before i (exclusive), in order of j. Quadratic in the
+    scanned length, which is a sequence length for the scans front-ends
+    write. The accumulator result, where read, is the same fold over every
+    j. A region op that is not pure (with side effects, or a division that
+    may trap) is reported at the op: the generic evaluates the region for
+    every j, on values the scan never combines.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
+}
+
 def TPWidenFloats : Pass<"tp-widen-floats", "ModuleOp"> {
   let summary = "Compute a bf16 or f16 graph in f32";
   let description = [{

@@ -1,6 +1,7 @@
-//===- TMTensorDialect.h - torch-mlir's attention op ------------*- C++ -*-===//
+//===- TMTensorDialect.h - torch-mlir's TMTensor ops -----------*- C++ -*-===//
 //
-// `tm_tensor.attention`, declared as torch-mlir declares it, so that
+// `tm_tensor.attention` and `tm_tensor.scan`, declared as torch-mlir
+// declares them, so that
 // tp-import reads torch-mlir's linalg-on-tensors output (TMTensorOps.td).
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +13,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tp/Import/TMTensorOpsDialect.h.inc"
 

@@ -1,11 +1,12 @@
-//===- TMTensorOps.td - torch-mlir's attention op ----------*- tablegen -*-===//
+//===- TMTensorOps.td - torch-mlir's TMTensor ops ----------*- tablegen -*-===//
 //
 // torch-mlir lowers `scaled_dot_product_attention` to linalg-on-tensors as
-// one op of its own dialect, `tm_tensor.attention` (TMTensorOps.td there).
-// tp-mlir does not link torch-mlir; to read what its importer writes, this
-// dialect declares that op alone, with the same operands, attribute and
-// assembly format, and tp-import decomposes it into linalg
-// (`tp-decompose-tm-attention`).
+// one op of its own dialect, `tm_tensor.attention`, and `cumsum` as a
+// `tm_tensor.scan` (TMTensorOps.td there). tp-mlir does not link
+// torch-mlir; to read what its importer writes, this dialect declares those
+// ops, with the same operands, attributes and assembly formats, and
+// tp-import decomposes them into linalg (`tp-decompose-tm-attention`,
+// `tp-decompose-tm-scan`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,20 +14,24 @@
 #define TP_IMPORT_TMTENSOROPS_TD
 
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def TMTensor_Dialect : Dialect {
   let name = "tm_tensor";
   let cppNamespace = "::mlir::tp::tm_tensor";
-  let summary = "The attention op of torch-mlir's TMTensor, as tp-import reads it";
+  let summary = "The ops of torch-mlir's TMTensor that tp-import reads";
   let description = [{
-    The one op of torch-mlir's TMTensor dialect that its linalg-on-tensors
-    output keeps for a transformer: `tm_tensor.attention`. Registered by
+    The ops of torch-mlir's TMTensor dialect that its linalg-on-tensors
+    output keeps for a transformer: `tm_tensor.attention`, and
+    `tm_tensor.scan` for a cumulative sum (RoBERTa's position ids, the
+    positions of a padded batch). Registered by
     `tp::registerImportDialects`, so `tp-opt` and `tp-compile` parse
     torch-mlir's graphs as torch-mlir prints them; `tp-import` rewrites each
     attention into linalg before `tp-shard` cuts it. A tool that registers
     torch-mlir's own TMTensor dialect must not register this one too (two
-    dialects cannot share the namespace): `tp-decompose-tm-attention` works
-    on this op only.
+    dialects cannot share the namespace): tp-import's decompositions work on
+    these ops only.
   }];
 }
 
@@ -58,6 +63,47 @@ def TMTensor_AttentionOp : Op<TMTensor_Dialect, "attention",
     (`->` type($result)^)?
   }];
   let hasVerifier = 1;
+}
+
+def TMTensor_ScanOp : Op<TMTensor_Dialect, "scan",
+                         [AttrSizedOperandSegments]> {
+  let summary = "inclusive or exclusive scan along one dimension";
+  let description = [{
+    `ins(input) outs(output, accumulator)`, with `output` of the input's
+    shape and `accumulator` of its shape without `dimension`; the region
+    `(previous, next) -> combined` of the element type. Inclusive:
+
+        output[0] = input[0],  output[i] = f(output[i-1], input[i])
+
+    exclusive: `output[0] = accumulator`, `output[i] = f(output[i-1],
+    input[i-1])`. The second result is the accumulator after the last
+    element (the last output for an inclusive scan). torch-mlir writes
+    `cumsum` as an inclusive scan with `arith.addi` or `arith.addf`.
+  }];
+
+  let arguments = (ins Variadic<AnyShaped>:$inputs,
+                       Variadic<AnyShaped>:$outputs,
+                       I64Attr:$dimension,
+                       BoolAttr:$inclusive);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$region);
+  let assemblyFormat = [{
+    `dimension` `(` $dimension `)`
+    `inclusive` `(` $inclusive `)`
+    attr-dict
+    `ins` `(` $inputs `:` type($inputs) `)`
+    `outs` `(` $outputs `:` type($outputs) `)`
+    $region (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def TMTensor_YieldOp : Op<TMTensor_Dialect, "yield",
+                          [Pure, ReturnLike, Terminator,
+                           HasParent<"ScanOp">]> {
+  let summary = "the value a tm_tensor op's region gives";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
 }
 
 #endif // TP_IMPORT_TMTENSOROPS_TD
