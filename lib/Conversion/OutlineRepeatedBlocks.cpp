@@ -567,7 +567,10 @@ static Recomputed recomputeScalars(const Body &body,
   Recomputed recomputed;
   SetVector<Value> roots;
   SmallVector<bool> drop(ref.liveIns.size(), false);
-  for (auto [i, v] : llvm::enumerate(ref.liveIns)) {
+  for (auto [index, value] : llvm::enumerate(ref.liveIns)) {
+    // Lambdas cannot capture structured bindings before C++20.
+    size_t i = index;
+    Value v = value;
     SetVector<Value> its;
     if (!isRecomputable(v, its) || llvm::any_of(chosen, [&](unsigned k) {
           return instances[k].liveIns[i] != v ||

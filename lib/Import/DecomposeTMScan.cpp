@@ -1,4 +1,4 @@
-//===- DecomposeTMScan.cpp - tm_tensor.scan into linalg --------------------===//
+//===- DecomposeTMScan.cpp - tm_tensor.scan into linalg ------------------===//
 //
 // torch-mlir writes `cumsum` (RoBERTa's position ids, the positions of a
 // padded batch) as a `tm_tensor.scan`, which neither tp-shard nor the
@@ -13,7 +13,7 @@
 // This is quadratic in the scanned length (a sequence: thousands at most),
 // and it keeps f's order: the loops run j upwards, as the scan does, so a
 // float sum adds in the scan's order. The accumulator result, when read, is
-// the same fold over every j.
+// what torch-mlir's loops leave in it: the last output element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +22,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPDECOMPOSETMSCAN
@@ -39,9 +40,8 @@ namespace {
 /// the scanned dimension, or the accumulator broadcast along it.
 Value copyThrough(RewriterBase &rewriter, Location loc, Value source,
                   AffineMap map, Value dest) {
-  auto rank = cast<RankedTensorType>(dest.getType()).getRank();
-  SmallVector<AffineMap> maps = {map,
-                                 rewriter.getMultiDimIdentityMap(rank)};
+  int64_t rank = cast<RankedTensorType>(dest.getType()).getRank();
+  SmallVector<AffineMap> maps = {map, rewriter.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
@@ -52,16 +52,22 @@ Value copyThrough(RewriterBase &rewriter, Location loc, Value source,
       .getResult(0);
 }
 
-/// `init` folded with the input elements j (the last loop) that `takes`
-/// admits, in order of j, through the scan's region. `inputMap` reads the
-/// input from the loops (the destination's, then j).
-Value fold(RewriterBase &rewriter, Location loc, tm_tensor::ScanOp scan,
-           Value init, AffineMap inputMap,
-           function_ref<Value(OpBuilder &, Location, Value j)> takes) {
-  auto rank = cast<RankedTensorType>(init.getType()).getRank();
+/// The scan's output from `init` (its first element along the scanned
+/// dimension): loops (d_0 .. d_rank-1, j), j the innermost, the input read
+/// with j at the scanned dimension, and element j folded into element i
+/// through the region when the scan combines it into i.
+Value scanGeneric(RewriterBase &rewriter, Location loc, tm_tensor::ScanOp scan,
+                  Value init) {
+  MLIRContext *ctx = scan.getContext();
+  int64_t dim = scan.getDimension();
+  int64_t rank = cast<RankedTensorType>(init.getType()).getRank();
+  bool inclusive = scan.getInclusive();
+  SmallVector<AffineExpr> atJ;
+  for (int64_t i = 0; i < rank; ++i)
+    atJ.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));
   SmallVector<AffineMap> maps = {
-      inputMap, AffineMap::getMultiDimIdentityMap(rank + 1, scan.getContext())
-                    .getMajorSubMap(rank)};
+      AffineMap::get(rank + 1, 0, atJ, ctx),
+      AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
@@ -78,15 +84,63 @@ Value fold(RewriterBase &rewriter, Location loc, tm_tensor::ScanOp scan,
                Value combined = mapping.lookupOrDefault(
                    region.getTerminator()->getOperand(0));
                Value j = linalg::IndexOp::create(b, loc, rank);
-               if (Value cond = takes(b, loc, j))
-                 combined =
-                     arith::SelectOp::create(b, loc, cond, combined, args[1]);
-               linalg::YieldOp::create(b, loc, combined);
+               Value i = linalg::IndexOp::create(b, loc, dim);
+               // Inclusive: 0 < j <= i; exclusive: j < i.
+               Value takes;
+               if (inclusive) {
+                 Value one = arith::ConstantIndexOp::create(b, loc, 1);
+                 takes = arith::AndIOp::create(
+                     b, loc,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, j,
+                                           one),
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, j,
+                                           i));
+               } else {
+                 takes = arith::CmpIOp::create(b, loc,
+                                               arith::CmpIPredicate::ult, j, i);
+               }
+               linalg::YieldOp::create(
+                   b, loc,
+                   arith::SelectOp::create(b, loc, takes, combined, args[1])
+                       .getResult());
              })
       .getResult(0);
 }
 
+/// torch-mlir's loops store each output element after the first into the
+/// accumulator too: it ends as the last one, or as given when the scanned
+/// dimension has one element or none. (Of a dynamic length that is 1 at run
+/// time, this gives the output's one element; 0 is not defined.)
+Value finalAccumulator(RewriterBase &rewriter, Location loc,
+                       tm_tensor::ScanOp scan, Value result) {
+  Value accumulator = scan.getOutputs()[1];
+  int64_t dim = scan.getDimension();
+  auto type = cast<RankedTensorType>(result.getType());
+  int64_t length = type.getDimSize(dim);
+  if (length == 0 || length == 1)
+    return accumulator;
+  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(rewriter, loc, result);
+  SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+  if (ShapedType::isDynamic(length))
+    offsets[dim] =
+        arith::SubIOp::create(rewriter, loc, cast<Value>(sizes[dim]),
+                              arith::ConstantIndexOp::create(rewriter, loc, 1))
+            .getResult();
+  else
+    offsets[dim] = rewriter.getIndexAttr(length - 1);
+  sizes[dim] = rewriter.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc, cast<RankedTensorType>(accumulator.getType()), result,
+      offsets, sizes, strides);
+}
+
 LogicalResult decompose(RewriterBase &rewriter, tm_tensor::ScanOp scan) {
+  if (scan.getResults().empty()) {
+    rewriter.eraseOp(scan);
+    return success();
+  }
   // The region is evaluated for every j, taken or not: on values the scan
   // never combines, where a division could trap.
   for (Operation &op : scan.getRegion().front().without_terminator())
@@ -94,75 +148,33 @@ LogicalResult decompose(RewriterBase &rewriter, tm_tensor::ScanOp scan) {
       return op.emitOpError("in a tm_tensor.scan's region is not pure (it "
                             "has effects or may trap): tp-import evaluates "
                             "the region where the scan would not");
-  if (scan.getResults().empty()) {
-    rewriter.eraseOp(scan);
-    return success();
-  }
   Location loc = scan.getLoc();
   rewriter.setInsertionPoint(scan);
   MLIRContext *ctx = scan.getContext();
   int64_t dim = scan.getDimension();
-  int64_t rank = cast<RankedTensorType>(scan.getInputs()[0].getType()).getRank();
-  bool inclusive = scan.getInclusive();
-  Value output = scan.getOutputs()[0], accumulator = scan.getOutputs()[1];
-  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  Value output = scan.getOutputs()[0];
+  int64_t rank = cast<RankedTensorType>(output.getType()).getRank();
 
-  // The output: loops (d_0 .. d_rank-1, j), the input read at d_dim = j.
-  SmallVector<AffineExpr> outputDims, atJ, atFirst, withoutDim;
+  // The first element: the input's (inclusive) or the accumulator
+  // (exclusive), copied along the scanned dimension.
+  SmallVector<AffineExpr> atFirst, withoutDim;
   for (int64_t i = 0; i < rank; ++i) {
     AffineExpr d = getAffineDimExpr(i, ctx);
-    outputDims.push_back(d);
-    atJ.push_back(i == dim ? getAffineDimExpr(rank, ctx) : d);
-    atFirst.push_back(i == dim ? zero : d);
+    atFirst.push_back(i == dim ? getAffineConstantExpr(0, ctx) : d);
     if (i != dim)
       withoutDim.push_back(d);
   }
-  Value outputInit =
-      inclusive ? copyThrough(rewriter, loc, scan.getInputs()[0],
-                              AffineMap::get(rank, 0, atFirst, ctx), output)
-                : copyThrough(rewriter, loc, accumulator,
-                              AffineMap::get(rank, 0, withoutDim, ctx), output);
-  Value result = fold(
-      rewriter, loc, scan, outputInit, AffineMap::get(rank + 1, 0, atJ, ctx),
-      [&](OpBuilder &b, Location loc, Value j) -> Value {
-        Value i = linalg::IndexOp::create(b, loc, dim);
-        if (!inclusive)
-          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
-                                       i);
-        Value one = arith::ConstantIndexOp::create(b, loc, 1);
-        return arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, j, one),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, j, i));
-      });
-
-  // The accumulator: loops (the dimensions but dim, j), the input read with
-  // j at dim.
-  Value finalAccumulator = accumulator;
-  if (!scan.getResults()[1].use_empty()) {
-    SmallVector<AffineExpr> accAtJ, accAtFirst;
-    for (int64_t i = 0, k = 0; i < rank; ++i) {
-      bool scanned = i == dim;
-      AffineExpr d = scanned ? AffineExpr() : getAffineDimExpr(k++, ctx);
-      accAtJ.push_back(scanned ? getAffineDimExpr(rank - 1, ctx) : d);
-      accAtFirst.push_back(scanned ? zero : d);
-    }
-    Value accInit =
-        inclusive ? copyThrough(rewriter, loc, scan.getInputs()[0],
-                                AffineMap::get(rank - 1, 0, accAtFirst, ctx),
-                                accumulator)
-                  : accumulator;
-    finalAccumulator =
-        fold(rewriter, loc, scan, accInit, AffineMap::get(rank, 0, accAtJ, ctx),
-             [&](OpBuilder &b, Location loc, Value j) -> Value {
-               if (!inclusive)
-                 return Value();
-               Value one = arith::ConstantIndexOp::create(b, loc, 1);
-               return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                            j, one);
-             });
-  }
-  rewriter.replaceOp(scan, {result, finalAccumulator});
+  Value init =
+      scan.getInclusive()
+          ? copyThrough(rewriter, loc, scan.getInputs()[0],
+                        AffineMap::get(rank, 0, atFirst, ctx), output)
+          : copyThrough(rewriter, loc, scan.getOutputs()[1],
+                        AffineMap::get(rank, 0, withoutDim, ctx), output);
+  Value result = scanGeneric(rewriter, loc, scan, init);
+  Value accumulator = scan.getResults()[1].use_empty()
+                          ? scan.getOutputs()[1]
+                          : finalAccumulator(rewriter, loc, scan, result);
+  rewriter.replaceOp(scan, {result, accumulator});
   return success();
 }
 

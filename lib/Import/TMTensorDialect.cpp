@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tp::tm_tensor;
@@ -124,26 +125,32 @@ LogicalResult ScanOp::verify() {
   if (dim < 0 || dim >= input.getRank())
     return emitOpError("dimension ")
            << dim << " is outside the input " << input;
-  if (output != input)
+  // torch-mlir's verifier lets a dynamic size stand for a static one.
+  if (output.getElementType() != input.getElementType() ||
+      failed(verifyCompatibleShape(output.getShape(), input.getShape())))
     return emitOpError("output ")
-           << output << " must be the input's type " << input;
+           << output << " must be of the input's shape and type " << input;
   SmallVector<int64_t> rest(input.getShape());
   rest.erase(rest.begin() + dim);
-  if (accumulator.getShape() != ArrayRef(rest) ||
-      accumulator.getElementType() != input.getElementType())
+  if (accumulator.getElementType() != input.getElementType() ||
+      failed(verifyCompatibleShape(accumulator.getShape(), rest)))
     return emitOpError("accumulator ") << accumulator << " must be the input "
                                        << input << " without dimension " << dim;
   if (!getResults().empty() &&
       (getResults().size() != 2 || getResults()[0].getType() != output ||
        getResults()[1].getType() != accumulator))
     return emitOpError("results must have the outputs' types");
+  return success();
+}
+
+LogicalResult ScanOp::verifyRegions() {
   Block &body = getRegion().front();
-  Type element = input.getElementType();
+  Type element = cast<ShapedType>(getInputs()[0].getType()).getElementType();
   if (body.getNumArguments() != 2 ||
       llvm::any_of(body.getArgumentTypes(),
                    [&](Type type) { return type != element; }))
     return emitOpError("region must take two ") << element;
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield || yield.getOperands().size() != 1 ||
       yield.getOperands()[0].getType() != element)
     return emitOpError("region must yield one ") << element;

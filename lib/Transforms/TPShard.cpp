@@ -372,9 +372,8 @@ static void warnUncutWeights(FunctionOpInterface func) {
                                 "weights stripped from a model)"
                               : "is a splat constant (one value, as in "
                                 "weights stripped from a model)",
-            "tp-import (tp-compile: --weights-out FILE) makes the splats "
-            "read as weights arguments that "
-            "tp-shard cuts");
+            "tp-import (tp-compile --weights-out) makes the splats read as "
+            "weights arguments that tp-shard cuts");
   warnUncut(slices.getArrayRef(),
             slices.size() > 1
                 ? "are slices of an argument that packs several weights"

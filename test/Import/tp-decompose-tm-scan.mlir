@@ -43,15 +43,13 @@ func.func @cumsum(%x: tensor<2x5xi64>) -> tensor<2x5xi64> {
 // -----
 
 // Exclusive, along dimension 0, the accumulator read: the output starts
-// from the accumulator broadcast and folds in j < i; the final accumulator
-// folds in every j.
+// from the accumulator broadcast and folds in j < i; the accumulator ends as
+// the last output row, as torch-mlir's loops leave it.
 
 // CHECK-DAG: #[[$BCAST:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ATJ:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-DAG: #[[$ACC_ATJ:.*]] = affine_map<(d0, d1) -> (d1, d0)>
-// CHECK-DAG: #[[$ACC_OUT:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @exclusive_product
 // CHECK-SAME:    (%[[X:.*]]: tensor<4x3xf32>, %[[OUTS:.*]]: tensor<4x3xf32>, %[[ACC0:.*]]: tensor<3xf32>)
 // CHECK:         %[[INIT:.*]] = linalg.generic {indexing_maps = [#[[$BCAST]], #[[$ID]]], {{.*}}} ins(%[[ACC0]] : tensor<3xf32>) outs(%[[OUTS]] : tensor<4x3xf32>)
@@ -59,11 +57,7 @@ func.func @cumsum(%x: tensor<2x5xi64>) -> tensor<2x5xi64> {
 // CHECK:           arith.mulf
 // CHECK:           %[[BEFORE_I:.*]] = arith.cmpi ult
 // CHECK:           arith.select %[[BEFORE_I]]
-// CHECK:         %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[$ACC_ATJ]], #[[$ACC_OUT]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<4x3xf32>) outs(%[[ACC0]] : tensor<3xf32>)
-// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %[[A:.*]]: f32):
-// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[A]], %[[IN]] : f32
-// CHECK-NEXT:      linalg.index 1
-// CHECK-NEXT:      linalg.yield %[[M]] : f32
+// CHECK:         %[[ACC:.*]] = tensor.extract_slice %[[PROD]][3, 0] [1, 3] [1, 1] : tensor<4x3xf32> to tensor<3xf32>
 // CHECK:         return %[[PROD]], %[[ACC]]
 func.func @exclusive_product(%x: tensor<4x3xf32>, %out: tensor<4x3xf32>, %acc: tensor<3xf32>)
     -> (tensor<4x3xf32>, tensor<3xf32>) {
@@ -74,6 +68,49 @@ func.func @exclusive_product(%x: tensor<4x3xf32>, %out: tensor<4x3xf32>, %acc: t
     tm_tensor.yield %m : f32
   } -> tensor<4x3xf32>, tensor<3xf32>
   return %0#0, %0#1 : tensor<4x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// One element along the scanned dimension: torch-mlir's loops leave the
+// accumulator as given.
+
+// CHECK-LABEL: func.func @length_one
+// CHECK-SAME:    %[[ACC0:[a-z0-9]+]]: tensor<3xf32>)
+// CHECK:         %[[OUT:.*]] = linalg.generic
+// CHECK:         %[[SCAN:.*]] = linalg.generic
+// CHECK:         return %[[SCAN]], %[[ACC0]]
+func.func @length_one(%x: tensor<1x3xf32>, %out: tensor<1x3xf32>, %acc: tensor<3xf32>)
+    -> (tensor<1x3xf32>, tensor<3xf32>) {
+  %0:2 = tm_tensor.scan dimension(0) inclusive(true)
+      ins(%x : tensor<1x3xf32>) outs(%out, %acc : tensor<1x3xf32>, tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    tm_tensor.yield %s : f32
+  } -> tensor<1x3xf32>, tensor<3xf32>
+  return %0#0, %0#1 : tensor<1x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A dynamic length: the accumulator is the row at length - 1.
+
+// CHECK-LABEL: func.func @dynamic_length
+// CHECK:         %[[SCAN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:         %[[N:.*]] = tensor.dim %[[SCAN]], %c0
+// CHECK-NOT:     tensor.dim
+// CHECK:         %[[LAST:.*]] = arith.subi %[[N]], %c1
+// CHECK:         %[[ACC:.*]] = tensor.extract_slice %[[SCAN]][%[[LAST]], 0] [1, 3] [1, 1] : tensor<?x3xf32> to tensor<3xf32>
+// CHECK:         return %[[SCAN]], %[[ACC]]
+func.func @dynamic_length(%x: tensor<?x3xf32>, %out: tensor<?x3xf32>, %acc: tensor<3xf32>)
+    -> (tensor<?x3xf32>, tensor<3xf32>) {
+  %0:2 = tm_tensor.scan dimension(0) inclusive(true)
+      ins(%x : tensor<?x3xf32>) outs(%out, %acc : tensor<?x3xf32>, tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    tm_tensor.yield %s : f32
+  } -> tensor<?x3xf32>, tensor<3xf32>
+  return %0#0, %0#1 : tensor<?x3xf32>, tensor<3xf32>
 }
 
 // -----
@@ -100,6 +137,22 @@ func.func @wrong_accumulator(%x: tensor<4x3xf32>, %out: tensor<4x3xf32>, %acc: t
     tm_tensor.yield %s : f32
   } -> tensor<4x3xf32>, tensor<4xf32>
   return %0#0 : tensor<4x3xf32>
+}
+
+// -----
+
+// A dynamic size may stand for a static one, as torch-mlir's verifier allows.
+
+// CHECK-LABEL: func.func @compatible
+// CHECK-NOT:     tm_tensor
+func.func @compatible(%x: tensor<2x6xi64>, %out: tensor<?x6xi64>, %acc: tensor<?xi64>) -> tensor<?x6xi64> {
+  %0:2 = tm_tensor.scan dimension(1) inclusive(true)
+      ins(%x : tensor<2x6xi64>) outs(%out, %acc : tensor<?x6xi64>, tensor<?xi64>) {
+  ^bb0(%a: i64, %b: i64):
+    %s = arith.addi %a, %b : i64
+    tm_tensor.yield %s : i64
+  } -> tensor<?x6xi64>, tensor<?xi64>
+  return %0#0 : tensor<?x6xi64>
 }
 
 // -----
@@ -136,6 +189,20 @@ func.func @outside(%x: tensor<4xf32>, %out: tensor<4xf32>, %acc: tensor<f32>) ->
   ^bb0(%a: f32, %b: f32):
     %s = arith.addf %a, %b : f32
     tm_tensor.yield %s : f32
+  } -> tensor<4xf32>, tensor<f32>
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+// The region's checks run after its blocks are verified (hasRegionVerifier):
+// a block without a terminator is reported, not read.
+func.func @no_yield(%x: tensor<4xf32>, %out: tensor<4xf32>, %acc: tensor<f32>) -> tensor<4xf32> {
+  %0:2 = tm_tensor.scan dimension(0) inclusive(true)
+      ins(%x : tensor<4xf32>) outs(%out, %acc : tensor<4xf32>, tensor<f32>) {
+  ^bb0(%a: f32, %b: f32):
+    // expected-error @below {{block with no terminator}}
+    %s = arith.addf %a, %b : f32
   } -> tensor<4xf32>, tensor<f32>
   return %0#0 : tensor<4xf32>
 }

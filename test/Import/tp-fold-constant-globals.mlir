@@ -21,6 +21,7 @@
 // IMPORT-SAME:     {tp.name = "b"}
 // IMPORT-NOT:    ml_program.global_load_const
 // DIAG:          remark: 2 weights became arguments
+// DIAG:          remark: 1 weights became arguments
 // DIAG:          error: 'ml_program.global_load_const' op reads @linked
 ml_program.global private @w(dense<0.5> : tensor<8x16xf32>) : tensor<8x16xf32>
 ml_program.global private @b(dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]> : tensor<16xf32>) : tensor<16xf32>
@@ -35,6 +36,37 @@ func.func @params(%x: tensor<4x8xf32>) -> (tensor<4x16xf32>, tensor<16xf32>, ten
   %h = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>)
                      outs(%a : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %h, %b, %s : tensor<4x16xf32>, tensor<16xf32>, tensor<i64>
+}
+
+// -----
+
+// A global loaded twice in one function (a layer inlined twice) is one
+// constant, so a splat is one weight; a scalar global folds too.
+
+// CHECK-LABEL: func.func @twice
+// CHECK-DAG:     %[[W:.*]] = arith.constant dense<5.000000e-01> : tensor<8x8xf32>
+// CHECK-DAG:     %[[S:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK:         linalg.matmul ins(%{{.*}}, %[[W]] :
+// CHECK:         linalg.matmul ins(%{{.*}}, %[[W]] :
+// CHECK:         return %{{.*}}, %[[S]]
+
+// IMPORT-LABEL:  func.func @twice
+// IMPORT-SAME:     %{{.*}}: tensor<8x8xf32> {tp.name = "layer_w"}) ->
+// IMPORT-NOT:    ml_program
+ml_program.global private @layer_w(dense<0.5> : tensor<8x8xf32>) : tensor<8x8xf32>
+ml_program.global private @scale(2.0 : f32) : f32
+func.func @twice(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, f32) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w1 = ml_program.global_load_const @layer_w : tensor<8x8xf32>
+  %h1 = linalg.matmul ins(%x, %w1 : tensor<4x8xf32>, tensor<8x8xf32>)
+                      outs(%a : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w2 = ml_program.global_load_const @layer_w : tensor<8x8xf32>
+  %h2 = linalg.matmul ins(%h1, %w2 : tensor<4x8xf32>, tensor<8x8xf32>)
+                      outs(%a : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = ml_program.global_load_const @scale : f32
+  return %h2, %s : tensor<4x8xf32>, f32
 }
 
 // -----

@@ -105,7 +105,7 @@ func.func @one_constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // either, and said so.
 func.func @splat_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight and 1 more are splat constants (one value each, as in weights stripped from a model), so they are not cut: every rank holds them and computes with them whole; tp-import (tp-compile: --weights-out FILE) makes the splats read as weights arguments that tp-shard cuts}}
+  // expected-warning @below {{this weight and 1 more are splat constants (one value each, as in weights stripped from a model), so they are not cut: every rank holds them and computes with them whole; tp-import (tp-compile --weights-out) makes the splats read as weights arguments that tp-shard cuts}}
   %w = arith.constant dense<0.5> : tensor<8x8xf32>
   %w2 = arith.constant dense<0.25> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>

@@ -72,10 +72,12 @@ def TPFoldConstantGlobals : Pass<"tp-fold-constant-globals", "ModuleOp"> {
     and read it with `ml_program.global_load_const` (or `global_load`).
     tp-externalize-weights makes weights of constants, and one-shot
     bufferization has no rule for `global_load_const`, so this pass
-    replaces each load of an immutable global that holds a value by an
-    `arith.constant` of that value, located at a name of the global's
-    symbol: the weight it becomes is named after the global. The globals
-    left unused go with `symbol-dce`. A load of an immutable global without
+    replaces the loads of an immutable global that holds a value by one
+    `arith.constant` of that value per function (a layer inlined twice
+    loads it twice; a splat read twice would otherwise be two weights),
+    located at a name of the global's symbol: the weight it becomes is
+    named after the global. The private globals left unused go with
+    `symbol-dce`. A load of an immutable global without
     a value (one defined where the model is linked) is reported at the load:
     tp-mlir has no value to give it. Mutable globals (a model's state) are
     left as they are.
@@ -117,8 +119,9 @@ def TPDecomposeTMScan : Pass<"tp-decompose-tm-scan"> {
     the op's region with each input element j after the first (inclusive:
     0 < j <= i) or before i (exclusive), in order of j. Quadratic in the
     scanned length, which is a sequence length for the scans front-ends
-    write. The accumulator result, where read, is the same fold over every
-    j. A region op that is not pure (with side effects, or a division that
+    write. The accumulator result, where read, is what torch-mlir's loops
+    leave in it: the last output element (as given for a dimension of one
+    element). A region op that is not pure (with side effects, or a division that
     may trap) is reported at the op: the generic evaluates the region for
     every j, on values the scan never combines.
   }];

@@ -76,9 +76,11 @@ def TMTensor_ScanOp : Op<TMTensor_Dialect, "scan",
         output[0] = input[0],  output[i] = f(output[i-1], input[i])
 
     exclusive: `output[0] = accumulator`, `output[i] = f(output[i-1],
-    input[i-1])`. The second result is the accumulator after the last
-    element (the last output for an inclusive scan). torch-mlir writes
-    `cumsum` as an inclusive scan with `arith.addi` or `arith.addf`.
+    input[i-1])`. The second result is the accumulator as torch-mlir's
+    loops leave it: each output element after the first is stored into it,
+    so it ends as the last one (as given for a dimension of one element).
+    torch-mlir writes `cumsum` as an inclusive scan with `arith.addi` or
+    `arith.addf`. A dynamic size may stand for a static one, as there.
   }];
 
   let arguments = (ins Variadic<AnyShaped>:$inputs,
@@ -96,6 +98,7 @@ def TMTensor_ScanOp : Op<TMTensor_Dialect, "scan",
     $region (`->` type($results)^)?
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def TMTensor_YieldOp : Op<TMTensor_Dialect, "yield",
