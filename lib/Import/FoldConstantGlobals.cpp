@@ -27,15 +27,13 @@ struct TPFoldConstantGlobalsPass
   void runOnOperation() override;
 };
 
-} // namespace
-
-namespace {
 /// The constants made so far: one per global and function, at the start of
 /// the function in the order of their first loads.
 struct Made {
   DenseMap<std::pair<Operation *, Operation *>, Value> constants;
   DenseMap<Operation *, Operation *> lastInFunction;
 };
+
 } // namespace
 
 /// The constant of `global`'s value in `func`, one per global and function:
