@@ -131,9 +131,18 @@ Value finalAccumulator(RewriterBase &rewriter, Location loc,
   else
     offsets[dim] = rewriter.getIndexAttr(length - 1);
   sizes[dim] = rewriter.getIndexAttr(1);
-  return tensor::ExtractSliceOp::create(
-      rewriter, loc, cast<RankedTensorType>(accumulator.getType()), result,
-      offsets, sizes, strides);
+  // The slice's sizes are the output's; the accumulator's type may say less
+  // or more of them (a dynamic size may stand for a static one).
+  auto accumulatorType = cast<RankedTensorType>(accumulator.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + dim);
+  auto sliceType = RankedTensorType::get(shape, type.getElementType());
+  Value last = tensor::ExtractSliceOp::create(rewriter, loc, sliceType, result,
+                                              offsets, sizes, strides);
+  return sliceType == accumulatorType
+             ? last
+             : tensor::CastOp::create(rewriter, loc, accumulatorType, last)
+                   .getResult();
 }
 
 LogicalResult decompose(RewriterBase &rewriter, tm_tensor::ScanOp scan) {

@@ -33,7 +33,7 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // torch-mlir writes attention as one tm_tensor.attention.
   pm.addPass(createTPDecomposeTMAttention());
-  // and cumsum as a tm_tensor.scan.
+  // It writes cumsum as a tm_tensor.scan.
   pm.addPass(createTPDecomposeTMScan());
   // The runtime computes in f32. Before the weights become arguments, so
   // that they are f32 weights, values included.

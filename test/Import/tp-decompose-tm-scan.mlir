@@ -157,6 +157,26 @@ func.func @compatible(%x: tensor<2x6xi64>, %out: tensor<?x6xi64>, %acc: tensor<?
 
 // -----
 
+// The accumulator's type may leave dynamic a size the output has static:
+// the slice is of the output's sizes, then cast.
+
+// CHECK-LABEL: func.func @mixed_accumulator
+// CHECK:         %[[SCAN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:         %[[LAST:.*]] = tensor.extract_slice %[[SCAN]][0, 5] [2, 1] [1, 1] : tensor<2x6xi64> to tensor<2xi64>
+// CHECK:         %[[ACC:.*]] = tensor.cast %[[LAST]] : tensor<2xi64> to tensor<?xi64>
+// CHECK:         return %[[ACC]]
+func.func @mixed_accumulator(%x: tensor<2x6xi64>, %out: tensor<2x6xi64>, %acc: tensor<?xi64>) -> tensor<?xi64> {
+  %0:2 = tm_tensor.scan dimension(1) inclusive(true)
+      ins(%x : tensor<2x6xi64>) outs(%out, %acc : tensor<2x6xi64>, tensor<?xi64>) {
+  ^bb0(%a: i64, %b: i64):
+    %s = arith.addi %a, %b : i64
+    tm_tensor.yield %s : i64
+  } -> tensor<2x6xi64>, tensor<?xi64>
+  return %0#1 : tensor<?xi64>
+}
+
+// -----
+
 func.func @wrong_region(%x: tensor<4xf32>, %out: tensor<4xf32>, %acc: tensor<f32>) -> tensor<4xf32> {
   // expected-error @below {{region must take two 'f32'}}
   %0:2 = tm_tensor.scan dimension(0) inclusive(true)

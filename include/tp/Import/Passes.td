@@ -77,10 +77,10 @@ def TPFoldConstantGlobals : Pass<"tp-fold-constant-globals", "ModuleOp"> {
     loads it twice; a splat read twice would otherwise be two weights),
     located at a name of the global's symbol: the weight it becomes is
     named after the global. The private globals left unused go with
-    `symbol-dce`. A load of an immutable global without
-    a value (one defined where the model is linked) is reported at the load:
-    tp-mlir has no value to give it. Mutable globals (a model's state) are
-    left as they are.
+    `symbol-dce`. A load of an immutable global without a value (one
+    defined where the model is linked) is reported at the load: tp-mlir has
+    no value to give it. Mutable globals (a model's state) are left as they
+    are.
   }];
   let dependentDialects = ["arith::ArithDialect"];
 }
@@ -121,9 +121,9 @@ def TPDecomposeTMScan : Pass<"tp-decompose-tm-scan"> {
     scanned length, which is a sequence length for the scans front-ends
     write. The accumulator result, where read, is what torch-mlir's loops
     leave in it: the last output element (as given for a dimension of one
-    element). A region op that is not pure (with side effects, or a division that
-    may trap) is reported at the op: the generic evaluates the region for
-    every j, on values the scan never combines.
+    element). A region op that is not pure (with side effects, or a
+    division that may trap) is reported at the op: the generic evaluates
+    the region for every j, on values the scan never combines.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
 }
