@@ -13,10 +13,13 @@
 #include "tp/Transforms/ShardingAnalysis.h"
 #include "tprt/tprt.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::tp {
@@ -313,6 +316,22 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
                             {"results", std::move(results)}};
 }
 
+/// The arguments of `entry` that it returns under their own name (a KV
+/// cache passed in and returned with this step's rows).
+static llvm::BitVector stateArguments(func::FuncOp entry) {
+  llvm::StringSet<> returned;
+  for (unsigned i = 0; i < entry.getNumResults(); ++i)
+    if (auto name = entry.getResultAttrOfType<StringAttr>(
+            i, TPDialect::getNameAttrName()))
+      returned.insert(name.getValue());
+  llvm::BitVector state(entry.getNumArguments());
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    if (auto name =
+            entry.getArgAttrOfType<StringAttr>(i, TPDialect::getNameAttrName()))
+      state[i] = returned.contains(name.getValue());
+  return state;
+}
+
 namespace {
 struct TPModelManifestPass
     : public tp::impl::TPModelManifestBase<TPModelManifestPass> {
@@ -360,7 +379,15 @@ struct TPModelManifestPass
     // The attributes are in the manifest now; LLVM would warn of a
     // result's tp.name.
     for (func::FuncOp entry : *entries) {
+      llvm::BitVector state = stateArguments(entry);
       entry.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+      // The launcher passes the same weights and inputs to every call: only
+      // a state (a KV cache) may be updated in its argument's buffer.
+      for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+        if (!state.test(i))
+          entry.setArgAttr(
+              i, bufferization::BufferizationDialect::kWritableAttrName,
+              BoolAttr::get(&getContext(), false));
       entry.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
       entry->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
     }

@@ -362,6 +362,10 @@ def TPModelManifest : Pass<"tp-model-manifest", "ModuleOp"> {
     full and local shape and cut), JSON text in the module attribute
     `tp.manifest`. The argument and result attributes, now in the
     manifest, are dropped, and each entry gets `llvm.emit_c_interface`.
+    Every argument but a state (one the entry returns under its own
+    `tp.name`: a KV cache) gets `bufferization.writable = false`: the
+    launcher passes the same weights and inputs to every call, so an op
+    that updates one (a scatter into a weight) writes a copy.
     Fails at the entry (or the module) when an argument or result is not a
     static tensor of f32, i64, i32 or i1, when two arguments of a function
     share a name but not a full shape, when two entries would export the
