@@ -41,6 +41,7 @@ void mlir::tp::addTensorSimplifications(
 
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   pm.addPass(createTPCollectivesToRuntime());
+  pm.addPass(createTPAssertsToRuntime());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -35,6 +35,8 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   pm.addPass(createTPDecomposeTMAttention());
   // It writes cumsum as a tm_tensor.scan.
   pm.addPass(createTPDecomposeTMScan());
+  // And index_put (a KV cache's update) as a tm_tensor.scatter.
+  pm.addPass(createTPDecomposeTMScatter());
   // The runtime computes in f32. Before the weights become arguments, so
   // that they are f32 weights, values included.
   pm.addPass(createTPWidenFloats());

@@ -143,16 +143,81 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
-LogicalResult ScanOp::verifyRegions() {
-  Block &body = getRegion().front();
-  Type element = cast<ShapedType>(getInputs()[0].getType()).getElementType();
+/// The region of a scan or a scatter: (element, element) -> element.
+static LogicalResult verifyCombiner(Operation *op, Region &region,
+                                    Type element) {
+  Block &body = region.front();
   if (body.getNumArguments() != 2 ||
       llvm::any_of(body.getArgumentTypes(),
                    [&](Type type) { return type != element; }))
-    return emitOpError("region must take two ") << element;
+    return op->emitOpError("region must take two ") << element;
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield || yield.getOperands().size() != 1 ||
       yield.getOperands()[0].getType() != element)
-    return emitOpError("region must yield one ") << element;
+    return op->emitOpError("region must yield one ") << element;
   return success();
+}
+
+LogicalResult ScanOp::verifyRegions() {
+  return verifyCombiner(
+      *this, getRegion(),
+      cast<ShapedType>(getInputs()[0].getType()).getElementType());
+}
+
+LogicalResult ScatterOp::verify() {
+  if (getInputs().size() != 2 || getOutputs().size() != 1)
+    return emitOpError("takes two inputs (updates, indices) and one output "
+                       "(original), got ")
+           << getInputs().size() << " and " << getOutputs().size();
+  auto updates = dyn_cast<RankedTensorType>(getInputs()[0].getType());
+  auto indices = dyn_cast<RankedTensorType>(getInputs()[1].getType());
+  auto original = dyn_cast<RankedTensorType>(getOutputs()[0].getType());
+  if (!updates || !indices || !original)
+    return emitOpError("operands must be ranked tensors");
+  if (indices.getRank() != 2 || !isa<IntegerType>(indices.getElementType()) ||
+      indices.isDynamicDim(1))
+    return emitOpError("indices must be [N, depth] integers with a static "
+                       "depth, got ")
+           << indices;
+  int64_t depth = indices.getDimSize(1);
+  ArrayRef<int64_t> dimensionMap = getDimensionMap();
+  if (static_cast<int64_t>(dimensionMap.size()) != depth)
+    return emitOpError("dimension_map must name one dimension per index, ")
+           << depth;
+  if (updates.getRank() < 1 ||
+      failed(verifyCompatibleShape({updates.getDimSize(0)},
+                                   {indices.getDimSize(0)})))
+    return emitOpError("updates ")
+           << updates << " must have the indices' first dimension " << indices;
+  if (updates.getElementType() != original.getElementType())
+    return emitOpError("updates ")
+           << updates << " must have the original's element type " << original;
+  // The slice of an update covers the original's last dimensions; the
+  // indices must place it in each of the others.
+  int64_t sliceRank = updates.getRank() - 1;
+  if (sliceRank > original.getRank())
+    return emitOpError("an update's slice has more dimensions than the "
+                       "original ")
+           << original;
+  llvm::SmallDenseSet<int64_t> mapped;
+  for (int64_t dim : dimensionMap)
+    if (dim < 0 || dim >= original.getRank() || !mapped.insert(dim).second)
+      return emitOpError("dimension_map entry ")
+             << dim << " is outside the original " << original
+             << " or repeated";
+  for (int64_t dim = 0; dim < original.getRank() - sliceRank; ++dim)
+    if (!mapped.contains(dim))
+      return emitOpError("dimension ")
+             << dim << " of the original " << original
+             << " is neither indexed nor covered by an update's slice";
+  if (!getResults().empty() &&
+      (getResults().size() != 1 || getResults()[0].getType() != original))
+    return emitOpError("result must have the original's type ") << original;
+  return success();
+}
+
+LogicalResult ScatterOp::verifyRegions() {
+  return verifyCombiner(
+      *this, getRegion(),
+      cast<ShapedType>(getOutputs()[0].getType()).getElementType());
 }

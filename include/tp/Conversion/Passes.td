@@ -201,6 +201,20 @@ def TPArgmaxToRuntime : Pass<"tp-argmax-to-runtime", "ModuleOp"> {
                            "memref::MemRefDialect"];
 }
 
+def TPAssertsToRuntime : Pass<"tp-asserts-to-runtime", "ModuleOp"> {
+  let summary = "Turn each cf.assert into a call of tprt_abort when it fails";
+  let description = [{
+    A `cf.assert` (tp-import checks the indices of a `tm_tensor.scatter`
+    with one) becomes an `scf.if` on the negated condition that calls
+    `tprt_abort(message)`, which prints the message with the rank and ends
+    every rank with exit code 1; upstream's lowering would `abort()` the one
+    rank. The message is an internal LLVM global string, one per distinct
+    message.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "LLVM::LLVMDialect", "scf::SCFDialect"];
+}
+
 def TPPanelWeights : Pass<"tp-panel-weights", "ModuleOp"> {
   let summary = "Lay out the [k, n] weights that only the runtime's GEMM "
                 "reads in column panels";

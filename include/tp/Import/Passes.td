@@ -128,6 +128,25 @@ def TPDecomposeTMScan : Pass<"tp-decompose-tm-scan"> {
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
 }
 
+def TPDecomposeTMScatter : Pass<"tp-decompose-tm-scatter"> {
+  let summary = "Rewrite torch-mlir's tm_tensor.scatter into loops";
+  let description = [{
+    torch-mlir lowers `index_put`, `scatter` and `index_copy` (the update
+    of a static KV cache) to a `tm_tensor.scatter`. This pass rewrites each
+    into the loops torch-mlir's own lowering makes of it, on tensors: an
+    `scf.for` nest over the updates' elements that carries the original
+    tensor and, for each element, reads its index tuple, combines the
+    update with the element it lands on through the op's region and
+    `tensor.insert`s the result, in order (a later update of a repeated
+    index sees the earlier one's result). Bufferization writes in place, so
+    the work is the number of update elements. Each element's place is
+    checked against the original's sizes with a `cf.assert` naming the op's
+    location, which tp-compile turns into an error that ends every rank.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect"];
+}
+
 def TPWidenFloats : Pass<"tp-widen-floats", "ModuleOp"> {
   let summary = "Compute a bf16 or f16 graph in f32";
   let description = [{

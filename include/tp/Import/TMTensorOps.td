@@ -1,12 +1,13 @@
 //===- TMTensorOps.td - torch-mlir's TMTensor ops ----------*- tablegen -*-===//
 //
 // torch-mlir lowers `scaled_dot_product_attention` to linalg-on-tensors as
-// one op of its own dialect, `tm_tensor.attention`, and `cumsum` as a
-// `tm_tensor.scan` (TMTensorOps.td there). tp-mlir does not link
+// one op of its own dialect, `tm_tensor.attention`, `cumsum` as a
+// `tm_tensor.scan` and `index_put` as a `tm_tensor.scatter` (TMTensorOps.td
+// there). tp-mlir does not link
 // torch-mlir; to read what its importer writes, this dialect declares those
 // ops, with the same operands, attributes and assembly formats, and
 // tp-import decomposes them into linalg (`tp-decompose-tm-attention`,
-// `tp-decompose-tm-scan`).
+// `tp-decompose-tm-scan`) or loops (`tp-decompose-tm-scatter`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +26,8 @@ def TMTensor_Dialect : Dialect {
     The ops of torch-mlir's TMTensor dialect that its linalg-on-tensors
     output keeps for a transformer: `tm_tensor.attention`, and
     `tm_tensor.scan` for a cumulative sum (RoBERTa's position ids, the
-    positions of a padded batch). Registered by
+    positions of a padded batch), `tm_tensor.scatter` for `index_put` (a
+    KV cache's update). Registered by
     `tp::registerImportDialects`, so `tp-opt` and `tp-compile` parse
     torch-mlir's graphs as torch-mlir prints them; `tp-import` rewrites each
     attention into linalg before `tp-shard` cuts it. A tool that registers
@@ -101,9 +103,45 @@ def TMTensor_ScanOp : Op<TMTensor_Dialect, "scan",
   let hasRegionVerifier = 1;
 }
 
+def TMTensor_ScatterOp : Op<TMTensor_Dialect, "scatter",
+                            [AttrSizedOperandSegments]> {
+  let summary = "update the elements of a tensor that indices name";
+  let description = [{
+    `ins(updates, indices) outs(original)`, with `indices` `[N, depth]` of
+    integers and `updates` `[N, U...]`: for each update n and each element
+    u of its slice, the element of `original` at
+
+        start[d] = u's index in the slice's dimension d - offset (the last
+                   rank(updates) - 1 dimensions of original)
+        start[dimension_map[k]] += indices[n, k]   for k < depth
+
+    becomes `region(updates[n, u], original[start])` (the region's first
+    argument is the update, the second the current value), in order of n
+    and u, as torch-mlir's loops do it: with repeated indices
+    (`unique_indices(false)`) a later update sees an earlier one's result.
+    torch-mlir writes `index_put`, `scatter` and `index_copy` (a static KV
+    cache's update) in this form.
+  }];
+
+  let arguments = (ins Variadic<AnyShaped>:$inputs,
+                       Variadic<AnyShaped>:$outputs,
+                       DenseI64ArrayAttr:$dimension_map,
+                       DefaultValuedAttr<BoolAttr, "true">:$unique_indices);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$region);
+  let assemblyFormat = [{
+    attr-dict `unique_indices` `(` $unique_indices `)`
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    $region (`->` type($results)^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
 def TMTensor_YieldOp : Op<TMTensor_Dialect, "yield",
                           [Pure, ReturnLike, Terminator,
-                           HasParent<"ScanOp">]> {
+                           ParentOneOf<["ScanOp", "ScatterOp"]>]> {
   let summary = "the value a tm_tensor op's region gives";
   let arguments = (ins Variadic<AnyType>:$operands);
   let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
