@@ -41,7 +41,6 @@ void mlir::tp::addTensorSimplifications(
 
 void mlir::tp::addRuntimeCallsAndBufferization(OpPassManager &pm) {
   pm.addPass(createTPCollectivesToRuntime());
-  pm.addPass(createTPAssertsToRuntime());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -104,6 +103,9 @@ void mlir::tp::buildCpuLoweringPipeline(
   TensorSimplificationOptions cpu = options;
   cpu.fuseIntoArgReductions = false;
   addTensorSimplifications(pm, cpu);
+  // CPU only: on the cuda backend a check inside a linalg op (torch-mlir's
+  // bounds checks of a lookup) runs in a kernel, which cannot call the host.
+  pm.addPass(createTPAssertsToRuntime());
   addRuntimeCallsAndBufferization(pm);
   pm.addPass(createTPArgmaxToRuntime());
   if (panelWeights)

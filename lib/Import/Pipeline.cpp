@@ -35,8 +35,9 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   pm.addPass(createTPDecomposeTMAttention());
   // It writes cumsum as a tm_tensor.scan.
   pm.addPass(createTPDecomposeTMScan());
-  // And index_put (a KV cache's update) as a tm_tensor.scatter.
-  pm.addPass(createTPDecomposeTMScatter());
+  // And index_put (a KV cache's update), sort and topk (a router) as
+  // tm_tensor ops that its own lowering makes loops of.
+  pm.addPass(createTPTMTensorToLoops());
   // The runtime computes in f32. Before the weights become arguments, so
   // that they are f32 weights, values included.
   pm.addPass(createTPWidenFloats());

@@ -143,25 +143,26 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
-/// The region of a scan or a scatter: (element, element) -> element.
-static LogicalResult verifyCombiner(Operation *op, Region &region,
-                                    Type element) {
+/// The region of a scan, scatter, sort or topk: takes `arguments`, yields
+/// one `yielded`.
+static LogicalResult verifyRegion(Operation *op, Region &region,
+                                  TypeRange arguments, Type yielded) {
   Block &body = region.front();
-  if (body.getNumArguments() != 2 ||
-      llvm::any_of(body.getArgumentTypes(),
-                   [&](Type type) { return type != element; }))
-    return op->emitOpError("region must take two ") << element;
+  if (TypeRange(body.getArgumentTypes()) != arguments) {
+    InFlightDiagnostic diag = op->emitOpError("region must take (");
+    llvm::interleaveComma(arguments, diag);
+    return diag << ")";
+  }
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield || yield.getOperands().size() != 1 ||
-      yield.getOperands()[0].getType() != element)
-    return op->emitOpError("region must yield one ") << element;
+      yield.getOperands()[0].getType() != yielded)
+    return op->emitOpError("region must yield one ") << yielded;
   return success();
 }
 
 LogicalResult ScanOp::verifyRegions() {
-  return verifyCombiner(
-      *this, getRegion(),
-      cast<ShapedType>(getInputs()[0].getType()).getElementType());
+  Type element = cast<ShapedType>(getInputs()[0].getType()).getElementType();
+  return verifyRegion(*this, getRegion(), {element, element}, element);
 }
 
 LogicalResult ScatterOp::verify() {
@@ -174,7 +175,7 @@ LogicalResult ScatterOp::verify() {
   auto original = dyn_cast<RankedTensorType>(getOutputs()[0].getType());
   if (!updates || !indices || !original)
     return emitOpError("operands must be ranked tensors");
-  if (indices.getRank() != 2 || !isa<IntegerType>(indices.getElementType()) ||
+  if (indices.getRank() != 2 || !indices.getElementType().isSignlessInteger() ||
       indices.isDynamicDim(1))
     return emitOpError("indices must be [N, depth] integers with a static "
                        "depth, got ")
@@ -182,8 +183,8 @@ LogicalResult ScatterOp::verify() {
   int64_t depth = indices.getDimSize(1);
   ArrayRef<int64_t> dimensionMap = getDimensionMap();
   if (static_cast<int64_t>(dimensionMap.size()) != depth)
-    return emitOpError("dimension_map must name one dimension per index, ")
-           << depth;
+    return emitOpError("dimension_map has ")
+           << dimensionMap.size() << " entries for indices of depth " << depth;
   if (updates.getRank() < 1 ||
       failed(verifyCompatibleShape({updates.getDimSize(0)},
                                    {indices.getDimSize(0)})))
@@ -210,14 +211,93 @@ LogicalResult ScatterOp::verify() {
       return emitOpError("dimension ")
              << dim << " of the original " << original
              << " is neither indexed nor covered by an update's slice";
-  if (!getResults().empty() &&
-      (getResults().size() != 1 || getResults()[0].getType() != original))
-    return emitOpError("result must have the original's type ") << original;
+  if (getResults().size() != 1 || getResults()[0].getType() != original)
+    return emitOpError("must have one result of the original's type ")
+           << original;
   return success();
 }
 
 LogicalResult ScatterOp::verifyRegions() {
-  return verifyCombiner(
-      *this, getRegion(),
-      cast<ShapedType>(getOutputs()[0].getType()).getElementType());
+  Type element = cast<ShapedType>(getOutputs()[0].getType()).getElementType();
+  return verifyRegion(*this, getRegion(), {element, element}, element);
+}
+
+LogicalResult SortOp::verify() {
+  if (!getInputs().empty() || getOutputs().empty())
+    return emitOpError("sorts its outputs: takes no inputs and at least one "
+                       "output, got ")
+           << getInputs().size() << " and " << getOutputs().size();
+  auto first = dyn_cast<RankedTensorType>(getOutputs()[0].getType());
+  for (Value output : getOutputs()) {
+    auto type = dyn_cast<RankedTensorType>(output.getType());
+    if (!type || !first || type.getShape() != first.getShape())
+      return emitOpError("outputs must be ranked tensors of one shape, got ")
+             << output.getType();
+  }
+  int64_t dim = getDimension();
+  if (dim < 0 || dim >= first.getRank())
+    return emitOpError("dimension ")
+           << dim << " is outside the outputs' " << first;
+  if (TypeRange(getResults().getTypes()) != TypeRange(getOutputs().getTypes()))
+    return emitOpError("results must have the outputs' types");
+  return success();
+}
+
+LogicalResult SortOp::verifyRegions() {
+  SmallVector<Type> pairs;
+  for (Value output : getOutputs())
+    pairs.append(2, cast<ShapedType>(output.getType()).getElementType());
+  return verifyRegion(*this, getRegion(), pairs,
+                      IntegerType::get(getContext(), 1));
+}
+
+LogicalResult TopkOp::verify() {
+  if ((getInputs().size() != 1 && getInputs().size() != 2) ||
+      getOutputs().size() != 2)
+    return emitOpError("takes values and optional indices, and two outputs "
+                       "(values, indices), got ")
+           << getInputs().size() << " and " << getOutputs().size();
+  auto values = dyn_cast<RankedTensorType>(getInputs()[0].getType());
+  auto outValues = dyn_cast<RankedTensorType>(getOutputs()[0].getType());
+  auto outIndices = dyn_cast<RankedTensorType>(getOutputs()[1].getType());
+  if (!values || !outValues || !outIndices)
+    return emitOpError("operands must be ranked tensors");
+  int64_t dim = getDimension();
+  if (dim < 0 || dim >= values.getRank())
+    return emitOpError("dimension ")
+           << dim << " is outside the values " << values;
+  if (outValues.getElementType() != values.getElementType())
+    return emitOpError("output values ")
+           << outValues << " must have the values' element type " << values;
+  // torch-mlir's loops write the position along the dimension as an i32.
+  if (!outIndices.getElementType().isInteger(32) ||
+      outIndices.getShape() != outValues.getShape())
+    return emitOpError("output indices ")
+           << outIndices << " must be i32 of the output values' shape "
+           << outValues;
+  if (getInputs().size() == 2) {
+    auto indices = dyn_cast<RankedTensorType>(getInputs()[1].getType());
+    if (!indices || !indices.getElementType().isInteger(32) ||
+        failed(verifyCompatibleShape(indices.getShape(), values.getShape())))
+      return emitOpError("indices ")
+             << getInputs()[1].getType() << " must be i32 of the values' shape "
+             << values;
+  }
+  SmallVector<int64_t> shape(values.getShape());
+  shape[dim] = outValues.getRank() == values.getRank()
+                   ? outValues.getDimSize(dim)
+                   : ShapedType::kDynamic;
+  if (failed(verifyCompatibleShape(outValues.getShape(), shape)))
+    return emitOpError("output values ")
+           << outValues << " must have the values' shape " << values
+           << " but along dimension " << dim;
+  if (TypeRange(getResults().getTypes()) != TypeRange(getOutputs().getTypes()))
+    return emitOpError("results must have the outputs' types");
+  return success();
+}
+
+LogicalResult TopkOp::verifyRegions() {
+  Type element = cast<ShapedType>(getInputs()[0].getType()).getElementType();
+  return verifyRegion(*this, getRegion(), {element, element},
+                      IntegerType::get(getContext(), 1));
 }

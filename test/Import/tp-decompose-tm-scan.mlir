@@ -178,7 +178,7 @@ func.func @mixed_accumulator(%x: tensor<2x6xi64>, %out: tensor<2x6xi64>, %acc: t
 // -----
 
 func.func @wrong_region(%x: tensor<4xf32>, %out: tensor<4xf32>, %acc: tensor<f32>) -> tensor<4xf32> {
-  // expected-error @below {{region must take two 'f32'}}
+  // expected-error @below {{region must take ('f32', 'f32')}}
   %0:2 = tm_tensor.scan dimension(0) inclusive(true)
       ins(%x : tensor<4xf32>) outs(%out, %acc : tensor<4xf32>, tensor<f32>) {
   ^bb0(%a: f32):

@@ -209,7 +209,9 @@ def TPAssertsToRuntime : Pass<"tp-asserts-to-runtime", "ModuleOp"> {
     `tprt_abort(message)`, which prints the message with the rank and ends
     every rank with exit code 1; upstream's lowering would `abort()` the one
     rank. The message is an internal LLVM global string, one per distinct
-    message.
+    message. CPU lowering only: a check inside a linalg op (torch-mlir's
+    bounds checks of an embedding lookup) would become a call from a GPU
+    kernel to the host.
   }];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "LLVM::LLVMDialect", "scf::SCFDialect"];

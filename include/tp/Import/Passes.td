@@ -128,20 +128,32 @@ def TPDecomposeTMScan : Pass<"tp-decompose-tm-scan"> {
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
 }
 
-def TPDecomposeTMScatter : Pass<"tp-decompose-tm-scatter"> {
-  let summary = "Rewrite torch-mlir's tm_tensor.scatter into loops";
+def TPTMTensorToLoops : Pass<"tp-tm-tensor-to-loops"> {
+  let summary = "Rewrite torch-mlir's tm_tensor.scatter, sort and topk into "
+                "loops";
   let description = [{
     torch-mlir lowers `index_put`, `scatter` and `index_copy` (the update
-    of a static KV cache) to a `tm_tensor.scatter`. This pass rewrites each
-    into the loops torch-mlir's own lowering makes of it, on tensors: an
-    `scf.for` nest over the updates' elements that carries the original
-    tensor and, for each element, reads its index tuple, combines the
-    update with the element it lands on through the op's region and
-    `tensor.insert`s the result, in order (a later update of a repeated
-    index sees the earlier one's result). Bufferization writes in place, so
-    the work is the number of update elements. Each element's place is
-    checked against the original's sizes with a `cf.assert` naming the op's
-    location, which tp-compile turns into an error that ends every rank.
+    of a static KV cache) to a `tm_tensor.scatter`, `sort` to a
+    `tm_tensor.sort` and `topk` (a mixture of experts' router) to a
+    `tm_tensor.topk`. This pass rewrites each into the loops torch-mlir's
+    own lowering makes of it, on tensors: an `scf.for` nest carrying the
+    outputs that reads and `tensor.insert`s one element at a time in the
+    same order, so that ties and repeated indices come out as there.
+
+    - scatter: over the updates' elements, each combined through the region
+      with the element its index tuple names (a later update of a repeated
+      index sees the earlier one's result). Each element's place is checked
+      against the original's sizes with a `cf.assert` naming the op's
+      location, which tp-compile turns into an error that ends every rank.
+    - sort: for every element, a bubble pass along the dimension that swaps
+      a pair, in every output, where the region yields false: quadratic in
+      the sorted length, as there.
+    - topk: each input element, in order, walks the k kept ones and takes
+      the place of the first the region prefers it to, the displaced one
+      walking on: the input's size times k steps.
+
+    Bufferization writes the elements in place: the work is the elements
+    visited, not copies of the outputs.
   }];
   let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
                            "scf::SCFDialect", "tensor::TensorDialect"];
