@@ -53,7 +53,7 @@ std::string where(Operation *op) {
 }
 
 /// Checks at run time that dimension `dimsA[i]` of `a` has the size of
-/// `dimsB[i]` of `b`, where either is dynamic: the loops would read past
+/// `dimsC[i]` of `c`, where either is dynamic: the loops would read past
 /// the smaller one. The verifiers take a dynamic size for any static one,
 /// as torch-mlir's do.
 void assertSameSizes(OpBuilder &b, Location loc, Value a,
