@@ -143,6 +143,14 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
+/// A scatter, sort or topk on tensors returns its outputs, updated.
+static LogicalResult verifyResultsAreOutputs(Operation *op,
+                                             ValueRange outputs) {
+  if (op->getResultTypes() != TypeRange(outputs.getTypes()))
+    return op->emitOpError("results must have the outputs' types");
+  return success();
+}
+
 /// The region of a scan, scatter, sort or topk: takes `arguments`, yields
 /// one `yielded`.
 static LogicalResult verifyRegion(Operation *op, Region &region,
@@ -211,10 +219,7 @@ LogicalResult ScatterOp::verify() {
       return emitOpError("dimension ")
              << dim << " of the original " << original
              << " is neither indexed nor covered by an update's slice";
-  if (getResults().size() != 1 || getResults()[0].getType() != original)
-    return emitOpError("must have one result of the original's type ")
-           << original;
-  return success();
+  return verifyResultsAreOutputs(*this, getOutputs());
 }
 
 LogicalResult ScatterOp::verifyRegions() {
@@ -238,9 +243,7 @@ LogicalResult SortOp::verify() {
   if (dim < 0 || dim >= first.getRank())
     return emitOpError("dimension ")
            << dim << " is outside the outputs' " << first;
-  if (TypeRange(getResults().getTypes()) != TypeRange(getOutputs().getTypes()))
-    return emitOpError("results must have the outputs' types");
-  return success();
+  return verifyResultsAreOutputs(*this, getOutputs());
 }
 
 LogicalResult SortOp::verifyRegions() {
@@ -291,9 +294,7 @@ LogicalResult TopkOp::verify() {
     return emitOpError("output values ")
            << outValues << " must have the values' shape " << values
            << " but along dimension " << dim;
-  if (TypeRange(getResults().getTypes()) != TypeRange(getOutputs().getTypes()))
-    return emitOpError("results must have the outputs' types");
-  return success();
+  return verifyResultsAreOutputs(*this, getOutputs());
 }
 
 LogicalResult TopkOp::verifyRegions() {

@@ -19,6 +19,7 @@
 
 #include "tp/Import/Passes.h"
 #include "tp/Import/TMTensorDialect.h"
+#include "tp/Transforms/ShardingAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -41,15 +42,8 @@ namespace {
 /// "tm_tensor.scatter at file:line:col", which begins the messages of the
 /// run-time checks.
 std::string where(Operation *op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << op->getName() << " at ";
-  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
-    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-       << file.getColumn();
-  else
-    os << op->getLoc();
-  return text;
+  return (op->getName().getStringRef() + " at " + fileLineCol(op->getLoc()))
+      .str();
 }
 
 /// Checks at run time that dimension `dimsA[i]` of `a` has the size of

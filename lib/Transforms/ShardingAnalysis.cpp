@@ -320,11 +320,10 @@ static void describeFallbacks(const Candidate &best, bool asError,
   }
 }
 
-/// "file:line:col" where the location has one, else the location.
-static std::string where(Location loc) {
+std::string mlir::tp::fileLineCol(Location loc) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
+  if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
     os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
        << fileLoc.getColumn();
   else
@@ -372,7 +371,7 @@ static std::optional<std::string> undividedHeads(const Seed &seed,
           continue;
         return (Twine(heads) + " heads of " + Twine(shape[factors.back()]) +
                 " (" + expand->getName().getStringRef() + " at " +
-                where(expand.getLoc()) + ") do not divide among " +
+                fileLineCol(expand.getLoc()) + ") do not divide among " +
                 Twine(tpSize) + " ranks")
             .str();
       }

@@ -1,8 +1,8 @@
 //===- TMTensorDialect.h - torch-mlir's TMTensor ops -----------*- C++ -*-===//
 //
-// `tm_tensor.attention` and `tm_tensor.scan`, declared as torch-mlir
-// declares them, so that tp-import reads torch-mlir's linalg-on-tensors
-// output (TMTensorOps.td).
+// torch-mlir's TMTensor ops (attention, scan, scatter, sort, topk), declared
+// as torch-mlir declares them, so that tp-import reads torch-mlir's
+// linalg-on-tensors output (TMTensorOps.td).
 //
 //===----------------------------------------------------------------------===//
 

@@ -58,6 +58,10 @@ int64_t staticElements(Type type);
 /// Bytes of those elements: what a collective of the type moves.
 int64_t tensorBytes(Type type);
 
+/// "file:line:col" where the location holds one, else the location: how
+/// messages name an op of the input.
+std::string fileLineCol(Location loc);
+
 /// Follows ops that only move or repeat elements (reshapes, transposes,
 /// broadcasts, copy-like generics) back from `value` to where the elements
 /// come from: a weight argument, say.
