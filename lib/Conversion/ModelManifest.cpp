@@ -214,13 +214,18 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
     if (stored) {
       ArrayRef<int64_t> storedShape = stored.asArrayRef();
       if (offset) {
-        // Rows [offset, offset + D0) of a tensor as wide as the argument.
-        if (storedShape.size() != full.size() ||
-            offset.getInt() + full[0] > storedShape[0] ||
-            storedShape.drop_front() != ArrayRef(full).drop_front())
+        // Whole rows from `offset`: rows [offset, offset + D0) of a tensor
+        // as wide as the argument, or as many elements as it holds of a
+        // tensor of another rank.
+        int64_t row = ShapedType::getNumElements(storedShape.drop_front());
+        int64_t count = ShapedType::getNumElements(full);
+        if (count % row != 0 ||
+            offset.getInt() + count / row > storedShape[0] ||
+            (storedShape.size() == full.size() &&
+             storedShape.drop_front() != ArrayRef(full).drop_front()))
           return fn.emitError("argument ")
                  << i << " of shape " << shapeString(full)
-                 << " is not rows from " << offset.getInt() << " of "
+                 << " is not whole rows from " << offset.getInt() << " of "
                  << shapeString(storedShape)
                  << ", as it is held in the checkpoint";
         entry["checkpoint_offset"] = offset.getInt();

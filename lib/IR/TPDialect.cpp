@@ -94,8 +94,13 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
              << "'" << getCheckpointShapeAttrName()
              << "' must be an array<i64> of positive sizes, on argument "
              << argIndex;
+    // Rows of a packed tensor may be read in another shape (a flat
+    // tensor's elements as a matrix); the manifest checks they fit.
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    bool rows = fn && regionIndex == 0 &&
+                fn.getArgAttr(argIndex, getCheckpointOffsetAttrName());
     ShapedType type = rankedArgumentType(op, regionIndex, argIndex);
-    if (type && type.getRank() != int64_t(shape.size()))
+    if (type && !rows && type.getRank() != int64_t(shape.size()))
       return op->emitError() << "'" << getCheckpointShapeAttrName() << "' has "
                              << shape.size() << " sizes for argument "
                              << argIndex << " of rank " << type.getRank();

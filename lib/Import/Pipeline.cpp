@@ -41,6 +41,9 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   // The runtime computes in f32. Before the weights become arguments, so
   // that they are f32 weights, values included.
   pm.addPass(createTPWidenFloats());
+  // Weights carved out of one flat parameter argument (buddy-mlir's
+  // runtime layout) become arguments, which tp-shard can cut.
+  pm.addPass(createTPUnpackWeights());
   // tp-shard cuts weight arguments only; front-ends give weights as
   // constants (dense_resource, or splats in stripped models). Before the
   // TOSA conversions: their pattern drivers merge equal constants, and two

@@ -378,8 +378,9 @@ static void warnUncutWeights(FunctionOpInterface func) {
             slices.size() > 1
                 ? "are slices of an argument that packs several weights"
                 : "is a slice of an argument that packs several weights",
-            "tp-shard cuts whole arguments: pass each weight as its own "
-            "argument");
+            "tp-import (tp-compile) makes each static slice of a flat "
+            "argument an argument of its own, read from the packed "
+            "checkpoint tensor, which tp-shard cuts");
 }
 
 /// tp-shard takes the unsharded graph: a module that already holds a

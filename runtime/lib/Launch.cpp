@@ -786,7 +786,7 @@ static Expected<AlignedBuffer> sliceFor(const ManifestArg &arg,
   // A weight packed with others in one tensor is its rows of it.
   TensorInfo rows;
   if (arg.checkpointOffset) {
-    rows = rowsOf(*tensor, *arg.checkpointOffset, arg.shape[0]);
+    rows = rowsOf(*tensor, *arg.checkpointOffset, arg.shape);
     tensor = &rows;
   }
   // A padded weight (a vocabulary the ranks divide only padded) is

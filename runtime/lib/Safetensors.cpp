@@ -342,18 +342,25 @@ bool padsTo(const std::vector<int64_t> &inner,
 
 bool holdsRows(const std::vector<int64_t> &stored, int64_t offset,
                const std::vector<int64_t> &shape) {
-  return !shape.empty() && stored.size() == shape.size() && offset >= 0 &&
-         shape[0] >= 1 && offset + shape[0] <= stored[0] &&
-         std::equal(shape.begin() + 1, shape.end(), stored.begin() + 1);
+  if (stored.empty() || shape.empty() || offset < 0)
+    return false;
+  if (stored.size() == shape.size() &&
+      !std::equal(shape.begin() + 1, shape.end(), stored.begin() + 1))
+    return false;
+  int64_t row = numElements(stored) / stored[0];
+  int64_t count = numElements(shape);
+  return row >= 1 && count >= 1 && count % row == 0 &&
+         offset + count / row <= stored[0];
 }
 
-TensorInfo rowsOf(const TensorInfo &tensor, int64_t offset, int64_t rows) {
+TensorInfo rowsOf(const TensorInfo &tensor, int64_t offset,
+                  const std::vector<int64_t> &shape) {
   size_t row =
       size_t(numElements(tensor.shape) / tensor.shape[0]) * tensor.elementSize;
   TensorInfo view = tensor;
-  view.shape[0] = rows;
+  view.shape = shape;
   view.data = tensor.data + size_t(offset) * row;
-  view.byteSize = size_t(rows) * row;
+  view.byteSize = size_t(numElements(shape)) * tensor.elementSize;
   return view;
 }
 

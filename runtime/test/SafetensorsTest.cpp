@@ -365,20 +365,44 @@ TEST(Rows, OfAPackedTensor) {
   EXPECT_FALSE(tprt::holdsRows({6, 2}, 5, {2, 2}));
   EXPECT_FALSE(tprt::holdsRows({6, 2}, 0, {4, 3}));
   EXPECT_FALSE(tprt::holdsRows({6, 2}, -1, {1, 2}));
-  tprt::TensorInfo v = tprt::rowsOf(packed, 5, 1);
+  tprt::TensorInfo v = tprt::rowsOf(packed, 5, {1, 2});
   EXPECT_EQ(v.shape, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(v.byteSize, 2 * sizeof(float));
   EXPECT_EQ(reinterpret_cast<const float *>(v.data)[0], values[10]);
-  auto q = tprt::sliceTensor(tprt::rowsOf(packed, 0, 4), tprt::Shard{0, 1, 1},
-                             /*rank=*/1, /*worldSize=*/2);
+  auto q =
+      tprt::sliceTensor(tprt::rowsOf(packed, 0, {4, 2}), tprt::Shard{0, 1, 1},
+                        /*rank=*/1, /*worldSize=*/2);
   ASSERT_TRUE(q) << q.status().message();
   EXPECT_EQ(
       std::vector<float>(q->buffer.as<float>(), q->buffer.as<float>() + 4),
       (std::vector<float>{values[4], values[5], values[6], values[7]}));
   // A packed bias: rows of a vector.
-  tprt::TensorInfo bias = tprt::rowsOf(tensorOf(values, {12}), 10, 2);
+  tprt::TensorInfo bias = tprt::rowsOf(tensorOf(values, {12}), 10, {2});
   EXPECT_EQ(bias.shape, (std::vector<int64_t>{2}));
   EXPECT_EQ(reinterpret_cast<const float *>(bias.data)[1], values[11]);
+}
+
+TEST(Rows, AFlatTensorsElementsAsAMatrix) {
+  // buddy-mlir's parameters: one flat tensor; a [2, 4] weight from element
+  // 4, its columns cut at tp 2 (rank 1 takes columns 2 and 3).
+  std::vector<float> values = iota(12);
+  EXPECT_TRUE(tprt::holdsRows({12}, 4, {2, 4}));
+  EXPECT_TRUE(tprt::holdsRows({12}, 0, {3, 4}));
+  EXPECT_FALSE(tprt::holdsRows({12}, 5, {2, 4}));
+  // Whole rows only: 8 elements are 4 rows of a [6, 2], 3 are not; a tensor
+  // of the same rank must be as wide.
+  EXPECT_TRUE(tprt::holdsRows({6, 2}, 1, {8}));
+  EXPECT_FALSE(tprt::holdsRows({6, 2}, 1, {3}));
+  EXPECT_FALSE(tprt::holdsRows({6, 2}, 1, {2, 3}));
+  tprt::TensorInfo w = tprt::rowsOf(tensorOf(values, {12}), 4, {2, 4});
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(w.byteSize, 8 * sizeof(float));
+  auto part = tprt::sliceTensor(w, tprt::Shard{1, 1, 1}, /*rank=*/1,
+                                /*worldSize=*/2);
+  ASSERT_TRUE(part) << part.status().message();
+  EXPECT_EQ(std::vector<float>(part->buffer.as<float>(),
+                               part->buffer.as<float>() + 4),
+            (std::vector<float>{values[6], values[7], values[10], values[11]}));
 }
 
 TEST(Widen, Bf16AndF16ToFloat32Exactly) {

@@ -95,7 +95,7 @@ func.func @rows_and_whole(%a: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_shap
 // -----
 
 // Rows past the packed tensor's end.
-// expected-error @+1 {{argument 0 of shape [4, 4] is not rows from 10 of [12, 4], as it is held in the checkpoint}}
+// expected-error @+1 {{argument 0 of shape [4, 4] is not whole rows from 10 of [12, 4], as it is held in the checkpoint}}
 func.func @rows_past_the_end(%w: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 12, 4>, tp.checkpoint_offset = 10 : i64}) -> tensor<4x4xf32> {
   return %w : tensor<4x4xf32>
 }
@@ -103,9 +103,29 @@ func.func @rows_past_the_end(%w: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_s
 // -----
 
 // Rows of a wider tensor.
-// expected-error @+1 {{argument 0 of shape [4, 4] is not rows from 0 of [12, 8], as it is held in the checkpoint}}
+// expected-error @+1 {{argument 0 of shape [4, 4] is not whole rows from 0 of [12, 8], as it is held in the checkpoint}}
 func.func @rows_of_a_wider(%w: tensor<4x4xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 12, 8>, tp.checkpoint_offset = 0 : i64}) -> tensor<4x4xf32> {
   return %w : tensor<4x4xf32>
+}
+
+// -----
+
+// Weights packed in one flat tensor (buddy-mlir's parameters, tp-unpack-weights):
+// a [2, 4] matrix cut at tp 2 from element 4 of a [12].
+// CHECK-LABEL: module attributes {tp.manifest =
+// CHECK-SAME: \22checkpoint_offset\22:4,\22checkpoint_shape\22:[12],{{.*}}\22local_shape\22:[2,2],{{.*}}\22shape\22:[2,4],\22shard\22:{\22dim\22:1,\22outer\22:1}
+module attributes {tp.size = 2 : i64} {
+  func.func @flat(%w: tensor<2x2xf32> {tp.name = "params", tp.checkpoint_shape = array<i64: 12>, tp.checkpoint_offset = 4 : i64, tp.shard = #tp.shard<dim = 1, outer = 1>}) -> tensor<2x2xf32> {
+    return %w : tensor<2x2xf32>
+  }
+}
+
+// -----
+
+// Elements of a packed matrix that are not whole rows of it.
+// expected-error @+1 {{argument 0 of shape [3] is not whole rows from 2 of [6, 2], as it is held in the checkpoint}}
+func.func @part_of_a_row(%w: tensor<3xf32> {tp.name = "w", tp.checkpoint_shape = array<i64: 6, 2>, tp.checkpoint_offset = 2 : i64}) -> tensor<3xf32> {
+  return %w : tensor<3xf32>
 }
 
 // -----

@@ -122,7 +122,7 @@ func.func @splat_weights(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // are not cut: only whole arguments are.
 func.func @packed_weights(%x: tensor<4x8xf32>, %packed: tensor<128xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-warning @below {{this weight and 1 more are slices of an argument that packs several weights, so they are not cut: every rank holds them and computes with them whole; tp-shard cuts whole arguments: pass each weight as its own argument}}
+  // expected-warning @below {{this weight and 1 more are slices of an argument that packs several weights, so they are not cut: every rank holds them and computes with them whole; tp-import (tp-compile) makes each static slice of a flat argument an argument of its own, read from the packed checkpoint tensor, which tp-shard cuts}}
   %s1 = tensor.extract_slice %packed[0] [64] [1] : tensor<128xf32> to tensor<64xf32>
   %w1 = tensor.expand_shape %s1 [[0, 1]] output_shape [8, 8] : tensor<64xf32> into tensor<8x8xf32>
   %s2 = tensor.extract_slice %packed[64] [64] [1] : tensor<128xf32> to tensor<64xf32>

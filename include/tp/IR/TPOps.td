@@ -40,10 +40,12 @@ def TP_Dialect : Dialect {
     static constexpr llvm::StringLiteral getCheckpointShapeAttrName() {
       return "tp.checkpoint_shape";
     }
-    /// Argument attribute: the full tensor is the rows [N, N + D0) of the
+    /// Argument attribute: the full tensor is whole rows from row N of the
     /// checkpoint tensor `tp.name` of shape `tp.checkpoint_shape`, a tensor
-    /// that packs several weights one after the other (Phi-3's q|k|v in one
-    /// qkv_proj of unequal sections), `N : i64`.
+    /// that packs several weights one after the other, read in row-major
+    /// order: rows [N, N + D0) of a tensor as wide as it (Phi-3's q|k|v in
+    /// one qkv_proj of unequal sections), or of a tensor of another rank
+    /// (elements of buddy-mlir's flat parameters as a matrix), `N : i64`.
     static constexpr llvm::StringLiteral getCheckpointOffsetAttrName() {
       return "tp.checkpoint_offset";
     }

@@ -159,6 +159,30 @@ def TPTMTensorToLoops : Pass<"tp-tm-tensor-to-loops"> {
                            "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
+def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
+  let summary = "Make each weight of a packed parameter argument an argument";
+  let description = [{
+    Some front-ends pass all of a model's parameters as one flat argument
+    and carve each weight out of it: buddy-mlir's graphs take a
+    `tensor<Nxf32>` its runtime fills from one file, and read every weight
+    as a static `tensor.extract_slice` of it, most reshaped by a
+    `tensor.expand_shape`. tp-shard cuts whole arguments only, so this
+    pass gives each slice an argument of its own, in place of the packed
+    one: the slice's type (or the static type of the `expand_shape` that
+    alone reads it), with `tp.name` the packed argument's (`arg<i>`, its
+    position, when it has none), `tp.checkpoint_shape` its shape and
+    `tp.checkpoint_offset` the slice's offset, so that `tp-run` reads the
+    weight's elements, and each rank its part of them, from the one
+    checkpoint tensor. Slices of one offset and type share an argument.
+
+    An argument is unpacked when it is a static 1-D tensor that at least
+    two static, unit-stride `tensor.extract_slice` ops read and nothing
+    else, in a function no symbol refers to (a callee keeps its
+    signature). Each function that changed gets a remark counting the
+    weights.
+  }];
+}
+
 def TPWidenFloats : Pass<"tp-widen-floats", "ModuleOp"> {
   let summary = "Compute a bf16 or f16 graph in f32";
   let description = [{

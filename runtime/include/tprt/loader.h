@@ -205,15 +205,19 @@ Expected<std::vector<int64_t>> shardShape(const std::vector<int64_t> &shape,
 bool padsTo(const std::vector<int64_t> &inner,
             const std::vector<int64_t> &shape);
 
-/// Whether rows [offset, offset + shape[0]) of a tensor of shape `stored`
-/// are a tensor of `shape`: the same rank and sizes after the first, the
-/// rows inside.
+/// Whether whole rows from row `offset` of a tensor of shape `stored`,
+/// read in row-major order, are a tensor of `shape`, inside it: of the
+/// same rank, rows [offset, offset + shape[0]) with the same sizes after
+/// the first; of another rank, as many elements as `shape` holds (a flat
+/// tensor's elements as a matrix).
 bool holdsRows(const std::vector<int64_t> &stored, int64_t offset,
                const std::vector<int64_t> &shape);
 
-/// Rows [offset, offset + rows) of `tensor` (holdsRows), a view of its
-/// bytes: a weight packed with others in one checkpoint tensor.
-TensorInfo rowsOf(const TensorInfo &tensor, int64_t offset, int64_t rows);
+/// The rows of `tensor` from `offset` as a tensor of `shape` (holdsRows),
+/// a view of its bytes: a weight packed with others in one checkpoint
+/// tensor.
+TensorInfo rowsOf(const TensorInfo &tensor, int64_t offset,
+                  const std::vector<int64_t> &shape);
 
 /// `tensor` at the start of a zeroed buffer of `shape` (padsTo the
 /// tensor's): a checkpoint's tensor as a model that takes it padded reads

@@ -34,7 +34,9 @@
  * checkpoint may store it padded too). With "checkpoint_offset": N the
  * argument is instead the rows [N, N + shape[0]) of that checkpoint tensor,
  * one of several weights packed in it (tp.checkpoint_offset: Phi-3's q, k
- * and v in one qkv_proj), and its "role" is "weight". A shard {dim, outer}
+ * and v in one qkv_proj), or, of a tensor of another rank, as many whole
+ * rows from row N as `shape` holds elements (buddy-mlir's flat parameters),
+ * and its "role" is "weight". A shard {dim, outer}
  * reads dimension `dim` of the full tensor as [outer, D/outer] and gives rank r
  * part r of N contiguous parts of every one of the `outer` blocks (tp.shard in
  * the IR). A shard may add "replicas": R (absent: 1): then each block is cut
