@@ -342,7 +342,7 @@ bool padsTo(const std::vector<int64_t> &inner,
 
 bool holdsRows(const std::vector<int64_t> &stored, int64_t offset,
                const std::vector<int64_t> &shape) {
-  if (stored.empty() || shape.empty() || offset < 0)
+  if (stored.empty() || stored[0] < 1 || shape.empty() || offset < 0)
     return false;
   if (stored.size() == shape.size() &&
       !std::equal(shape.begin() + 1, shape.end(), stored.begin() + 1))

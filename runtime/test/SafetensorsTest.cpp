@@ -394,6 +394,7 @@ TEST(Rows, AFlatTensorsElementsAsAMatrix) {
   EXPECT_TRUE(tprt::holdsRows({6, 2}, 1, {8}));
   EXPECT_FALSE(tprt::holdsRows({6, 2}, 1, {3}));
   EXPECT_FALSE(tprt::holdsRows({6, 2}, 1, {2, 3}));
+  EXPECT_FALSE(tprt::holdsRows({0, 2}, 0, {2}));
   tprt::TensorInfo w = tprt::rowsOf(tensorOf(values, {12}), 4, {2, 4});
   EXPECT_EQ(w.shape, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(w.byteSize, 8 * sizeof(float));

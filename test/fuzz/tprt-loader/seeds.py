@@ -101,6 +101,14 @@ def main():
             arg("qkv", [2, 8], checkpoint_shape=[12, 8], checkpoint_offset=10)],
         [{"name": "r", "dtype": "f32", "shape": [1], "shard": None}]) + b"\0" + \
         safetensors({"qkv": f32(12, 8)})
+    # buddy-mlir's flat parameters: a [2, 4] matrix cut by columns and a
+    # bias, elements of one [12].
+    seeds["m-flat-rows"] = b"m" + manifest(
+        2, [arg("arg0", [2, 4], [2, 2], {"dim": 1, "outer": 1}, checkpoint_shape=[12],
+                checkpoint_offset=0),
+            arg("arg0", [4], checkpoint_shape=[12], checkpoint_offset=8)],
+        [{"name": "r", "dtype": "f32", "shape": [1], "shard": None}]) + b"\0" + \
+        safetensors({"arg0": f32(12)})
     seeds["m-stack"] = b"m" + manifest(
         2, [dict(arg("{q,k}", [8, 8]), stack={"dim": 1, "parts": [
             arg("q", [8, 8], [8, 4], {"dim": 1, "outer": 1}),

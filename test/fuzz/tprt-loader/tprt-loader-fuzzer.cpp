@@ -151,14 +151,17 @@ void readSafetensorsFile(const uint8_t *data, size_t size) {
         if (int64_t(slices.size()) == world)
           checkPartition(tensor, dim, slices);
       }
-    // All rows but the first, as a weight packed with others is read.
+    // All rows but the first, as a weight packed with others is read: in
+    // the tensor's shape and flat (buddy-mlir's parameters).
     if (rank > 0 && tensor.shape[0] > 0) {
       std::vector<int64_t> rest = tensor.shape;
       --rest[0];
-      if (holdsRows(tensor.shape, 1, rest))
-        if (Expected<SlicedTensor> rows =
-                sliceTensor(rowsOf(tensor, 1, rest[0]), std::nullopt, 0, 1))
-          touch(rows->buffer);
+      for (const std::vector<int64_t> &shape :
+           {rest, std::vector<int64_t>{numElements(rest)}})
+        if (holdsRows(tensor.shape, 1, shape))
+          if (Expected<SlicedTensor> rows =
+                  sliceTensor(rowsOf(tensor, 1, shape), std::nullopt, 0, 1))
+            touch(rows->buffer);
     }
     std::vector<int64_t> padded = tensor.shape;
     for (int64_t &s : padded)
