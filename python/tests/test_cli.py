@@ -7,7 +7,7 @@ import pytest
 
 from tpmlir import reference
 from tpmlir.build import main
-from tpmlir.checkpoint import bf16_bits, load_safetensors, save_safetensors
+from tpmlir.checkpoint import bf16_bits, load_safetensors, main as checkpoint_main, save_safetensors
 from tpmlir.config import tiny_llama
 from tpmlir.params import param_specs
 
@@ -74,3 +74,25 @@ def test_safetensors_in_bf16_and_f16(tmp_path):
     assert not np.array_equal(back["a"], a)  # 1 + 2**-12 is not an F16
     with pytest.raises(ValueError, match="floats must be F32, BF16 or F16"):
         save_safetensors(path, {"a": a}, floats="F64")
+
+
+def test_raw_parameters_become_one_flat_tensor(tmp_path, capsys):
+    # buddy-mlir's arg0.data: a model's parameters, raw, one after the other.
+    params = np.arange(10, dtype=np.float32) / 3
+    params.tofile(tmp_path / "arg0.data")
+    out = tmp_path / "params.safetensors"
+    assert checkpoint_main(["--raw", str(tmp_path / "arg0.data"), "--name", "arg0", "-o", str(out)]) == 0
+    assert "'arg0' [10] F32" in capsys.readouterr().out
+    loaded = load_safetensors(str(out))
+    assert list(loaded) == ["arg0"]
+    np.testing.assert_array_equal(loaded["arg0"], params)
+
+
+def test_raw_parameters_of_a_partial_element_are_refused(tmp_path, capsys):
+    (tmp_path / "odd.data").write_bytes(b"\0" * 10)
+    assert checkpoint_main(["--raw", str(tmp_path / "odd.data"), "--name", "arg0",
+                            "-o", str(tmp_path / "x.safetensors")]) == 1
+    assert "10 bytes are not a whole number of F32 elements" in capsys.readouterr().err
+    assert checkpoint_main(["--raw", str(tmp_path / "missing.data"), "--name", "arg0",
+                            "-o", str(tmp_path / "y.safetensors")]) == 1
+    assert "missing.data" in capsys.readouterr().err

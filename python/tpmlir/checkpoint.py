@@ -4,12 +4,19 @@ Written against the public format so tests can make checkpoints without the
 `safetensors` package: u64 little-endian header size, JSON header, raw data.
 A Hugging Face model directory holds model.safetensors, or shards
 model-0000k-of-0000n.safetensors listed by model.safetensors.index.json.
+
+As a command, it wraps a raw parameter file (buddy-mlir's arg0.data, all of a
+model's parameters one after the other) as a checkpoint of one flat tensor:
+    python3 -m tpmlir.checkpoint --raw arg0.data --name arg0 -o params.safetensors
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import shutil
 import struct
+import sys
 
 import numpy as np
 
@@ -52,14 +59,34 @@ def save_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[s
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # keep the data 8-byte aligned
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
+        _write_header(f, header)
         for data in blobs:
             f.write(data)
     return offset
+
+
+def _write_header(f, header: dict):
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # keep the data 8-byte aligned
+    f.write(struct.pack("<Q", len(text)))
+    f.write(text)
+
+
+def raw_to_safetensors(raw: str, path: str, name: str, dtype: str = "F32") -> int:
+    """Writes the little-endian elements of file `raw` as the one 1-D tensor
+    `name` of `path`, copied in chunks (a 7B model's parameters are 27 GB).
+    Returns the element count."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, not {dtype!r}")
+    size, item = os.path.getsize(raw), np.dtype(_DTYPES[dtype]).itemsize
+    if size == 0 or size % item:
+        raise ValueError(f"{raw}: {size} bytes are not a whole number of {dtype} elements")
+    with open(raw, "rb") as source, open(path, "wb") as f:
+        _write_header(f, {name: {"dtype": dtype, "shape": [size // item],
+                                 "data_offsets": [0, size]}})
+        shutil.copyfileobj(source, f, 1 << 24)
+    return size // item
 
 
 def read_json(path: str) -> dict:
@@ -172,3 +199,27 @@ def save_model_dir(model_dir: str, config: dict, tensors: dict[str, np.ndarray],
     with open(os.path.join(model_dir, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
     return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m tpmlir.checkpoint",
+        description="Wrap a raw parameter file (buddy-mlir's arg0.data) as a safetensors "
+                    "checkpoint of one flat tensor, which tp-run reads a packed model's weights from.")
+    ap.add_argument("--raw", required=True, help="raw little-endian elements, one after the other")
+    ap.add_argument("--name", required=True,
+                    help="the tensor's name: the packed argument's tp.name (arg<i> for argument i)")
+    ap.add_argument("--dtype", default="F32", choices=sorted(_DTYPES))
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args(argv)
+    try:
+        count = raw_to_safetensors(args.raw, args.output, args.name, args.dtype)
+    except (OSError, ValueError) as e:
+        print(f"tpmlir.checkpoint: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output}: '{args.name}' [{count}] {args.dtype}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
