@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <tuple>
 
 #include <dlfcn.h>
@@ -397,6 +398,9 @@ void bindWeights(const ManifestFunction &function,
                      unusedOfShape(args, arg, inFileOrder));
   };
   size_t positional = 0;
+  // A packed tensor of the wrong shape or dtype is one mistake, however many
+  // weights read rows of it (buddy-mlir's LLaMA: 355): said once, counted.
+  std::map<const TensorInfo *, std::pair<size_t, size_t>> packedErrors;
   for (size_t i = 0; i < args.size(); ++i) {
     const ManifestArg &arg = args[i];
     if (arg.role == "input" || (!arg.named && arg.role.empty())) {
@@ -441,8 +445,23 @@ void bindWeights(const ManifestFunction &function,
       missing(arg, where);
       continue;
     }
-    checkBound(arg, *tensor, binding.files[i]->path(), where, errors);
+    std::vector<std::string> bound;
+    checkBound(arg, *tensor, binding.files[i]->path(), where, bound);
+    if (bound.empty())
+      continue;
+    if (arg.checkpointOffset) {
+      auto [it, first] = packedErrors.try_emplace(tensor, errors.size(), 0);
+      if (!first) {
+        ++it->second.second;
+        continue;
+      }
+    }
+    errors.insert(errors.end(), bound.begin(), bound.end());
   }
+  for (const auto &[tensor, error] : packedErrors)
+    if (error.second)
+      errors[error.first] +=
+          "; " + std::to_string(error.second) + " more weights read rows of it";
 }
 
 //===----------------------------------------------------------------------===//
