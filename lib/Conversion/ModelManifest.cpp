@@ -149,9 +149,12 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         fullShapeAndShard(cast<RankedTensorType>(table.getType()).getShape(),
                           shard, tpSize)
             .first[0];
-    // A padded table: the ids lie in the checkpoint's rows.
+    // A padded table: the ids lie in the checkpoint's rows. Not a table
+    // packed with other weights, whose rows are theirs too.
+    unsigned i = tableArg.getArgNumber();
     if (auto stored = fn.getArgAttrOfType<DenseI64ArrayAttr>(
-            tableArg.getArgNumber(), TPDialect::getCheckpointShapeAttrName()))
+            i, TPDialect::getCheckpointShapeAttrName());
+        stored && !fn.getArgAttr(i, TPDialect::getCheckpointOffsetAttrName()))
       vocab = stored[0];
   }
   llvm::json::Array args, results;
@@ -219,8 +222,8 @@ static FailureOr<llvm::json::Object> buildFunction(func::FuncOp fn,
         // tensor of another rank.
         int64_t row = ShapedType::getNumElements(storedShape.drop_front());
         int64_t count = ShapedType::getNumElements(full);
-        if (count % row != 0 ||
-            offset.getInt() + count / row > storedShape[0] ||
+        if (count < 1 || count % row != 0 || offset.getInt() > storedShape[0] ||
+            count / row > storedShape[0] - offset.getInt() ||
             (storedShape.size() == full.size() &&
              storedShape.drop_front() != ArrayRef(full).drop_front()))
           return fn.emitError("argument ")

@@ -41,9 +41,11 @@ packedSlices(BlockArgument arg) {
     return std::nullopt;
   for (Operation *user : arg.getUsers()) {
     auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    // Not rank-reducing: an element read as a 0-D tensor is no weight the
+    // loader reads rows of.
     if (!slice || !slice.hasUnitStride() ||
         ShapedType::isDynamic(slice.getStaticOffsets()[0]) ||
-        !slice.getType().hasStaticShape())
+        !slice.getType().hasStaticShape() || slice.getType().getRank() != 1)
       return std::nullopt;
   }
   // In the order they are packed in, then in program order (a use list's
@@ -68,6 +70,16 @@ packedSlices(BlockArgument arg) {
                       return a.getStaticOffsets()[0] < b.getStaticOffsets()[0];
                     });
   return slices;
+}
+
+/// Whether argument `i` of `func` already says how it is cut or read from a
+/// checkpoint (tp.* attributes but its name), which its parts could not
+/// all keep.
+static bool placed(FunctionOpInterface func, unsigned i) {
+  return llvm::any_of(func.getArgAttrs(i), [](NamedAttribute attr) {
+    return attr.getName().strref().starts_with("tp.") &&
+           attr.getName() != TPDialect::getNameAttrName();
+  });
 }
 
 /// The static type every slice of `slices` is reshaped to by the one op
@@ -152,7 +164,8 @@ void TPUnpackWeightsPass::runOnOperation() {
     // From the last argument: unpacking one moves those after it.
     for (unsigned i = func.getNumArguments(); i-- > 0;)
       if (std::optional<SmallVector<tensor::ExtractSliceOp>> slices =
-              packedSlices(func.getArgument(i))) {
+              packedSlices(func.getArgument(i));
+          slices && !placed(func, i)) {
         unpacked += unpack(func, i, *slices);
         ++packs;
       }

@@ -96,3 +96,16 @@ def test_raw_parameters_of_a_partial_element_are_refused(tmp_path, capsys):
     assert checkpoint_main(["--raw", str(tmp_path / "missing.data"), "--name", "arg0",
                             "-o", str(tmp_path / "y.safetensors")]) == 1
     assert "missing.data" in capsys.readouterr().err
+    assert checkpoint_main(["--raw", str(tmp_path / "odd.data"), "--name", "arg0", "--dtype", "BF16",
+                            "-o", str(tmp_path / "odd.data")]) == 1
+    assert "would overwrite the raw file" in capsys.readouterr().err
+    assert (tmp_path / "odd.data").read_bytes() == b"\0" * 10
+
+
+def test_raw_bf16_parameters_keep_their_bits(tmp_path):
+    bits = bf16_bits(np.array([1.5, -2.0, 3.25], np.float32))
+    bits.astype("<u2").tofile(tmp_path / "p.data")
+    assert checkpoint_main(["--raw", str(tmp_path / "p.data"), "--name", "p", "--dtype", "BF16",
+                            "-o", str(tmp_path / "p.safetensors")]) == 0
+    np.testing.assert_array_equal(load_safetensors(str(tmp_path / "p.safetensors"))["p"],
+                                  np.array([1.5, -2.0, 3.25], np.float32))

@@ -22,6 +22,8 @@ import numpy as np
 
 _DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
+# Element sizes of the dtypes a raw parameter file may hold (numpy has no bf16).
+_RAW_DTYPES = {**{k: np.dtype(v).itemsize for k, v in _DTYPES.items()}, "BF16": 2}
 
 
 def bf16_bits(a: np.ndarray) -> np.ndarray:
@@ -77,11 +79,13 @@ def raw_to_safetensors(raw: str, path: str, name: str, dtype: str = "F32") -> in
     """Writes the little-endian elements of file `raw` as the one 1-D tensor
     `name` of `path`, copied in chunks (a 7B model's parameters are 27 GB).
     Returns the element count."""
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, not {dtype!r}")
-    size, item = os.path.getsize(raw), np.dtype(_DTYPES[dtype]).itemsize
+    if dtype not in _RAW_DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_RAW_DTYPES)}, not {dtype!r}")
+    size, item = os.path.getsize(raw), _RAW_DTYPES[dtype]
     if size == 0 or size % item:
         raise ValueError(f"{raw}: {size} bytes are not a whole number of {dtype} elements")
+    if os.path.exists(path) and os.path.samefile(raw, path):
+        raise ValueError(f"{path}: the output would overwrite the raw file it copies")
     with open(raw, "rb") as source, open(path, "wb") as f:
         _write_header(f, {name: {"dtype": dtype, "shape": [size // item],
                                  "data_offsets": [0, size]}})
@@ -209,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--raw", required=True, help="raw little-endian elements, one after the other")
     ap.add_argument("--name", required=True,
                     help="the tensor's name: the packed argument's tp.name (arg<i> for argument i)")
-    ap.add_argument("--dtype", default="F32", choices=sorted(_DTYPES))
+    ap.add_argument("--dtype", default="F32", choices=sorted(_RAW_DTYPES))
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args(argv)
     try:

@@ -392,15 +392,33 @@ void bindWeights(const ManifestFunction &function,
   TensorsInOrder inFileOrder = tensorsInFileOrder(checkpoints);
   std::string holdersText =
       (paths.size() == 1 ? "checkpoint " : "checkpoints ") + quotedList(paths);
+  // A packed tensor missing, or of the wrong shape or dtype, is one
+  // mistake however many weights read rows of it (buddy-mlir's LLaMA: 355):
+  // said once, with a count.
+  std::map<std::string, std::pair<size_t, size_t>> packedErrors;
+  auto report = [&](const ManifestArg &arg, std::vector<std::string> found) {
+    if (found.empty())
+      return;
+    if (arg.checkpointOffset) {
+      auto [it, first] = packedErrors.try_emplace(arg.name, errors.size(), 0);
+      if (!first) {
+        ++it->second.second;
+        return;
+      }
+    }
+    errors.insert(errors.end(), found.begin(), found.end());
+  };
   auto missing = [&](const ManifestArg &arg, const std::string &where) {
-    errors.push_back(holdersText +
-                     (paths.size() == 1 ? " has no " : " have no ") + where +
-                     unusedOfShape(args, arg, inFileOrder));
+    report(arg, {holdersText + (paths.size() == 1 ? " has no " : " have no ") +
+                 where + unusedOfShape(args, arg, inFileOrder)});
+  };
+  auto check = [&](const ManifestArg &arg, const TensorInfo &tensor,
+                   const std::string &path, const std::string &where) {
+    std::vector<std::string> found;
+    checkBound(arg, tensor, path, where, found);
+    report(arg, std::move(found));
   };
   size_t positional = 0;
-  // A packed tensor of the wrong shape or dtype is one mistake, however many
-  // weights read rows of it (buddy-mlir's LLaMA: 355): said once, counted.
-  std::map<const TensorInfo *, std::pair<size_t, size_t>> packedErrors;
   for (size_t i = 0; i < args.size(); ++i) {
     const ManifestArg &arg = args[i];
     if (arg.role == "input" || (!arg.named && arg.role.empty())) {
@@ -417,7 +435,7 @@ void bindWeights(const ManifestFunction &function,
         size_t before = errors.size();
         auto [file, tensor] = findNamed(part, checkpoints, at, errors);
         if (tensor)
-          checkBound(part, *tensor, file->path(), at, errors);
+          check(part, *tensor, file->path(), at);
         else if (errors.size() == before)
           missing(part, at);
         binding.parts[i].push_back({file, tensor});
@@ -445,20 +463,9 @@ void bindWeights(const ManifestFunction &function,
       missing(arg, where);
       continue;
     }
-    std::vector<std::string> bound;
-    checkBound(arg, *tensor, binding.files[i]->path(), where, bound);
-    if (bound.empty())
-      continue;
-    if (arg.checkpointOffset) {
-      auto [it, first] = packedErrors.try_emplace(tensor, errors.size(), 0);
-      if (!first) {
-        ++it->second.second;
-        continue;
-      }
-    }
-    errors.insert(errors.end(), bound.begin(), bound.end());
+    check(arg, *tensor, binding.files[i]->path(), where);
   }
-  for (const auto &[tensor, error] : packedErrors)
+  for (const auto &[name, error] : packedErrors)
     if (error.second)
       errors[error.first] +=
           "; " + std::to_string(error.second) + " more weights read rows of it";

@@ -348,9 +348,13 @@ bool holdsRows(const std::vector<int64_t> &stored, int64_t offset,
       !std::equal(shape.begin() + 1, shape.end(), stored.begin() + 1))
     return false;
   int64_t row = numElements(stored) / stored[0];
-  int64_t count = numElements(shape);
-  return row >= 1 && count >= 1 && count % row == 0 &&
-         offset + count / row <= stored[0];
+  // The shape comes from a manifest: its count may overflow.
+  int64_t count = 1;
+  for (int64_t size : shape)
+    if (size < 1 || __builtin_mul_overflow(count, size, &count))
+      return false;
+  return row >= 1 && count % row == 0 && offset <= stored[0] &&
+         count / row <= stored[0] - offset;
 }
 
 TensorInfo rowsOf(const TensorInfo &tensor, int64_t offset,

@@ -88,6 +88,21 @@ func.func @kept(%one: tensor<8xf32>, %strided: tensor<8xf32>, %dynamic: tensor<8
       : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>, tensor<2xf32>
 }
 
+// An element read as a 0-D tensor, and an argument that already says how
+// it is cut: left packed.
+
+// CHECK-LABEL: func.func @kept_too
+// CHECK-SAME:    (%{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32> {tp.shard = #tp.shard<dim = 0>})
+// CHECK-COUNT-4: tensor.extract_slice
+func.func @kept_too(%scalar: tensor<8xf32>, %cut: tensor<8xf32> {tp.shard = #tp.shard<dim = 0>})
+    -> (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = tensor.extract_slice %scalar[0] [1] [1] : tensor<8xf32> to tensor<f32>
+  %b = tensor.extract_slice %scalar[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  %c = tensor.extract_slice %cut[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  %d = tensor.extract_slice %cut[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  return %a, %b, %c, %d : tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func private @callee
 // CHECK-SAME:    (%{{.*}}: tensor<8xf32>)
 func.func private @callee(%params: tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {

@@ -173,13 +173,15 @@ def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
     position, when it has none), `tp.checkpoint_shape` its shape and
     `tp.checkpoint_offset` the slice's offset, so that `tp-run` reads the
     weight's elements, and each rank its part of them, from the one
-    checkpoint tensor. Slices of one offset and type share an argument.
+    checkpoint tensor. The slices of one offset share an argument; where
+    their reshapes differ, it takes the slice's type and the reshapes stay.
 
     An argument is unpacked when it is a static 1-D tensor that at least
-    two static, unit-stride `tensor.extract_slice` ops read and nothing
-    else, in a function no symbol refers to (a callee keeps its
-    signature). Each function that changed gets a remark counting the
-    weights.
+    two static, unit-stride, 1-D `tensor.extract_slice` ops read and
+    nothing else, one size at each offset, that carries no `tp.`
+    attribute but `tp.name`, in a function no symbol refers to (a callee
+    keeps its signature). Each function that changed gets a remark
+    counting the weights.
   }];
 }
 

@@ -46,7 +46,9 @@ struct ManifestArg {
   std::optional<std::vector<int64_t>> checkpointShape = std::nullopt;
   /// With `checkpointShape`: the tensor is the rows [offset, offset +
   /// shape[0]) of the checkpoint's ("checkpoint_offset"), one of several
-  /// weights packed in it (Phi-3's q|k|v sections of unequal widths).
+  /// weights packed in it (Phi-3's q|k|v sections of unequal widths); of a
+  /// checkpoint tensor of another rank, as many whole rows from `offset` as
+  /// `shape` holds elements (buddy-mlir's flat parameters; holdsRows).
   std::optional<int64_t> checkpointOffset = std::nullopt;
   /// A KV cache [B, kv_heads, W, head_dim] that serves positions [0, N) as
   /// a ring of W rows ("positions": N; tp.positions in the IR).
