@@ -418,6 +418,14 @@ void bindWeights(const ManifestFunction &function,
     checkBound(arg, tensor, path, where, found);
     report(arg, std::move(found));
   };
+  // The tensor named like `arg`; false when several checkpoints hold it.
+  auto find = [&](const ManifestArg &arg, const std::string &where,
+                  std::pair<const SafetensorsFile *, const TensorInfo *> &at) {
+    std::vector<std::string> found;
+    at = findNamed(arg, checkpoints, where, found);
+    report(arg, found);
+    return found.empty();
+  };
   size_t positional = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const ManifestArg &arg = args[i];
@@ -432,27 +440,26 @@ void bindWeights(const ManifestFunction &function,
       for (const ManifestArg &part : arg.stack) {
         std::string at = "tensor '" + part.name + "' (argument " +
                          std::to_string(i) + ", stacked in '" + arg.name + "')";
-        size_t before = errors.size();
-        auto [file, tensor] = findNamed(part, checkpoints, at, errors);
-        if (tensor)
-          check(part, *tensor, file->path(), at);
-        else if (errors.size() == before)
+        std::pair<const SafetensorsFile *, const TensorInfo *> bound;
+        bool once = find(part, at, bound);
+        if (bound.second)
+          check(part, *bound.second, bound.first->path(), at);
+        else if (once)
           missing(part, at);
-        binding.parts[i].push_back({file, tensor});
+        binding.parts[i].push_back({bound.first, bound.second});
       }
       continue;
     }
-    size_t before = errors.size();
     if (!arg.named) {
       if (positional < inFileOrder.size())
         std::tie(binding.files[i], binding.tensors[i]) =
             inFileOrder[positional];
       ++positional;
     } else {
-      std::tie(binding.files[i], binding.tensors[i]) =
-          findNamed(arg, checkpoints, where, errors);
-      if (errors.size() != before)
+      std::pair<const SafetensorsFile *, const TensorInfo *> bound;
+      if (!find(arg, where, bound))
         continue;
+      std::tie(binding.files[i], binding.tensors[i]) = bound;
     }
     const TensorInfo *tensor = binding.tensors[i];
     if (!tensor && arg.role.empty()) {
