@@ -62,6 +62,28 @@ func.func @named(%params: tensor<8xf32> {tp.name = "params"}) -> (tensor<4xf32>,
 
 // -----
 
+// Slices inside a region read the parts too.
+
+// CHECK-LABEL: func.func @nested
+// CHECK-SAME:    (%[[A:.*]]: tensor<4xf32> {tp.checkpoint_offset = 0 : i64, tp.checkpoint_shape = array<i64: 8>, tp.name = "arg0"},
+// CHECK-SAME:     %[[B:.*]]: tensor<4xf32> {tp.checkpoint_offset = 4 : i64, tp.checkpoint_shape = array<i64: 8>, tp.name = "arg0"},
+// CHECK-SAME:     %{{.*}}: i1)
+// CHECK:         scf.yield %[[A]]
+// CHECK:         scf.yield %[[B]]
+// expected-remark @below {{took 2 weights out of 1 packed argument}}
+func.func @nested(%params: tensor<8xf32>, %c: i1) -> tensor<4xf32> {
+  %r = scf.if %c -> tensor<4xf32> {
+    %a = tensor.extract_slice %params[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    scf.yield %a : tensor<4xf32>
+  } else {
+    %b = tensor.extract_slice %params[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    scf.yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // Left as they are: one slice (a table read in part), a slice with a
 // stride, one at a dynamic offset, an argument something else reads too,
 // one of two dimensions, two sizes at one offset, and the arguments of a
