@@ -76,6 +76,14 @@ static ShapedType rankedArgumentType(Operation *op, unsigned regionIndex,
   return type && type.hasRank() ? type : ShapedType();
 }
 
+/// Whether argument `argIndex` of function `op` carries attribute `name`;
+/// false for another op's region arguments.
+static bool argumentHas(Operation *op, unsigned regionIndex, unsigned argIndex,
+                        StringRef name) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  return fn && regionIndex == 0 && fn.getArgAttr(argIndex, name);
+}
+
 LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
@@ -96,9 +104,8 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
              << argIndex;
     // Rows of a packed tensor may be read in another shape (a flat
     // tensor's elements as a matrix); the manifest checks they fit.
-    auto fn = dyn_cast<FunctionOpInterface>(op);
-    bool rows = fn && regionIndex == 0 &&
-                fn.getArgAttr(argIndex, getCheckpointOffsetAttrName());
+    bool rows =
+        argumentHas(op, regionIndex, argIndex, getCheckpointOffsetAttrName());
     ShapedType type = rankedArgumentType(op, regionIndex, argIndex);
     if (type && !rows && type.getRank() != int64_t(shape.size()))
       return op->emitError() << "'" << getCheckpointShapeAttrName() << "' has "
@@ -114,9 +121,9 @@ LogicalResult TPDialect::verifyRegionArgAttribute(Operation *op,
              << "' must be a non-negative integer, on argument " << argIndex;
     // The rows lie in a named tensor whose shape the manifest checks them
     // against.
-    auto fn = dyn_cast<FunctionOpInterface>(op);
+    bool inFunction = isa<FunctionOpInterface>(op) && regionIndex == 0;
     for (StringRef needed : {getCheckpointShapeAttrName(), getNameAttrName()})
-      if (fn && regionIndex == 0 && !fn.getArgAttr(argIndex, needed))
+      if (inFunction && !argumentHas(op, regionIndex, argIndex, needed))
         return op->emitError() << "'" << getCheckpointOffsetAttrName()
                                << "' on argument " << argIndex << " needs the '"
                                << needed << "' of the tensor it reads rows of";

@@ -125,15 +125,13 @@ static unsigned unpack(FunctionOpInterface func, unsigned index,
   SmallVector<Type> types;
   SmallVector<DictionaryAttr> attrs;
   SmallVector<Location> locs;
-  SmallVector<RankedTensorType> reshaped;
   for (auto &[key, partSlices] : parts) {
     NamedAttrList partAttrs = common;
     partAttrs.set(TPDialect::getCheckpointOffsetAttrName(),
                   IntegerAttr::get(IntegerType::get(ctx, 64), key.first));
-    reshaped.push_back(reshapedType(partSlices));
+    RankedTensorType reshaped = reshapedType(partSlices);
     indices.push_back(index);
-    types.push_back(reshaped.back() ? Type(reshaped.back())
-                                    : partSlices.front().getType());
+    types.push_back(reshaped ? reshaped : partSlices.front().getType());
     attrs.push_back(partAttrs.getDictionary(ctx));
     locs.push_back(partSlices.front().getLoc());
   }
@@ -141,10 +139,12 @@ static unsigned unpack(FunctionOpInterface func, unsigned index,
     llvm_unreachable("a function on tensors takes more arguments");
   for (auto [i, entry] : llvm::enumerate(parts))
     for (tensor::ExtractSliceOp slice : entry.second) {
+      // A part of another type than its slices is their reshapes' result.
+      Value weight = func.getArgument(index + i);
       Operation *read = slice;
-      if (reshaped[i])
+      if (weight.getType() != slice.getType())
         read = *slice->user_begin();
-      read->getResult(0).replaceAllUsesWith(func.getArgument(index + i));
+      read->getResult(0).replaceAllUsesWith(weight);
       read->erase();
       if (read != slice.getOperation())
         slice->erase();
