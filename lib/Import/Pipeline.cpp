@@ -41,9 +41,6 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   // The runtime computes in f32. Before the weights become arguments, so
   // that they are f32 weights, values included.
   pm.addPass(createTPWidenFloats());
-  // Weights carved out of one flat parameter argument (buddy-mlir's
-  // runtime layout) become arguments, which tp-shard can cut.
-  pm.addPass(createTPUnpackWeights());
   // tp-shard cuts weight arguments only; front-ends give weights as
   // constants (dense_resource, or splats in stripped models). Before the
   // TOSA conversions: their pattern drivers merge equal constants, and two
@@ -53,19 +50,26 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   weights.file = options.weights;
   weights.keepValues = options.keepWeightValues;
   pm.addPass(createTPExternalizeWeights(weights));
-  if (!options.tosa)
-    return;
-  // The passes of upstream's tosa-to-linalg-pipeline without its
-  // tosa-validate, which rejects the i64 tosa.cast front-ends emit for
-  // token ids and masks.
   OpPassManager &func = pm.nest<func::FuncOp>();
-  func.addPass(tosa::createTosaOptionalDecompositionsPass());
-  func.addPass(tosa::createTosaInferShapesPass());
-  func.addPass(tosa::createTosaToLinalgNamed());
-  func.addPass(tosa::createTosaToLinalg());
-  func.addPass(createTosaToArithPass());
-  func.addPass(createTosaToTensorPass());
-  func.addPass(createTPDropDeadTosaShapes());
+  if (options.tosa) {
+    // The passes of upstream's tosa-to-linalg-pipeline without its
+    // tosa-validate, which rejects the i64 tosa.cast front-ends emit for
+    // token ids and masks.
+    func.addPass(tosa::createTosaOptionalDecompositionsPass());
+    func.addPass(tosa::createTosaInferShapesPass());
+    func.addPass(tosa::createTosaToLinalgNamed());
+    func.addPass(tosa::createTosaToLinalg());
+    func.addPass(createTosaToArithPass());
+    func.addPass(createTosaToTensorPass());
+    func.addPass(createTPDropDeadTosaShapes());
+  }
+  // On linalg, the weights arguments: a fused projection sliced into
+  // sections reads each from rows of its weight...
+  func.addPass(createTPSplitFusedProjections());
+  // ...and rows of an argument, or weights carved out of one flat
+  // parameter argument (buddy-mlir's runtime layout), become arguments,
+  // which tp-shard can cut.
+  pm.addPass(createTPUnpackWeights());
 }
 
 bool mlir::tp::containsTosa(Operation *op) {

@@ -1,8 +1,9 @@
 //===- UnpackWeights.cpp - a packed parameter argument as weights ---------===//
 //
 // tp-shard decides a cut per argument; a weight that is a slice of a packed
-// argument has none of its own. Each slice becomes the argument of a weight
-// whose elements the loader reads from the one checkpoint tensor.
+// argument (or rows of one, a fused projection's sections) has none of its
+// own. Each slice becomes the argument of a weight whose elements the
+// loader reads from the one checkpoint tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,13 +32,13 @@ struct TPUnpackWeightsPass
 
 } // namespace
 
-/// The slices of `arg` when it packs weights: a static 1-D tensor that only
-/// static, unit-stride slices read, at least two of them, one size at each
-/// offset.
+/// The slices of `arg` when it packs weights: a static tensor that only
+/// static, unit-stride slices of whole rows read (every dimension but the
+/// first whole), at least two of them, one size at each offset.
 static std::optional<SmallVector<tensor::ExtractSliceOp>>
 packedSlices(BlockArgument arg) {
   auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!type || type.getRank() != 1 || !type.hasStaticShape())
+  if (!type || type.getRank() == 0 || !type.hasStaticShape())
     return std::nullopt;
   for (Operation *user : arg.getUsers()) {
     auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
@@ -45,8 +46,13 @@ packedSlices(BlockArgument arg) {
     // loader reads rows of.
     if (!slice || !slice.hasUnitStride() ||
         ShapedType::isDynamic(slice.getStaticOffsets()[0]) ||
-        !slice.getType().hasStaticShape() || slice.getType().getRank() != 1)
+        !slice.getType().hasStaticShape() ||
+        slice.getType().getRank() != type.getRank())
       return std::nullopt;
+    for (int64_t d = 1, e = type.getRank(); d < e; ++d)
+      if (slice.getStaticOffsets()[d] != 0 ||
+          slice.getStaticSizes()[d] != type.getDimSize(d))
+        return std::nullopt;
   }
   // In the order they are packed in, then in program order (a use list's
   // is not).

@@ -30,6 +30,10 @@ VARIANTS = {
     # Phi-4-mini's layout: GQA in a packed q|k|v, RoPE over 12 of 16 features
     # of each head (the RoPE tables [S, 12] as arguments).
     "llama_packed_partial_rope": tiny_llama(qkv="packed", gate_up="fused", rotary_dim=12),
+    # The same q|k|v as one projection the graph slices into sections of
+    # unequal widths (a torch-mlir export of Phi-3-medium's qkv_proj), with
+    # biases.
+    "llama_sliced_gqa_bias": tiny_llama(qkv="sliced", bias=True),
 }
 
 

@@ -51,7 +51,7 @@ def test_idioms(name):
     cfg = VARIANTS[name]
     text = build_mlir(cfg)
     B, S, H, Dh, L = cfg.batch, cfg.seq, cfg.heads, cfg.head_dim, cfg.layers
-    qkv_mms = 1 if cfg.qkv == "fused" else 3
+    qkv_mms = 1 if cfg.qkv in ("fused", "sliced") else 3
     mlp_mms = 2 if cfg.gate_up == "fused" else 3 if cfg.activation == "swiglu" else 2
     matmuls = L * (qkv_mms + 1 + mlp_mms)
     assert _count(text, "linalg.matmul") == matmuls
@@ -63,6 +63,8 @@ def test_idioms(name):
     assert text.count("tensor.expand_shape") == text.count("output_shape")
     if cfg.qkv == "fused":
         assert f"into tensor<{B}x{S}x3x{H}x{Dh}xf32>" in text
+    if cfg.qkv == "sliced":
+        assert text.count(f"tensor<{B}x{S}x{(H + 2 * cfg.kv_heads) * Dh}xf32> to") == 3 * L
     if cfg.kv_heads != cfg.heads:
         assert _count(text, "linalg.broadcast") == 2 * L
     assert ("linalg.index" in text) == cfg.causal

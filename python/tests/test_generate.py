@@ -523,6 +523,10 @@ HF_DIRS = {
     "phi3": ("phi3", tiny_llama(vocab=96, names="hf_llama", kv_heads=4, qkv="fused", gate_up="fused"), 2),
     "phi4_mini": ("phi3", tiny_llama(vocab=96, names="hf_llama", qkv="packed", gate_up="fused", rotary_dim=12,
                                      tie_embeddings=True, rope_scaling=LONGROPE6), 2),
+    # Phi-4-mini's q|k|v as a torch-mlir export reads it: qkv_proj whole,
+    # its result sliced in the graph.
+    "phi4_mini_sliced": ("phi3", tiny_llama(vocab=96, names="hf_llama", qkv="sliced", gate_up="fused",
+                                            rotary_dim=12, tie_embeddings=True), 1),
     "qwen3": ("qwen3", tiny_llama(vocab=96, names="hf_llama", head_dim=8, qk_norm=True, tie_embeddings=True,
                                   rope_theta=1e6), 1),
     "gemma2": ("gemma2", tiny_llama(vocab=96, names="hf_llama", **GEMMA2, sliding_window=3, sliding_layers=(0,)), 2),
@@ -553,14 +557,17 @@ def write_hf_dir(tmp_path, name: str) -> tuple[str, ModelConfig]:
 
 @pytest.mark.parametrize("name", sorted(HF_DIRS))
 def test_hf_dir_generation(tmp_path, mlir_runner, name):
-    model_dir, _ = write_hf_dir(tmp_path, name)
+    model_dir, written = write_hf_dir(tmp_path, name)
     out = str(tmp_path / "gen.mlir")
+    # A layout no config.json says (how a front-end writes q|k|v): an option.
+    layout = {"qkv": "sliced"} if written.qkv == "sliced" else {}
     # The directory stands for its config.json (generate.test passes the file).
-    assert main(["--hf-config", model_dir, "--generate", "12", "--seq", "5",
-                 "--batch", "2", "--keep-logits", "-o", out]) == 0
+    assert main(["--hf-config", model_dir, "--generate", "12", "--seq", "5", "--batch", "2",
+                 "--keep-logits", "-o", out, *(a for k, v in layout.items() for a in (f"--{k}", v))]) == 0
     text = open(out).read()
     cfg = hf.read_config(os.path.join(model_dir, "config.json"), seq=5, batch=2, generate=12,
-                         keep_logits=True)
+                         keep_logits=True, **layout)
+    assert cfg.qkv == written.qkv
     assert text.split("\n", 1)[1] == build_mlir(cfg)
     # Every weight argument is a tensor of the directory, of the same shape.
     tensors = load_model_dir(model_dir)

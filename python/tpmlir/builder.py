@@ -332,6 +332,13 @@ class _Builder:
             qkv = ir.expand(qkv, [[0], [1], [2, 3, 4]], (B, S, 3, H, Dh), f"{p}_qkv_heads")
             q, k, v = (ir.extract_slice(qkv, [0, 0, j, 0, 0], [B, S, 1, H, Dh], [B, S, H, Dh], f"{p}_{n}")
                        for j, n in enumerate("qkv"))
+        elif cfg.qkv == "sliced":  # as torch-mlir exports qkv_proj(x).split
+            qkv = self.project(x, f"{a}.qkv", (H + 2 * KVH) * Dh, f"{p}_qkv")
+            starts, heads = (0, H * Dh, (H + KVH) * Dh), (H, KVH, KVH)
+            q, k, v = (ir.expand(ir.extract_slice(qkv, [0, 0, start], [B, S, nh * Dh], [B, S, nh * Dh],
+                                                  f"{p}_{n}_flat"),
+                                 [[0], [1], [2, 3]], (B, S, nh, Dh), f"{p}_{n}")
+                       for start, nh, n in zip(starts, heads, "qkv"))
         else:
             def heads(n, nh):
                 y = self.project(x, f"{a}.{n}", nh * Dh, f"{p}_{n}_proj")

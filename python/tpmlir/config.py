@@ -13,7 +13,7 @@ from dataclasses import dataclass
 _CHOICES = {
     "norm": ("layernorm", "rmsnorm"),
     "activation": ("gelu", "swiglu", "geglu"),
-    "qkv": ("fused", "separate", "packed"),
+    "qkv": ("fused", "separate", "packed", "sliced"),
     "gate_up": ("separate", "fused"),
     "weight_layout": ("in_out", "out_in"),
     "names": ("tpmlir", "hf_gpt2", "hf_llama"),
@@ -125,7 +125,10 @@ class ModelConfig:
     # c_attn), as three ("separate"), or as three that a checkpoint packs as
     # row blocks of one [out, in] weight ("packed": Phi-3's qkv_proj with
     # fewer kv heads, whose unequal sections no cut of equal blocks takes;
-    # the loader reads each its rows, tp.checkpoint_offset).
+    # the loader reads each its rows, tp.checkpoint_offset), or as one
+    # [out, in] weight of q|k|v's rows whose result the graph slices into
+    # sections of their widths ("sliced": a torch-mlir export of Phi-3's
+    # qkv_proj; tp-import computes each from its rows).
     qkv: str = "fused"
     # out_in: torch-style [out, in] weights, used through linalg.transpose.
     weight_layout: str = "in_out"
@@ -342,9 +345,9 @@ class ModelConfig:
             # The fused idiom reshapes to [B, S, 3, H, Dh]; that needs equal q/k/v widths.
             raise ValueError(
                 f"qkv='fused' needs kv_heads == heads (got kv_heads={self.kv_heads}, "
-                f"heads={self.heads}); use qkv='separate' or 'packed' for GQA")
-        if self.qkv == "packed" and self.weight_layout != "out_in":
-            raise ValueError("qkv='packed' packs rows of [out, in] weights (weight_layout='out_in')")
+                f"heads={self.heads}); use qkv='separate', 'packed' or 'sliced' for GQA")
+        if self.qkv in ("packed", "sliced") and self.weight_layout != "out_in":
+            raise ValueError(f"qkv={self.qkv!r} takes rows of [out, in] weights (weight_layout='out_in')")
         if self.gate_up == "fused" and not self.gated:
             raise ValueError("gate_up='fused' is an option of a gated activation (swiglu, geglu)")
         if self.norm_plus_one and self.norm != "rmsnorm":

@@ -406,7 +406,7 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
     if model_type in GEMMA_TYPES or (model_type is None and cfg.norm_plus_one):
         return _gemma_config(cfg, model_type or ("gemma3_text" if cfg.qk_norm else "gemma2" if cfg.post_norms
                                                  else "gemma"))
-    model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv in ("fused", "packed")
+    model_type = model_type or ("qwen3" if cfg.qk_norm else "phi3" if cfg.qkv in ("fused", "packed", "sliced")
                                 else "qwen2" if cfg.qkv_bias and not cfg.bias
                                 else "mistral" if cfg.sliding_window else "llama")
     _check_no_gemma(cfg, model_type)
@@ -414,7 +414,7 @@ def hf_config(cfg: ModelConfig, model_type: str | None = None) -> dict:
         raise ValueError(f"{model_type} has SwiGLU, not {cfg.activation!r}")
     if cfg.qk_norm != (model_type == "qwen3"):
         raise ValueError(f"{model_type} needs qk_norm={model_type == 'qwen3'}")
-    layouts = ({"fused", "packed"}, {"fused"}) if model_type == "phi3" else ({"separate"}, {"separate"})
+    layouts = ({"fused", "packed", "sliced"}, {"fused"}) if model_type == "phi3" else ({"separate"}, {"separate"})
     if cfg.qkv not in layouts[0] or cfg.gate_up not in layouts[1]:
         raise ValueError(f"{model_type} needs qkv {' or '.join(map(repr, sorted(layouts[0])))} and "
                          f"gate_up {next(iter(layouts[1]))!r}")

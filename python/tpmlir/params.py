@@ -53,8 +53,8 @@ def layer_specs(cfg: ModelConfig, i: int) -> list[Spec]:
     kv_width = cfg.kv_heads * cfg.head_dim
     p = f"h.{i}"
     specs = _norm(cfg, f"{p}.ln_1")
-    if cfg.qkv == "fused":
-        specs += _linear(cfg, f"{p}.attn.qkv", d, 3 * q_width, qb)
+    if cfg.qkv in ("fused", "sliced"):
+        specs += _linear(cfg, f"{p}.attn.qkv", d, q_width + 2 * kv_width, qb)
     else:
         specs += _linear(cfg, f"{p}.attn.q", d, q_width, qb)
         specs += _linear(cfg, f"{p}.attn.k", d, kv_width, qb)

@@ -153,6 +153,9 @@ def _qkv(cfg: ModelConfig, w: dict, i: int, x: np.ndarray):
     if cfg.qkv == "fused":
         qkv = _linear(cfg, w, f"{p}.qkv", x, qb).reshape(b, s, 3, h, dh)
         q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+    elif cfg.qkv == "sliced":
+        qkv = _linear(cfg, w, f"{p}.qkv", x, qb)
+        q, k, v = (t.reshape(b, s, -1, dh) for t in np.split(qkv, [h * dh, (h + kvh) * dh], axis=-1))
     else:
         q, k, v = (_linear(cfg, w, f"{p}.{n}", x, qb).reshape(b, s, nh, dh)
                    for n, nh in (("q", h), ("k", kvh), ("v", kvh)))

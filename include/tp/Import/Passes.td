@@ -159,6 +159,40 @@ def TPTMTensorToLoops : Pass<"tp-tm-tensor-to-loops"> {
                            "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
+def TPSplitFusedProjections
+    : InterfacePass<"tp-split-fused-projections", "FunctionOpInterface"> {
+  let summary = "Compute each slice of a fused projection from its rows of "
+                "the weight";
+  let description = [{
+    A front-end exports a fused projection as PyTorch runs it: one matmul
+    over the whole weight, its result sliced into sections. Phi-3's
+    `qkv_proj` is sliced into q, k and v, which differ in width where there
+    are fewer kv heads than heads (Phi-3-medium: 40 over 10); GPT-BigCode's
+    `c_attn` into q and kv, and kv again into k and v. No cut of equal
+    column blocks gives a rank whole heads of each section, so tp-shard
+    could not cut the projection. This pass computes each section apart:
+    the slice is moved up through the linalg ops that compute it (the bias
+    add, the matmul, the transpose and broadcast of the weight), as
+    upstream's tiling computes a tile of an op's result, down to rows of
+    the weight and bias arguments, which `tp-unpack-weights` then makes
+    weights of their own, read from the one checkpoint tensor.
+
+    A result is split when only static, unit-stride slices of its rank read
+    it, at least two sections along one dimension, whole in the others and
+    not overlapping; when the ops back to the arguments are linalg ops that
+    only this chain reads, one of them a sum-reduction contraction whose
+    data operand (the first input) does not depend on the section; and when
+    every argument the sections reach is read there alone, in rows (the
+    dimension the sections map to is its first). The first is then the
+    output row of a `[out, in]` weight, as PyTorch's Linear stores it: a
+    Conv1D weight stored `[in, out]` (GPT-2's `c_attn`) is sliced in
+    columns and stays fused, which tp-shard cuts when its sections are of
+    equal widths. Empty tensors, fills of them and constants may be read
+    anywhere else. A section sliced again is split again. Each function
+    that changed gets a remark counting the projections and sections.
+  }];
+}
+
 def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
   let summary = "Make each weight of a packed parameter argument an argument";
   let description = [{
@@ -176,12 +210,17 @@ def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
     checkpoint tensor. The slices of one offset share an argument; where
     their reshapes differ, it takes the slice's type and the reshapes stay.
 
-    An argument is unpacked when it is a static 1-D tensor that at least
-    two static, unit-stride, 1-D `tensor.extract_slice` ops read and
-    nothing else, one size at each offset, that carries no `tp.`
-    attribute but `tp.name`, in a function no symbol refers to (a callee
-    keeps its signature). Each function that changed gets a remark
-    counting the weights.
+    Rows of a weight argument read apart (the sections
+    `tp-split-fused-projections` gives a fused projection) are unpacked the
+    same way, the offset counting rows of the argument.
+
+    An argument is unpacked when it is a static tensor that at least two
+    static, unit-stride `tensor.extract_slice` ops of its rank read and
+    nothing else, each whole rows (every dimension but the first whole),
+    one size at each offset, that carries no `tp.` attribute but
+    `tp.name`, in a function no symbol refers to (a callee keeps its
+    signature). Each function that changed gets a remark counting the
+    weights.
   }];
 }
 
