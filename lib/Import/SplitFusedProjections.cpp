@@ -12,6 +12,8 @@
 #include "tp/Import/Passes.h"
 #include "tp/Transforms/ShardingAnalysis.h"
 
+#include "WholeRows.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
@@ -71,17 +73,8 @@ struct Cone {
 /// one weight already split) and is all that reads it.
 static bool rowsOfArgument(tensor::ExtractSliceOp slice) {
   auto arg = dyn_cast<BlockArgument>(slice.getSource());
-  if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||
-      !slice->hasOneUse() || !slice.hasUnitStride() ||
-      slice.getType().getRank() != slice.getSourceType().getRank() ||
-      !slice.getSourceType().hasStaticShape())
-    return false;
-  for (int64_t d = 1, e = slice.getType().getRank(); d < e; ++d)
-    if (slice.getStaticOffsets()[d] != 0 ||
-        slice.getStaticSizes()[d] != slice.getSourceType().getDimSize(d))
-      return false;
-  return !ShapedType::isDynamic(slice.getStaticOffsets()[0]) &&
-         !ShapedType::isDynamic(slice.getStaticSizes()[0]);
+  return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&
+         slice->hasOneUse() && takesWholeRows(slice);
 }
 
 /// The dimension along which `slices` read `value` as sections, and how

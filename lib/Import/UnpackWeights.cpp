@@ -10,6 +10,8 @@
 #include "tp/IR/TPDialect.h"
 #include "tp/Import/Passes.h"
 
+#include "WholeRows.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -40,20 +42,12 @@ packedSlices(BlockArgument arg) {
   auto type = dyn_cast<RankedTensorType>(arg.getType());
   if (!type || type.getRank() == 0 || !type.hasStaticShape())
     return std::nullopt;
-  for (Operation *user : arg.getUsers()) {
-    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-    // Not rank-reducing: an element read as a 0-D tensor is no weight the
-    // loader reads rows of.
-    if (!slice || !slice.hasUnitStride() ||
-        ShapedType::isDynamic(slice.getStaticOffsets()[0]) ||
-        !slice.getType().hasStaticShape() ||
-        slice.getType().getRank() != type.getRank())
+  // Not rank-reducing: an element read as a 0-D tensor is no weight the
+  // loader reads rows of.
+  for (Operation *user : arg.getUsers())
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+        !slice || !takesWholeRows(slice))
       return std::nullopt;
-    for (int64_t d = 1, e = type.getRank(); d < e; ++d)
-      if (slice.getStaticOffsets()[d] != 0 ||
-          slice.getStaticSizes()[d] != type.getDimSize(d))
-        return std::nullopt;
-  }
   // In the order they are packed in, then in program order (a use list's
   // is not).
   SmallVector<tensor::ExtractSliceOp> slices;

@@ -46,7 +46,9 @@ bool containsTosa(Operation *op);
 /// widened to f32, the weight constants made arguments
 /// (tp-externalize-weights), TOSA converted with the upstream
 /// TOSA-to-linalg, -arith and -tensor passes and the shapes TOSA leaves
-/// behind dropped.
+/// behind dropped, each section of a sliced projection computed from its
+/// rows of the weight, and the weights read as slices of one argument made
+/// arguments of their own (tp-unpack-weights).
 void buildImportPipeline(OpPassManager &pm,
                          const ImportOptions &options = ImportOptions());
 
