@@ -425,6 +425,35 @@ static bool tpSizeFails(const Seed &seed,
          undividedHeads(seed, tpSize).has_value();
 }
 
+/// Whether `seed`'s result, or what a chain of ops each its only reader
+/// makes of it, is read by slices alone, two or more: a fused projection's
+/// sections, which no cut of equal blocks may fit.
+static bool readInSections(Operation *seed) {
+  Value value = seed->getResult(0);
+  while (true) {
+    if (!value.hasOneUse())
+      return llvm::range_size(value.getUsers()) > 1 &&
+             llvm::all_of(value.getUsers(), [](Operation *user) {
+               return isa<tensor::ExtractSliceOp>(user);
+             });
+    Operation *user = *value.user_begin();
+    if (user->getNumResults() != 1 ||
+        !isa<linalg::LinalgOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            user))
+      return false;
+    value = user->getResult(0);
+  }
+}
+
+/// Points a seed whose result is read in sections to tp-import.
+static void noteSections(InFlightDiagnostic &diag, Operation *seed) {
+  if (readInSections(seed))
+    diag.attachNote(seed->getLoc())
+        << "its result is read in sections: where the weight is stored "
+           "[out, in], tp-import computes each section from its rows of the "
+           "weight, a projection of its own (tp-split-fused-projections)";
+}
+
 static void reportNoCut(const Seed &seed, int64_t tpSize,
                         ArrayRef<CutPropagation::Failure> failures) {
   InFlightDiagnostic diag = seed.op->emitError()
@@ -435,6 +464,7 @@ static void reportNoCut(const Seed &seed, int64_t tpSize,
   if (std::optional<std::string> heads = undividedHeads(seed, tpSize))
     diag << *heads << "; ";
   diag << "each cut tried fails (see notes)";
+  noteSections(diag, seed.op);
   noteRejected(diag, failures, "");
 }
 
@@ -753,6 +783,7 @@ FailureOr<ShardPlan> mlir::tp::analyzeSharding(FunctionOpInterface func,
           " of '" + type +
           "' keeps the values after it local; each cut tried fails (see "
           "notes)");
+      noteSections(diag, u.seed.op);
       noteRejected(diag, u.failures, "");
       continue;
     }

@@ -376,7 +376,8 @@ func.func @fused_heads_indivisible(%x: tensor<4x8xf32>, %wqkv: tensor<8x27xf32>)
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x27xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4x27xf32>) -> tensor<4x27xf32>
-  // expected-error-re @+2 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x27xf32>' keeps the values after it local; 3 heads of 3 (tensor.expand_shape at {{.*}}) do not divide among 2 ranks; each cut tried fails (see notes)}}
+  // expected-error-re @+3 {{no tensor-parallel cut for 2 ranks of output dimension 1 of 'tensor<4x27xf32>' keeps the values after it local; 3 heads of 3 (tensor.expand_shape at {{.*}}) do not divide among 2 ranks; each cut tried fails (see notes)}}
+  // expected-note @+2 {{its result is read in sections: where the weight is stored [out, in], tp-import computes each section from its rows of the weight, a projection of its own (tp-split-fused-projections)}}
   // expected-note @+1 {{'linalg.matmul' cannot cut dimension 1 of tensor<4x27xf32> into 2 equal parts}}
   %qkv = linalg.matmul ins(%x, %wqkv : tensor<4x8xf32>, tensor<8x27xf32>) outs(%init : tensor<4x27xf32>) -> tensor<4x27xf32>
   %q2 = tensor.extract_slice %qkv[0, 0] [4, 9] [1, 1] : tensor<4x27xf32> to tensor<4x9xf32>
