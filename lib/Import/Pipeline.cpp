@@ -41,6 +41,9 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   // The runtime computes in f32. Before the weights become arguments, so
   // that they are f32 weights, values included.
   pm.addPass(createTPWidenFloats());
+  // Weights carved out of one flat parameter argument (buddy-mlir's
+  // runtime layout) become arguments, which tp-shard can cut.
+  pm.addPass(createTPUnpackWeights());
   // tp-shard cuts weight arguments only; front-ends give weights as
   // constants (dense_resource, or splats in stripped models). Before the
   // TOSA conversions: their pattern drivers merge equal constants, and two
@@ -50,8 +53,8 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
   weights.file = options.weights;
   weights.keepValues = options.keepWeightValues;
   pm.addPass(createTPExternalizeWeights(weights));
-  OpPassManager &func = pm.nest<func::FuncOp>();
   if (options.tosa) {
+    OpPassManager &func = pm.nest<func::FuncOp>();
     // The passes of upstream's tosa-to-linalg-pipeline without its
     // tosa-validate, which rejects the i64 tosa.cast front-ends emit for
     // token ids and masks.
@@ -64,12 +67,9 @@ void mlir::tp::buildImportPipeline(OpPassManager &pm,
     func.addPass(createTPDropDeadTosaShapes());
   }
   // On linalg, the weights arguments: a fused projection sliced into
-  // sections reads each from rows of its weight...
-  func.addPass(createTPSplitFusedProjections());
-  // ...and rows of an argument, or weights carved out of one flat
-  // parameter argument (buddy-mlir's runtime layout), become arguments,
-  // which tp-shard can cut.
-  pm.addPass(createTPUnpackWeights());
+  // sections computes each from its rows of the weight, a weight of its
+  // own.
+  pm.addPass(createTPSplitFusedProjections());
 }
 
 bool mlir::tp::containsTosa(Operation *op) {

@@ -12,17 +12,20 @@
 #include "tp/Import/Passes.h"
 #include "tp/Transforms/ShardingAnalysis.h"
 
-#include "WholeRows.h"
+#include "WeightRows.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Iterators.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPSPLITFUSEDPROJECTIONS
@@ -61,20 +64,26 @@ struct SliceOfFill : OpRewritePattern<tensor::ExtractSliceOp> {
 };
 
 /// The ops that compute a sliced value (linalg ops and reshapes), from the
-/// weights to it, and whether one of them is the projection.
+/// weights to it, each with the dimension of its result the sections cut;
+/// the arguments whose rows they read; whether one of them is the
+/// projection.
 struct Cone {
-  SmallVector<Operation *> ops;
+  SmallVector<std::pair<Operation *, int64_t>> ops;
+  SmallVector<BlockArgument> weights;
   bool projection = false;
 };
 
 } // namespace
 
-/// Whether `slice` takes whole rows of a function argument (the sections of
-/// one weight already split) and is all that reads it.
-static bool rowsOfArgument(tensor::ExtractSliceOp slice) {
-  auto arg = dyn_cast<BlockArgument>(slice.getSource());
-  return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&
-         slice->hasOneUse() && takesWholeRows(slice);
+/// Whether argument `arg` is read in whole rows by slices alone, and can be
+/// made arguments of them (rowScale): a weight split already.
+static bool readInRows(BlockArgument arg) {
+  auto func = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return rowScale(func, arg.getArgNumber()) &&
+         llvm::all_of(arg.getUsers(), [](Operation *user) {
+           auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+           return slice && slice->hasOneUse() && takesWholeRows(slice);
+         });
 }
 
 /// The dimension along which `slices` read `value` as sections, and how
@@ -113,36 +122,44 @@ sectionDim(Value value, ArrayRef<tensor::ExtractSliceOp> slices) {
   return std::make_pair(*dim, sections.size());
 }
 
-/// The dimension of a reshape's source that dimension `dim` of its result
-/// is, when it is one alone (a group of its own).
+/// The dimension of a static reshape's source that dimension `dim` of its
+/// result is: the one of its group that is not 1 (TOSA reshapes a bias
+/// [N] to [1, 1, N]).
 static std::optional<int64_t> reshapedDim(Operation *reshape, int64_t dim) {
-  SmallVector<ReassociationIndices> groups;
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
-    groups = expand.getReassociationIndices();
-  else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape))
-    groups = collapse.getReassociationIndices();
-  else
+  auto source = cast<RankedTensorType>(reshape->getOperand(0).getType());
+  auto result = cast<RankedTensorType>(reshape->getResult(0).getType());
+  if (!source.hasStaticShape() || !result.hasStaticShape())
     return std::nullopt;
-  // Expanding, result dims group per source dim; collapsing, source dims
-  // per result dim.
-  bool expanding = isa<tensor::ExpandShapeOp>(reshape);
-  for (auto [i, group] : llvm::enumerate(groups))
-    if (expanding ? llvm::is_contained(group, dim) : int64_t(i) == dim)
-      return group.size() == 1
-                 ? std::optional<int64_t>(expanding ? i : group[0])
-                 : std::nullopt;
-  return std::nullopt;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
+    for (auto [i, group] : llvm::enumerate(expand.getReassociationIndices()))
+      if (llvm::is_contained(group, dim))
+        return llvm::all_of(group,
+                            [&](int64_t d) {
+                              return d == dim || result.getDimSize(d) == 1;
+                            })
+                   ? std::optional<int64_t>(i)
+                   : std::nullopt;
+    return std::nullopt;
+  }
+  ReassociationIndices group =
+      cast<tensor::CollapseShapeOp>(reshape).getReassociationIndices()[dim];
+  SmallVector<int64_t> wide = llvm::filter_to_vector(
+      group, [&](int64_t d) { return source.getDimSize(d) != 1; });
+  return wide.size() == 1 ? std::optional<int64_t>(wide.front()) : std::nullopt;
 }
 
 /// Whether sections of dimension `dim` of `value` can be computed apart back
 /// to rows of weight arguments, through linalg ops and reshapes that only
 /// this chain reads (collected in `cone`, the producers first) and one
-/// projection whose weight alone carries `dim`.
+/// projection whose weight alone carries `dim`. As tp-shard takes it, the
+/// first input of a contraction is its data, the others weights.
 static bool traceSections(Value value, int64_t dim, bool sliced, Cone &cone) {
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    return dim == 0 && arg.hasOneUse() && type && type.hasStaticShape() &&
-           isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (BlockArgument arg = functionArgument(value)) {
+    auto func = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    if (dim != 0 || !arg.hasOneUse() || !rowScale(func, arg.getArgNumber()))
+      return false;
+    cone.weights.push_back(arg);
+    return true;
   }
   Operation *def = value.getDefiningOp();
   // Slices of these fold or stay cheap wherever else they are read.
@@ -151,8 +168,13 @@ static bool traceSections(Value value, int64_t dim, bool sliced, Cone &cone) {
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(def);
       fill && fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
     return true;
-  if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def))
-    return dim == 0 && rowsOfArgument(slice);
+  if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
+    BlockArgument arg = functionArgument(slice.getSource());
+    if (dim != 0 || !arg || !readInRows(arg))
+      return false;
+    cone.weights.push_back(arg);
+    return true;
+  }
   if (!def || (!sliced && !value.hasOneUse()) ||
       !cast<RankedTensorType>(value.getType()).hasStaticShape())
     return false;
@@ -160,17 +182,25 @@ static bool traceSections(Value value, int64_t dim, bool sliced, Cone &cone) {
     std::optional<int64_t> source = reshapedDim(def, dim);
     if (!source || !traceSections(def->getOperand(0), *source, false, cone))
       return false;
-    cone.ops.push_back(def);
+    cone.ops.emplace_back(def, dim);
     return true;
   }
+  // A tile of the result is a tile of the loops when the result reads each
+  // loop at most once; the operands' tiles are then slices of their
+  // dimensions (or of a broadcast unit dimension).
   auto op = dyn_cast<linalg::LinalgOp>(def);
   if (!op || !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
-      !isa<TilingInterface>(def))
+      !isa<TilingInterface>(def) ||
+      !op.getIndexingMapMatchingResult(op->getResult(0))
+           .isProjectedPermutation() ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation(/*allowZeroInResults=*/true);
+      }))
     return false;
-  auto loop = dyn_cast<AffineDimExpr>(
+  auto loop = cast<AffineDimExpr>(
       op.getIndexingMapMatchingResult(op->getResult(0)).getResult(dim));
-  if (!loop || op.getIteratorTypesArray()[loop.getPosition()] !=
-                   utils::IteratorType::parallel)
+  if (op.getIteratorTypesArray()[loop.getPosition()] !=
+      utils::IteratorType::parallel)
     return false;
   if (op.getNumReductionLoops() != 0) {
     if (cone.projection || !isSumReduction(op))
@@ -180,38 +210,39 @@ static bool traceSections(Value value, int64_t dim, bool sliced, Cone &cone) {
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<RankedTensorType>(operand.get().getType()))
       continue;
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    if (!map.isFunctionOfDim(loop.getPosition()))
+    std::optional<unsigned> pos =
+        op.getMatchingIndexingMap(&operand).getResultPosition(loop);
+    if (!pos)
       continue;
-    // `x @ W`: the data, the first input, must not depend on the section.
+    // `x @ W`: the data must not depend on the section.
     if (op.getNumReductionLoops() != 0 && operand.getOperandNumber() == 0)
-      return false;
-    std::optional<unsigned> pos = map.getResultPosition(loop);
-    if (!pos || llvm::count_if(map.getResults(), [&](AffineExpr expr) {
-                  return expr.isFunctionOfDim(loop.getPosition());
-                }) != 1)
       return false;
     if (!traceSections(operand.get(), *pos, /*sliced=*/false, cone))
       return false;
   }
-  cone.ops.push_back(def);
+  cone.ops.emplace_back(def, dim);
   return true;
 }
 
-/// `slice` of the result of `reshape` (along a dimension of a group of its
-/// own, whole in the others) as the reshape of a slice of its source.
-static std::pair<Value, Operation *>
-reshapeSlice(OpBuilder &builder, Operation *reshape,
+/// `slice` (of dimension `dim`) of the result of `reshape` as the reshape of
+/// a slice of its source.
+static FailureOr<std::pair<Value, Operation *>>
+reshapeSlice(OpBuilder &builder, Operation *reshape, int64_t dim,
              tensor::ExtractSliceOp slice) {
+  std::optional<int64_t> sourceDim = reshapedDim(reshape, dim);
+  auto whole = [&](int64_t d) {
+    return d == dim ||
+           (slice.getStaticOffsets()[d] == 0 &&
+            slice.getStaticSizes()[d] == slice.getSourceType().getDimSize(d));
+  };
+  if (!sourceDim || !slice.hasUnitStride() ||
+      !llvm::all_of(llvm::seq<int64_t>(0, slice.getType().getRank()), whole))
+    return failure();
   auto source = cast<RankedTensorType>(reshape->getOperand(0).getType());
   SmallVector<int64_t> offsets(source.getRank(), 0);
   SmallVector<int64_t> sizes(source.getShape());
-  for (int64_t d = 0, e = slice.getType().getRank(); d < e; ++d)
-    if (slice.getStaticSizes()[d] != slice.getSourceType().getDimSize(d)) {
-      int64_t s = *reshapedDim(reshape, d);
-      offsets[s] = slice.getStaticOffsets()[d];
-      sizes[s] = slice.getStaticSizes()[d];
-    }
+  offsets[*sourceDim] = slice.getStaticOffsets()[dim];
+  sizes[*sourceDim] = slice.getStaticSizes()[dim];
   Location loc = slice.getLoc();
   auto part = tensor::ExtractSliceOp::create(
       builder, loc, reshape->getOperand(0),
@@ -226,29 +257,31 @@ reshapeSlice(OpBuilder &builder, Operation *reshape,
     reshaped = tensor::CollapseShapeOp::create(
         builder, loc, slice.getType(), part,
         cast<tensor::CollapseShapeOp>(reshape).getReassociationIndices());
-  return {reshaped, part};
+  return std::make_pair(reshaped, part.getOperation());
 }
 
 /// Replaces each slice of the cone's ops' results, from the last op up, by
 /// that op computing the slice alone. Adds the slices this creates of what
-/// the cone reads to `created`.
-static void split(const Cone &cone, SetVector<Operation *> &created) {
-  for (Operation *op : llvm::reverse(cone.ops)) {
+/// the cone reads to `created`. Fails at an op it could not compute a slice
+/// of (the analysis should have declined it).
+static LogicalResult split(const Cone &cone, SetVector<Operation *> &created) {
+  for (auto [op, dim] : llvm::reverse(cone.ops)) {
     OpResult result = op->getResult(0);
     for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
       auto slice = cast<tensor::ExtractSliceOp>(user);
       OpBuilder builder(slice);
       if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
-        auto [reshaped, part] = reshapeSlice(builder, op, slice);
-        slice.replaceAllUsesWith(reshaped);
-        created.insert(part);
+        auto reshaped = reshapeSlice(builder, op, dim, slice);
+        if (failed(reshaped))
+          return op->emitError("cannot compute a section of this reshape");
+        slice.replaceAllUsesWith(reshaped->first);
+        created.insert(reshaped->second);
       } else {
         FailureOr<TilingResult> tiled =
             tensor::replaceExtractSliceWithTiledProducer(builder, slice,
                                                          result);
-        // The analysis checked what tiling a linalg op needs.
         if (failed(tiled))
-          llvm_unreachable("a linalg op on static tensors computes a tile");
+          return op->emitError("cannot compute a section of this op apart");
         slice.replaceAllUsesWith(tiled->tiledValues[0]);
         created.insert_range(tiled->generatedSlices);
       }
@@ -257,13 +290,16 @@ static void split(const Cone &cone, SetVector<Operation *> &created) {
     }
     op->erase();
   }
+  return success();
 }
 
-/// Splits the projections of `func` whose results only slices read;
-/// returns how many, and adds the sections to `sections` and the slices
-/// the split creates to `created`.
-static unsigned splitProjections(FunctionOpInterface func, size_t &sections,
-                                 SetVector<Operation *> &created) {
+/// Splits the projections of `func` whose results only slices read; returns
+/// how many, and adds the sections to `sections`, the arguments whose rows
+/// they read to `weights` and the slices the split creates to `created`.
+static FailureOr<unsigned> splitProjections(FunctionOpInterface func,
+                                            size_t &sections,
+                                            SetVector<BlockArgument> &weights,
+                                            SetVector<Operation *> &created) {
   SmallVector<std::pair<Value, SmallVector<tensor::ExtractSliceOp>>> candidates;
   func.walk([&](Operation *op) {
     if (!isa<linalg::LinalgOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
@@ -288,19 +324,13 @@ static unsigned splitProjections(FunctionOpInterface func, size_t &sections,
     if (!found || !traceSections(value, found->first, /*sliced=*/true, cone) ||
         !cone.projection)
       continue;
+    if (failed(split(cone, created)))
+      return failure();
     ++projections;
     sections += found->second;
-    split(cone, created);
+    weights.insert_range(cone.weights);
   }
   return projections;
-}
-
-void TPSplitFusedProjectionsPass::getDependentDialects(
-    DialectRegistry &registry) const {
-  TPSplitFusedProjectionsBase::getDependentDialects(registry);
-  // Linalg promises the interface that computes a tile of its ops'
-  // results; an embedder's registry need not hold it.
-  linalg::registerTilingInterfaceExternalModels(registry);
 }
 
 /// Folds the slices `created` of what the split projections read: of the
@@ -321,28 +351,62 @@ static void foldSlices(FunctionOpInterface func,
   // weight split again.
   func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
     if (isa<tensor::EmptyOp, linalg::FillOp, tensor::ExtractSliceOp>(op) &&
-        op->use_empty())
+        isOpTriviallyDead(op))
       op->erase();
   });
 }
 
+void TPSplitFusedProjectionsPass::getDependentDialects(
+    DialectRegistry &registry) const {
+  TPSplitFusedProjectionsBase::getDependentDialects(registry);
+  // Linalg promises the interface that computes a tile of its ops'
+  // results; an embedder's registry need not hold it.
+  linalg::registerTilingInterfaceExternalModels(registry);
+}
+
 void TPSplitFusedProjectionsPass::runOnOperation() {
-  FunctionOpInterface func = getOperation();
-  // A section sliced again (GPT-BigCode's q|kv, then k|v) is a projection
-  // read by slices once split: until none is left.
-  unsigned projections = 0;
-  size_t sections = 0;
-  while (true) {
-    SetVector<Operation *> created;
-    unsigned split = splitProjections(func, sections, created);
-    if (!split)
-      break;
-    projections += split;
-    foldSlices(func, created.getArrayRef());
+  ModuleOp module = getOperation();
+  for (auto func : module.getOps<FunctionOpInterface>()) {
+    if (func.isExternal())
+      continue;
+    // A section sliced again (GPT-BigCode's q|kv, then k|v) is a projection
+    // read by slices once split: until none is left.
+    unsigned projections = 0;
+    size_t sections = 0;
+    SetVector<BlockArgument> weights;
+    while (true) {
+      SetVector<Operation *> created;
+      FailureOr<unsigned> split =
+          splitProjections(func, sections, weights, created);
+      if (failed(split))
+        return signalPassFailure();
+      if (!*split)
+        break;
+      projections += *split;
+      foldSlices(func, created.getArrayRef());
+    }
+    if (!projections)
+      continue;
+    // The rows of each weight become weights of their own, in a function
+    // nothing calls (a callee keeps its signature); from the last argument:
+    // unpacking one moves those after it.
+    SmallVector<unsigned> indices = llvm::map_to_vector(
+        weights, [](BlockArgument arg) { return arg.getArgNumber(); });
+    llvm::sort(indices, std::greater<>());
+    unsigned parts = 0;
+    if (SymbolTable::symbolKnownUseEmpty(func.getOperation(), module))
+      for (unsigned i : indices) {
+        std::optional<int64_t> scale = rowScale(func, i);
+        auto slices = rowSlices(func.getArgument(i));
+        if (scale && slices)
+          parts += unpackRows(func, i, *slices, *scale);
+      }
+    // At the function's location: printing it would print the model.
+    InFlightDiagnostic remark = emitRemark(func.getLoc());
+    remark << "computed " << projections << " sliced projection"
+           << (projections == 1 ? "" : "s") << " as " << sections
+           << " sections, each from its rows of the weight";
+    if (parts)
+      remark << ": " << parts << " weights, each its own argument";
   }
-  if (projections)
-    emitRemark(func.getLoc())
-        << "computed " << projections << " sliced projection"
-        << (projections == 1 ? "" : "s") << " as " << sections
-        << " sections, each from its rows of the weight";
 }

@@ -84,36 +84,17 @@ func.func @nested(%params: tensor<8xf32>, %c: i1) -> tensor<4xf32> {
 
 // -----
 
-// Rows of a weight read apart (a fused projection's sections, split by
-// tp-split-fused-projections): each part its rows, the offset counting
-// rows of the argument.
-
-// CHECK-LABEL: func.func @rows
-// CHECK-SAME:    (%[[Q:.*]]: tensor<4x3xf32> {tp.checkpoint_offset = 0 : i64, tp.checkpoint_shape = array<i64: 8, 3>, tp.name = "qkv_proj.weight"},
-// CHECK-SAME:     %[[K:.*]]: tensor<2x3xf32> {tp.checkpoint_offset = 4 : i64, tp.checkpoint_shape = array<i64: 8, 3>, tp.name = "qkv_proj.weight"},
-// CHECK-SAME:     %[[V:.*]]: tensor<2x3xf32> {tp.checkpoint_offset = 6 : i64, tp.checkpoint_shape = array<i64: 8, 3>, tp.name = "qkv_proj.weight"})
-// CHECK-NEXT:    return %[[Q]], %[[K]], %[[V]]
-// expected-remark @below {{took 3 weights out of 1 packed argument}}
-func.func @rows(%w: tensor<8x3xf32> {tp.name = "qkv_proj.weight"}) -> (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
-  %v = tensor.extract_slice %w[6, 0] [2, 3] [1, 1] : tensor<8x3xf32> to tensor<2x3xf32>
-  %q = tensor.extract_slice %w[0, 0] [4, 3] [1, 1] : tensor<8x3xf32> to tensor<4x3xf32>
-  %k = tensor.extract_slice %w[4, 0] [2, 3] [1, 1] : tensor<8x3xf32> to tensor<2x3xf32>
-  return %q, %k, %v : tensor<4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
-}
-
-// -----
-
 // Left as they are: one slice (a table read in part), a slice with a
 // stride, one at a dynamic offset, an argument something else reads too,
-// columns of a matrix (not whole rows), two sizes at one offset, and the
-// arguments of a function that is called.
+// one of two dimensions, two sizes at one offset, and the arguments of a
+// function that is called.
 
 // CHECK-LABEL: func.func @kept
 // CHECK-SAME:    (%{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: tensor<4x4xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: index)
 // CHECK-COUNT-11: tensor.extract_slice
 func.func @kept(%one: tensor<8xf32>, %strided: tensor<8xf32>, %dynamic: tensor<8xf32>, %read: tensor<8xf32>,
                 %matrix: tensor<4x4xf32>, %sizes: tensor<8xf32>, %i: index)
-    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<2xf32>) {
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>, tensor<2xf32>) {
   %a = tensor.extract_slice %one[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
   %b = tensor.extract_slice %strided[0] [4] [2] : tensor<8xf32> to tensor<4xf32>
   %c = tensor.extract_slice %strided[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
@@ -121,12 +102,12 @@ func.func @kept(%one: tensor<8xf32>, %strided: tensor<8xf32>, %dynamic: tensor<8
   %e = tensor.extract_slice %dynamic[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
   %f = tensor.extract_slice %read[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
   %g = tensor.extract_slice %read[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
-  %h = tensor.extract_slice %matrix[0, 0] [4, 2] [1, 1] : tensor<4x4xf32> to tensor<4x2xf32>
-  %k = tensor.extract_slice %matrix[0, 2] [4, 2] [1, 1] : tensor<4x4xf32> to tensor<4x2xf32>
+  %h = tensor.extract_slice %matrix[0, 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+  %k = tensor.extract_slice %matrix[2, 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
   %l = tensor.extract_slice %sizes[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
   %n = tensor.extract_slice %sizes[0] [2] [1] : tensor<8xf32> to tensor<2xf32>
   return %a, %b, %c, %d, %e, %f, %g, %read, %h, %k, %l, %n
-      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<2xf32>
+      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>, tensor<2xf32>
 }
 
 // An element read as a 0-D tensor, and an argument that already says how

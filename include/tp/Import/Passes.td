@@ -159,8 +159,7 @@ def TPTMTensorToLoops : Pass<"tp-tm-tensor-to-loops"> {
                            "scf::SCFDialect", "tensor::TensorDialect"];
 }
 
-def TPSplitFusedProjections
-    : InterfacePass<"tp-split-fused-projections", "FunctionOpInterface"> {
+def TPSplitFusedProjections : Pass<"tp-split-fused-projections", "ModuleOp"> {
   let summary = "Compute each slice of a fused projection from its rows of "
                 "the weight";
   let description = [{
@@ -172,25 +171,36 @@ def TPSplitFusedProjections
     column blocks gives a rank whole heads of each section, so tp-shard
     could not cut the projection. This pass computes each section apart:
     the slice is moved up through the linalg ops that compute it (the bias
-    add, the matmul, the transpose and broadcast of the weight), as
-    upstream's tiling computes a tile of an op's result, down to rows of
-    the weight and bias arguments, which `tp-unpack-weights` then makes
-    weights of their own, read from the one checkpoint tensor.
+    add, the matmul, the transpose and broadcast of the weight) and
+    reshapes, as upstream's tiling computes a tile of an op's result, down
+    to rows of the weight and bias arguments. In a function no symbol
+    refers to, the rows of each such argument then become arguments of
+    their own, as `tp-unpack-weights` makes them (`tp.name` the argument's,
+    `tp.checkpoint_shape` its shape, `tp.checkpoint_offset` the first row;
+    rows of a packed tensor already give rows of that tensor), which
+    tp-shard cuts as any weight.
 
     A result is split when only static, unit-stride slices of its rank read
     it, at least two sections along one dimension, whole in the others and
-    not overlapping; when the ops back to the arguments are linalg ops that
-    only this chain reads, one of them a sum-reduction contraction whose
-    data operand (the first input) does not depend on the section; and when
-    every argument the sections reach is read there alone, in rows (the
-    dimension the sections map to is its first). The first is then the
-    output row of a `[out, in]` weight, as PyTorch's Linear stores it: a
+    not overlapping; when the ops back to the arguments are linalg ops
+    whose indexing maps are projected permutations (broadcast unit
+    dimensions allowed in the operands') and reshapes that group the
+    dimension with unit ones only, each read only by this chain, one of
+    them a sum-reduction contraction whose data operand (the first input,
+    as tp-shard takes it) does not depend on the section; and when every
+    argument the sections reach is read there alone, in rows (the
+    dimension the sections map to is its first), and carries no `tp.`
+    attribute but its name and checkpoint rows. The first dimension is the
+    output row of an `[out, in]` weight, as PyTorch's Linear stores it: a
     Conv1D weight stored `[in, out]` (GPT-2's `c_attn`) is sliced in
     columns and stays fused, which tp-shard cuts when its sections are of
     equal widths. Empty tensors, fills of them and constants may be read
     anywhere else. A section sliced again is split again. Each function
-    that changed gets a remark counting the projections and sections.
+    that changed gets a remark counting the projections, sections and
+    weights.
   }];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
 def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
@@ -210,17 +220,12 @@ def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
     checkpoint tensor. The slices of one offset share an argument; where
     their reshapes differ, it takes the slice's type and the reshapes stay.
 
-    Rows of a weight argument read apart (the sections
-    `tp-split-fused-projections` gives a fused projection) are unpacked the
-    same way, the offset counting rows of the argument.
-
-    An argument is unpacked when it is a static tensor that at least two
-    static, unit-stride `tensor.extract_slice` ops of its rank read and
-    nothing else, each whole rows (every dimension but the first whole),
-    one size at each offset, that carries no `tp.` attribute but
-    `tp.name`, in a function no symbol refers to (a callee keeps its
-    signature). Each function that changed gets a remark counting the
-    weights.
+    An argument is unpacked when it is a static 1-D tensor that at least
+    two static, unit-stride, 1-D `tensor.extract_slice` ops read and
+    nothing else, one size at each offset, that carries no `tp.`
+    attribute but `tp.name`, in a function no symbol refers to (a callee
+    keeps its signature). Each function that changed gets a remark
+    counting the weights.
   }];
 }
 
