@@ -23,9 +23,9 @@
 #include "mlir/IR/Iterators.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tp {
 #define GEN_PASS_DEF_TPSPLITFUSEDPROJECTIONS
