@@ -36,10 +36,10 @@ void TPUnpackWeightsPass::runOnOperation() {
         !SymbolTable::symbolKnownUseEmpty(func.getOperation(), module))
       continue;
     unsigned unpacked = 0, packs = 0;
-    // From the last argument: unpacking one moves those after it.
-    // Flat ones only: rows of a matrix may be a model's input read in
-    // parts (tp-split-fused-projections unpacks a weight's, which it knows
-    // for one).
+    // From the last argument: unpacking one moves those after it. Flat
+    // ones only: rows of a matrix may be a model's input read in parts
+    // (tp-split-fused-projections unpacks those of a weight, which it
+    // knows for one).
     for (unsigned i = func.getNumArguments(); i-- > 0;) {
       auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
       if (!type || type.getRank() != 1)

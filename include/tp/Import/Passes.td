@@ -223,7 +223,9 @@ def TPUnpackWeights : Pass<"tp-unpack-weights", "ModuleOp"> {
     An argument is unpacked when it is a static 1-D tensor that at least
     two static, unit-stride, 1-D `tensor.extract_slice` ops read and
     nothing else, one size at each offset, that carries no `tp.`
-    attribute but `tp.name`, in a function no symbol refers to (a callee
+    attribute but `tp.name` (or, rows of a checkpoint tensor already,
+    `tp.checkpoint_offset` and `tp.checkpoint_shape`: its parts are then
+    rows of that tensor), in a function no symbol refers to (a callee
     keeps its signature). Each function that changed gets a remark
     counting the weights.
   }];
