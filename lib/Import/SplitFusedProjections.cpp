@@ -79,10 +79,10 @@ struct Cone {
 /// made arguments of them (rowScale): a weight split already.
 static bool readInRows(BlockArgument arg) {
   auto func = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  return rowScale(func, arg.getArgNumber()) &&
-         llvm::all_of(arg.getUsers(), [](Operation *user) {
-           auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-           return slice && slice->hasOneUse() && takesWholeRows(slice);
+  std::optional<SmallVector<tensor::ExtractSliceOp>> slices = rowSlices(arg);
+  return rowScale(func, arg.getArgNumber()) && slices &&
+         llvm::all_of(*slices, [](tensor::ExtractSliceOp slice) {
+           return slice->hasOneUse();
          });
 }
 
